@@ -1,0 +1,281 @@
+"""The `brain` command: parse, call the core, render. The one place errors become exit codes."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from brain.errors import BrainError, InvalidInput
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+    from brain.indexes.catalog import ObjectRow
+    from brain.model import Hit, Note
+
+app = typer.Typer(
+    help="brain: a local-first long-term memory in a folder of Markdown files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+_state = {"debug": False}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+VaultOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--vault",
+        help="The vault folder (else $BRAIN_VAULT, else the nearest folder upward with "
+        "brain.yaml, else ~/brain).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command behind the error boundary: BrainError → one red line, exit 2."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw)
+            except BrainError as exc:
+                if _state["debug"]:
+                    raise
+                err.print(f"[red]error:[/red] {escape(str(exc))}")
+                raise typer.Exit(2) from None
+
+        app.command(*names, **kwargs)(guarded)
+        return fn
+
+    return wrap
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+def vault_path(explicit: Path | None) -> tuple[Path, str]:
+    from brain.settings import find_vault
+
+    return find_vault(explicit, os.environ, Path.cwd(), Path.home())
+
+
+def open_brain(explicit: Path | None) -> Brain:
+    from brain.brain import open_vault
+
+    root, _how = vault_path(explicit)
+    return open_vault(root)
+
+
+def read_text(text: str) -> str:
+    """TEXT, or stdin when TEXT is `-` (strict UTF-8)."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+
+
+def emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def note_json(note: Note) -> dict[str, Any]:
+    return {"id": note.id, "path": note.path, "meta": dict(note.meta), "body": note.body}
+
+
+def row_json(row: ObjectRow) -> dict[str, Any]:
+    return {
+        "id": row.id, "title": row.title, "kind": row.kind, "status": row.status,
+        "created": row.created, "touched": row.touched, "path": row.path, "node": row.node,
+        "tags": list(row.tags), "source": row.source, "defining": row.defining,
+        "visibility": row.visibility,
+    }  # fmt: skip
+
+
+# commands ---------------------------------------------------------------------
+@command()
+def init(
+    path: Annotated[Path | None, typer.Argument(help="Where to create the vault.")] = None,
+    vault: VaultOpt = None,
+) -> None:
+    """Create a vault from the template (does nothing if one is already there)."""
+    from brain.clock import SystemClock
+    from brain.vault.template import init_vault
+
+    root = path.expanduser().absolute() if path else vault_path(vault)[0]
+    if init_vault(root, SystemClock().now()):
+        out.print(f"Created a vault at [bold]{escape(str(root))}[/bold]")
+    else:
+        out.print(f"A vault is already at {escape(str(root))}; nothing changed.")
+
+
+@command()
+def remember(
+    text: Annotated[str, typer.Argument(help="What to remember, or - to read stdin.")],
+    title: Annotated[str | None, typer.Option(help="Title (same title in a folder = same note).")] = None,
+    node: Annotated[str | None, typer.Option(help="Folder inside the partition, e.g. Knowledge/Domains/Cooking.")] = None,
+    tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
+    kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a memory in the vault."""
+    body = read_text(text)
+    brain = open_brain(vault)
+    tag_list = [t for t in (tags or "").split(",") if t.strip()]
+    note = brain.remember(body, title=title, node=node, tags=tag_list, kind=kind)
+    if as_json:
+        emit_json(note_json(note))
+    else:
+        out.print(f"Remembered [bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}")
+
+
+@command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    k: Annotated[int | None, typer.Option("-k", help="How many results (default 5).")] = None,
+    node: Annotated[str | None, typer.Option(help="Search only this node and below.")] = None,
+    superseded: Annotated[bool, typer.Option("--superseded", help="Include superseded versions.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find the memories that best answer a query."""
+    brain = open_brain(vault)
+    hits = brain.recall(query, k=k, node=node, include_superseded=superseded)
+    if as_json:
+        emit_json({"query": query, "hits": [h.to_json() for h in hits]})
+        return
+    if not hits:
+        out.print("Nothing found.")
+    for n, hit in enumerate(hits, 1):
+        render_hit(n, hit)
+
+
+def render_hit(n: int, hit: Hit) -> None:
+    where = " › ".join(hit.heading_path)
+    out.print(
+        f"[bold]{n}. {escape(hit.title)}[/bold]  [dim]{hit.created[:10]} · "
+        f"{escape(hit.path)} · {hit.id}[/dim]"
+        + (f"  [yellow]{hit.status}[/yellow]" if hit.status != "active" else "")
+    )
+    if where:
+        out.print(f"   [dim]{escape(where)}[/dim]")
+    out.print(f"   {escape(hit.snippet)}")
+    for flag in hit.flags:
+        out.print(f"   [yellow]⚠ {escape(flag)}[/yellow]")
+
+
+@command()
+def expand(
+    note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a whole note (reading it for use keeps it active)."""
+    brain = open_brain(vault)
+    note = brain.expand(note_id)
+    if as_json:
+        emit_json(note_json(note))
+        return
+    out.print(f"[bold]{escape(note.title)}[/bold]  [dim]{note.id} · {escape(note.path)}[/dim]")
+    out.print(f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]")
+    out.print(escape(note.body.rstrip()))
+
+
+@command("list")
+def list_notes(
+    node: Annotated[str | None, typer.Option(help="Only this node and below.")] = None,
+    status: Annotated[str | None, typer.Option(help="active | dormant | archived | resolved | superseded.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Only notes of this kind.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List notes, newest first."""
+    rows = open_brain(vault).list(node=node, status=status, kind=kind, limit=limit)
+    if as_json:
+        emit_json({"notes": [row_json(r) for r in rows]})
+        return
+    table = Table("id", "title", "kind", "status", "created", "path", box=None)
+    for r in rows:
+        table.add_row(r.id, escape(r.title), r.kind, r.status, r.created[:10], escape(r.path))
+    out.print(table)
+
+
+@command()
+def forget(
+    note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove a note from the vault and from every cache."""
+    removed = open_brain(vault).forget(note_id)
+    if as_json:
+        emit_json({"forgotten": removed})
+    else:
+        out.print(f"Forgot {note_id} ({len(removed)} object(s) removed from the caches).")
+
+
+@command()
+def reindex(vault: VaultOpt = None) -> None:
+    """Rebuild every cache under .brain/ from the files."""
+    from rich.progress import Progress
+
+    brain = open_brain(vault)
+    with Progress(console=err, transient=True) as bar:
+        task = bar.add_task("Indexing", total=None)
+
+        def step(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        count = brain.reindex(progress=step)
+    out.print(f"Reindexed {count} notes.")
+
+
+@command()
+def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Check the vault: broken notes, files the caches don't know, stale caches (exit 1 if any)."""
+    report = open_brain(vault).doctor()
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for path, reason in report.broken:
+            out.print(f"[red]broken[/red]  {escape(reason)}")
+        for path in report.unknown:
+            out.print(f"[yellow]unknown[/yellow] {escape(path)} (not in the caches yet)")
+        for path in report.changed:
+            out.print(f"[yellow]changed[/yellow] {escape(path)} (edited since the caches saw it)")
+        for path in report.missing:
+            out.print(f"[yellow]missing[/yellow] {escape(path)} (cached but gone from disk)")
+        for problem in report.stale:
+            out.print(f"[yellow]stale[/yellow]   {escape(problem)}")
+        if report.ok:
+            out.print("[green]All well.[/green]")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    app()

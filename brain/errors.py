@@ -1,0 +1,33 @@
+"""The BrainError family: every error a person can cause, with a message and a hint."""
+
+
+class BrainError(Exception):
+    """A mistake the person can fix; the CLI prints it as one line and exits 2."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message} ({self.hint})"
+
+
+class InvalidInput(BrainError):
+    """An argument, option or field has a value brain cannot accept."""
+
+
+class VaultMissing(BrainError):
+    """No vault where one was expected."""
+
+
+class NotFound(BrainError):
+    """An id or name that names nothing in the vault."""
+
+
+class BrokenNote(BrainError):
+    """A note file on disk that cannot be parsed (usually after a hand edit)."""
+
+
+class VaultBusy(BrainError):
+    """Another process holds the vault's writer lock for too long."""

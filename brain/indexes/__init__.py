@@ -1,0 +1,1 @@
+"""Rebuildable caches under .brain/: catalog, full text, vectors, the embedder."""

@@ -1,0 +1,209 @@
+"""The catalog: a SQLite cache of every file's fingerprint and every object's metadata.
+
+It answers "which id lives where" and "what changed on disk" without reading notes.
+It is rebuilt from the files by `brain reindex`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, note_id TEXT, hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, error TEXT
+);
+CREATE TABLE IF NOT EXISTS objects (
+    id TEXT PRIMARY KEY, note_id TEXT NOT NULL, path TEXT NOT NULL,
+    partition TEXT NOT NULL, node TEXT NOT NULL, title TEXT NOT NULL, norm_title TEXT NOT NULL,
+    kind TEXT NOT NULL, status TEXT NOT NULL, visibility TEXT NOT NULL,
+    created TEXT NOT NULL, touched TEXT NOT NULL, parent TEXT, supersedes TEXT,
+    defining TEXT, tags TEXT NOT NULL, source TEXT NOT NULL, heading_path TEXT NOT NULL,
+    text_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS objects_note ON objects(note_id);
+CREATE INDEX IF NOT EXISTS objects_folder ON objects(partition, node, norm_title);
+CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
+CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(supersedes);
+"""
+
+
+@dataclass(frozen=True)
+class ObjectRow:
+    """One recallable object: a note, or a chunk of one (`<note id>#<n>`)."""
+
+    id: str
+    note_id: str
+    path: str
+    partition: str
+    node: str
+    title: str
+    norm_title: str
+    kind: str
+    status: str
+    visibility: str
+    created: str
+    touched: str
+    parent: str | None
+    supersedes: str | None
+    defining: str | None
+    tags: tuple[str, ...]
+    source: dict[str, Any]
+    heading_path: tuple[str, ...]
+    text_hash: str
+
+    def values(self) -> tuple[Any, ...]:
+        return (
+            self.id, self.note_id, self.path, self.partition, self.node, self.title,
+            self.norm_title, self.kind, self.status, self.visibility, self.created,
+            self.touched, self.parent, self.supersedes, self.defining,
+            json.dumps(list(self.tags)), json.dumps(self.source, sort_keys=True),
+            json.dumps(list(self.heading_path)), self.text_hash,
+        )  # fmt: skip
+
+    @classmethod
+    def from_sql(cls, row: Sequence[Any]) -> ObjectRow:
+        values = list(row)
+        values[15] = tuple(json.loads(values[15]))
+        values[16] = json.loads(values[16])
+        values[17] = tuple(json.loads(values[17]))
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    note_id: str | None
+    hash: str
+    mtime_ns: int
+    size: int
+    error: str | None
+
+
+class Catalog:
+    """SQLite in WAL mode: readers never block the one writer."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        found = self.info("schema")
+        if found is None:
+            self.set_info("schema", str(SCHEMA_VERSION))
+        self.stale = found is not None and found != str(SCHEMA_VERSION)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def info(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_info(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, value))
+
+    def transaction(self) -> sqlite3.Connection:
+        """`with catalog.transaction():` groups writes into one commit."""
+        return _Tx(self.db)  # type: ignore[return-value]
+
+    # files
+    def files(self) -> dict[str, FileRow]:
+        return {
+            row[0]: FileRow(*row)
+            for row in self.db.execute("SELECT path, note_id, hash, mtime_ns, size, error FROM files")
+        }
+
+    def file(self, path: str) -> FileRow | None:
+        row = self.db.execute(
+            "SELECT path, note_id, hash, mtime_ns, size, error FROM files WHERE path=?", (path,)
+        ).fetchone()
+        return FileRow(*row) if row else None
+
+    def put_file(self, row: FileRow) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+            (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error),
+        )
+
+    def drop_file(self, path: str) -> None:
+        self.db.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def broken_files(self) -> list[FileRow]:
+        return [
+            FileRow(*row)
+            for row in self.db.execute(
+                "SELECT path, note_id, hash, mtime_ns, size, error FROM files "
+                "WHERE error IS NOT NULL ORDER BY path"
+            )
+        ]
+
+    # objects
+    def put_objects(self, rows: Iterable[ObjectRow]) -> None:
+        self.db.executemany(
+            f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * 19)})",
+            [row.values() for row in rows],
+        )
+
+    def drop_note(self, note_id: str) -> list[str]:
+        """Remove a note's objects; returns their ids so other caches can drop them too."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
+        self.db.execute("DELETE FROM objects WHERE note_id=?", (note_id,))
+        return ids
+
+    def object_ids_of(self, note_id: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
+
+    def get(self, object_id: str) -> ObjectRow | None:
+        row = self.db.execute("SELECT * FROM objects WHERE id=?", (object_id,)).fetchone()
+        return ObjectRow.from_sql(row) if row else None
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, ObjectRow]:
+        out: dict[str, ObjectRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for row in self.db.execute(f"SELECT * FROM objects WHERE id IN ({marks})", batch):
+                out[row[0]] = ObjectRow.from_sql(row)
+        return out
+
+    def find_title(self, partition: str, node: str, norm_title: str) -> ObjectRow | None:
+        row = self.db.execute(
+            "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "
+            "AND id=note_id AND status!='superseded' ORDER BY created LIMIT 1",
+            (partition, node, norm_title),
+        ).fetchone()
+        return ObjectRow.from_sql(row) if row else None
+
+    def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
+        for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
+            yield ObjectRow.from_sql(row)
+
+    def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
+        return int(self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0])
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM objects")
+        self.db.execute("DELETE FROM files")
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")

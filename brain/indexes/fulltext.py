@@ -1,0 +1,181 @@
+"""The full-text cache: a tantivy BM25 index over every recallable object."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from brain.words import content_words
+
+SCHEMA_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class TextDoc:
+    """What the full-text index holds for one object."""
+
+    id: str
+    note_id: str
+    partition: str
+    node: str
+    status: str
+    visibility: str
+    kind: str
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions every retriever applies the same way."""
+
+    partition: str | None = None
+    node: str | None = None  # this node and everything below it
+    exclude_status: tuple[str, ...] = ("superseded",)
+    visibility: tuple[str, ...] | None = None  # None: any
+    kinds: tuple[str, ...] | None = None
+
+
+def node_prefixes(node: str) -> list[str]:
+    """`A/B/C` → [`A`, `A/B`, `A/B/C`]: lets a term query select a whole subtree."""
+    parts = [p for p in node.split("/") if p]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))] or [""]
+
+
+class FullText:
+    """A tantivy index in a folder under `.brain/`; writers must hold the vault lock."""
+
+    def __init__(self, folder: Path) -> None:
+        import tantivy
+
+        self._t = tantivy
+        self.folder = folder
+        stamp = folder / "schema"
+        if folder.exists() and (not stamp.exists() or stamp.read_text() != SCHEMA_VERSION):
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(SCHEMA_VERSION)
+        builder = tantivy.SchemaBuilder()
+        for name in ("id", "note_id"):
+            builder.add_text_field(name, stored=True, tokenizer_name="raw")
+        for name in ("partition", "nodes", "status", "visibility", "kind"):
+            builder.add_text_field(name, stored=False, tokenizer_name="raw")
+        builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+        builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+        self.schema = builder.build()
+        self.index = tantivy.Index(self.schema, path=str(folder), reuse=True)
+        self._writer: Any = None
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One tantivy writer for a batch of changes, committed at the end."""
+        if self._writer is not None:
+            yield
+            return
+        self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        try:
+            yield
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._writer.rollback()
+            raise
+        finally:
+            self._writer = None
+            self.index.reload()
+
+    def upsert(self, docs: Sequence[TextDoc]) -> None:
+        with self.writing():
+            for doc in docs:
+                self._writer.delete_documents_by_term("id", doc.id)
+                self._writer.add_document(
+                    self._t.Document(
+                        id=doc.id,
+                        note_id=doc.note_id,
+                        partition=doc.partition,
+                        nodes=node_prefixes(doc.node),
+                        status=doc.status,
+                        visibility=doc.visibility,
+                        kind=doc.kind,
+                        title=doc.title,
+                        body=doc.body,
+                    )
+                )
+
+    def remove(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self.writing():
+            for object_id in ids:
+                self._writer.delete_documents_by_term("id", object_id)
+
+    def clear(self) -> None:
+        with self.writing():
+            self._writer.delete_all_documents()
+
+    def compact(self) -> None:
+        """Merge segments and drop dead files, so deleted text leaves the disk."""
+        with self.writing():
+            pass
+        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        try:
+            writer.garbage_collect_files()
+        finally:
+            writer.wait_merging_threads()
+
+    def __len__(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        """BM25 over title and body; returns (object id, score), best first."""
+        # Plain words only: nothing the query language would read as syntax.
+        words = content_words(query)
+        if not words:
+            return []
+        t = self._t
+        text_query = self.index.parse_query(
+            " ".join(words), ["title", "body"], field_boosts={"title": 1.5}
+        )
+        clauses: list[tuple[Any, Any]] = [(t.Occur.Must, text_query)]
+        clauses += self._filter_clauses(filters)
+        searcher = self.index.searcher()
+        result = searcher.search(t.Query.boolean_query(clauses), k)
+        out = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            out.append((str(doc["id"][0]), float(score)))
+        return out
+
+    def _filter_clauses(self, filters: Filters) -> list[tuple[Any, Any]]:
+        t = self._t
+        clauses: list[tuple[Any, Any]] = []
+
+        def any_of(field: str, values: Sequence[str]) -> Any:
+            return t.Query.term_set_query(self.schema, field, list(values))
+
+        if filters.partition is not None:
+            clauses.append((t.Occur.Must, any_of("partition", [filters.partition])))
+        if filters.node:
+            clauses.append((t.Occur.Must, any_of("nodes", [filters.node.strip("/")])))
+        if filters.exclude_status:
+            clauses.append((t.Occur.MustNot, any_of("status", filters.exclude_status)))
+        if filters.visibility is not None:
+            clauses.append((t.Occur.Must, any_of("visibility", filters.visibility)))
+        if filters.kinds is not None:
+            clauses.append((t.Occur.Must, any_of("kind", filters.kinds)))
+        return clauses
+
+    def stored(self, object_id: str) -> dict[str, str] | None:
+        """Title and body as indexed, for snippets (no note file read)."""
+        t = self._t
+        searcher = self.index.searcher()
+        result = searcher.search(t.Query.term_query(self.schema, "id", object_id), 1)
+        if not result.hits:
+            return None
+        doc = searcher.doc(result.hits[0][1])
+        return {"title": str(doc["title"][0]), "body": str(doc["body"][0])}

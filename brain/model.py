@@ -1,0 +1,237 @@
+"""The values brain passes around: notes, relations, hits. Frozen, and free of I/O."""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+KINDS = ("singleton", "dated", "titled", "thread", "recall", "document", "chunk", "log")
+STATUSES = ("active", "dormant", "archived", "resolved", "superseded")
+VISIBILITIES = ("normal", "private", "local-only")
+DEFINING = ("decision", "milestone", "event")
+RELATION_TYPES = (
+    "extends",
+    "contradicts",
+    "supports",
+    "causes",
+    "references",
+    "partOf",
+    "worksWith",
+    "mentors",
+    "instanceOf",
+    "supersedes",
+    "implements",
+    "inspiredBy",
+    "sourceOf",
+    "derivedFrom",
+    "corrects",
+    "informs",
+    "resolves",
+    "precedes",
+    "relatesTo",
+)
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
+
+
+def new_id(now: datetime) -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, in Crockford base 32."""
+    millis = int(now.timestamp() * 1000)
+    value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def is_id(text: str) -> bool:
+    """Whether text has the shape of a ULID (object ids of chunks add `#n`)."""
+    return bool(_ULID_RE.match(text.split("#", 1)[0]))
+
+
+def iso(moment: datetime) -> str:
+    """UTC timestamp as written in front-matter: 2026-12-02T10:31:00Z."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime:
+    """Read a front-matter timestamp; naive values are taken as UTC."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_title(title: str) -> str:
+    """Titles that differ only in case, width, spacing or punctuation are the same title."""
+    text = unicodedata.normalize("NFKC", title).casefold()
+    text = _PUNCT.sub(" ", text).replace("_", " ")
+    return _SPACE.sub(" ", text).strip()
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A typed edge from one note to another, stored in the source's front-matter."""
+
+    type: str
+    target: str
+    weight: float | None = None
+
+    def to_yaml(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type, "target": self.target}
+        if self.weight is not None:
+            data["weight"] = self.weight
+        return data
+
+
+@dataclass(frozen=True)
+class Note:
+    """One Markdown file: ordered front-matter, body text, and where it lives in the vault.
+
+    `raw_front` keeps the front-matter exactly as read, so a note whose fields did not
+    change is written back byte for byte (hand-edited formatting survives).
+    """
+
+    meta: Mapping[str, Any]
+    body: str
+    path: str = ""
+    raw_front: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return str(self.meta.get("id", ""))
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.meta.get("kind", "titled"))
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status", "active"))
+
+    @property
+    def visibility(self) -> str:
+        return str(self.meta.get("visibility", "normal"))
+
+    @property
+    def created(self) -> str:
+        return str(self.meta.get("created", ""))
+
+    @property
+    def touched(self) -> str:
+        return str(self.meta.get("touched", self.created))
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        tags = self.meta.get("tags") or []
+        return tuple(str(t) for t in tags) if isinstance(tags, list) else (str(tags),)
+
+    @property
+    def parent(self) -> str | None:
+        value = self.meta.get("parent")
+        return str(value) if value else None
+
+    @property
+    def supersedes(self) -> str | None:
+        value = self.meta.get("supersedes")
+        return str(value) if value else None
+
+    @property
+    def defining(self) -> str | None:
+        value = self.meta.get("defining")
+        return str(value) if value else None
+
+    @property
+    def source(self) -> Mapping[str, Any]:
+        value = self.meta.get("source")
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def relations(self) -> tuple[Relation, ...]:
+        out = []
+        for item in self.meta.get("relations") or []:
+            if isinstance(item, Mapping) and "type" in item and "target" in item:
+                weight = item.get("weight")
+                out.append(
+                    Relation(
+                        str(item["type"]),
+                        str(item["target"]),
+                        float(weight) if weight is not None else None,
+                    )
+                )
+        return tuple(out)
+
+    @property
+    def partition(self) -> str:
+        return self.path.split("/", 1)[0]
+
+    @property
+    def node(self) -> str:
+        """The folder inside the partition, e.g. `Knowledge/Domains/Cooking`."""
+        parts = self.path.split("/")
+        return "/".join(parts[1:-1])
+
+    def with_meta(self, **changes: Any) -> Note:
+        """A copy with fields changed (None removes a field); unknown keys and order kept."""
+        meta = dict(self.meta)
+        for key, value in changes.items():
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        if meta == dict(self.meta):
+            return self
+        return replace(self, meta=meta, raw_front=None)
+
+    def with_body(self, body: str) -> Note:
+        return replace(self, body=body)
+
+    def with_path(self, path: str) -> Note:
+        return replace(self, path=path)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recall result: enough to judge and cite a memory without opening it."""
+
+    id: str
+    title: str
+    snippet: str
+    created: str
+    path: str
+    score: float
+    kind: str
+    status: str
+    node: str
+    source: Mapping[str, Any] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    parent: str | None = None
+    heading_path: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "snippet": self.snippet,
+            "created": self.created,
+            "source": dict(self.source),
+            "path": self.path,
+            "score": round(self.score, 6),
+            "kind": self.kind,
+            "status": self.status,
+            "node": self.node,
+            "parent": self.parent,
+            "heading_path": list(self.heading_path),
+            "tags": list(self.tags),
+            "flags": list(self.flags),
+        }

@@ -1,0 +1,104 @@
+"""brain.yaml: where the vault is, what it holds, and its settings with defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from brain.errors import InvalidInput, VaultMissing
+
+SETTINGS_FILE = "brain.yaml"
+FORMAT_VERSION = 1
+DEFAULT_VAULT = "~/brain"
+VAULT_ENV = "BRAIN_VAULT"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated contents of brain.yaml."""
+
+    vault_id: str
+    format: int = FORMAT_VERSION
+    default_partition: str = "main"
+    embedder: str = "minilm"
+    dormant_days: int = 21
+    archive_days: int = 45
+    max_text_bytes: int = 65536
+    recall_k: int = 5
+    cold_tier: bool = False
+    cold_after_days: int = 90
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def find_vault(
+    explicit: Path | None, env: Mapping[str, str], cwd: Path, home: Path
+) -> tuple[Path, str]:
+    """`--vault`, then BRAIN_VAULT, then the nearest folder upward with brain.yaml, then ~/brain.
+
+    Returns the path and how it was found, so messages can say why that folder.
+    """
+    if explicit is not None:
+        return explicit.expanduser().absolute(), "--vault"
+    if env.get(VAULT_ENV):
+        return Path(env[VAULT_ENV]).expanduser().absolute(), VAULT_ENV
+    for folder in (cwd, *cwd.parents):
+        if (folder / SETTINGS_FILE).is_file():
+            return folder, "the current folder"
+    return home / "brain", "the default location"
+
+
+def load(root: Path) -> Settings:
+    """Read and validate brain.yaml; every problem names the field."""
+    path = root / SETTINGS_FILE
+    if not path.is_file():
+        raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: must be a mapping of settings")
+    vault_id = data.get("vault_id")
+    if not vault_id:
+        raise InvalidInput(f"{path}: field 'vault_id' is missing")
+    lifecycle = _section(data, "lifecycle", path)
+    limits = _section(data, "limits", path)
+    recall = _section(data, "recall", path)
+    tiers = _section(data, "tiers", path)
+    fmt = _positive(data.get("format", FORMAT_VERSION), "format", path)
+    if fmt > FORMAT_VERSION:
+        raise InvalidInput(
+            f"{path}: format {fmt} is newer than this brain understands ({FORMAT_VERSION})",
+            "upgrade brain",
+        )
+    embedder = str(data.get("embedder", "minilm"))
+    return Settings(
+        vault_id=str(vault_id),
+        format=fmt,
+        default_partition=str(data.get("default_partition", "main")),
+        embedder=embedder,
+        dormant_days=_positive(lifecycle.get("dormant_days", 21), "lifecycle.dormant_days", path),
+        archive_days=_positive(lifecycle.get("archive_days", 45), "lifecycle.archive_days", path),
+        max_text_bytes=_positive(limits.get("max_text_bytes", 65536), "limits.max_text_bytes", path),
+        recall_k=_positive(recall.get("k", 5), "recall.k", path),
+        cold_tier=bool(tiers.get("cold", False)),
+        cold_after_days=_positive(tiers.get("cold_after_days", 90), "tiers.cold_after_days", path),
+        raw=data,
+    )
+
+
+def _section(data: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
+    value = data.get(name) or {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{path}: field '{name}' must be a mapping")
+    return value
+
+
+def _positive(value: Any, name: str, path: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidInput(f"{path}: field '{name}' must be a positive whole number, not {value!r}")
+    return value

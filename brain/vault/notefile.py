@@ -1,0 +1,113 @@
+"""Markdown with YAML front-matter: parse and render so an unchanged note round-trips exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from brain.errors import BrokenNote
+from brain.model import Note
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe YAML that keeps timestamps as the strings a person wrote."""
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+    """Safe YAML that writes timestamps back unquoted, as they were read."""
+
+
+def _drop_timestamp_resolver(cls: Any) -> None:
+    cls.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in cls.yaml_implicit_resolvers.items()
+    }
+
+
+_drop_timestamp_resolver(_Loader)
+_drop_timestamp_resolver(_Dumper)
+
+
+class _Top(dict):  # type: ignore[type-arg]
+    """The front-matter mapping itself: always one field per line."""
+
+
+def _scalar(value: Any) -> bool:
+    return not isinstance(value, dict | list)
+
+
+def _represent_top(dumper: Any, data: _Top) -> Any:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False)
+
+
+def _represent_dict(dumper: Any, data: dict[str, Any]) -> Any:
+    flow = all(_scalar(v) for v in data.values())
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=flow)
+
+
+def _represent_list(dumper: Any, data: list[Any]) -> Any:
+    flow = all(_scalar(v) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+# Short lists and small mappings inline (`tags: [a, b]`), everything else in block style.
+_Dumper.add_representer(_Top, _represent_top)
+_Dumper.add_representer(dict, _represent_dict)
+_Dumper.add_representer(list, _represent_list)
+
+_FENCE = "---"
+
+
+def parse(text: str, path: str) -> Note:
+    """Read a note; a file without front-matter gets empty metadata, broken YAML raises."""
+    if not text.startswith(_FENCE + "\n") and not text.startswith(_FENCE + "\r\n"):
+        return Note(meta={}, body=text, path=path, raw_front=None)
+    start = text.index("\n") + 1
+    end = _closing_fence(text, start)
+    if end < 0:
+        raise BrokenNote(f"{path}: front-matter is not closed by a '---' line")
+    raw = text[start:end]
+    after = text.index("\n", end) + 1 if "\n" in text[end:] else len(text)
+    try:
+        meta = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 2})" if where is not None else ""
+        reason = getattr(exc, "problem", None) or "invalid YAML"
+        raise BrokenNote(f"{path}: broken front-matter{line}: {reason}") from None
+    if not isinstance(meta, dict):
+        raise BrokenNote(f"{path}: front-matter must be a mapping of fields")
+    return Note(meta=meta, body=text[after:], path=path, raw_front=raw)
+
+
+def _closing_fence(text: str, start: int) -> int:
+    pos = start
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        line = text[pos : nl if nl >= 0 else len(text)].rstrip("\r")
+        if line == _FENCE:
+            return pos
+        if nl < 0:
+            return -1
+        pos = nl + 1
+    return -1
+
+
+def render(note: Note) -> str:
+    """Write a note back; the front-matter text is reused as read when no field changed."""
+    front = note.raw_front
+    if front is None:
+        front = yaml.dump(
+            _Top(note.meta),
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            width=100,
+        )
+    if front and not front.endswith("\n"):
+        front += "\n"
+    return f"{_FENCE}\n{front}{_FENCE}\n{note.body}"

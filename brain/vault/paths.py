@@ -1,0 +1,72 @@
+"""Turning names from input into paths that can never leave the vault."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from brain.errors import InvalidInput
+
+_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{n}" for p in ("com", "lpt") for n in range(1, 10)}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_UNSAFE_IN_FILENAME = re.compile(r'[/\\:*?"<>|]')
+MAX_SEGMENT = 100
+CACHE_DIR = ".brain"
+COLD_DIR = "cold"
+
+
+def check_segment(name: str, what: str) -> str:
+    """One folder or partition name: refused if it could mean anything but itself."""
+    if not name or not name.strip():
+        raise InvalidInput(f"{what} is empty")
+    if _CONTROL.search(name):
+        raise InvalidInput(f"{what} {name!r} contains a control character (NUL, newline, …)")
+    if "/" in name or "\\" in name:
+        raise InvalidInput(f"{what} {name!r} may not contain '/' or '\\'")
+    if name in (".", "..") or name.startswith("."):
+        raise InvalidInput(f"{what} {name!r} may not start with '.'")
+    if name.split(".")[0].strip().casefold() in _RESERVED:
+        raise InvalidInput(f"{what} {name!r} is a reserved file name")
+    if len(name) > MAX_SEGMENT:
+        raise InvalidInput(f"{what} is longer than {MAX_SEGMENT} characters")
+    if name != name.strip():
+        raise InvalidInput(f"{what} {name!r} may not start or end with a space")
+    return name
+
+
+def check_node(node: str) -> str:
+    """A node path inside a partition, like `Knowledge/Domains/Cooking`."""
+    if "\\" in node:
+        raise InvalidInput(f"node {node!r} may not contain '\\'; separate folders with '/'")
+    if node.startswith("/"):
+        raise InvalidInput(f"node {node!r} must be relative to the partition, not absolute")
+    parts = [p for p in node.strip().strip("/").split("/")]
+    if not parts or parts == [""]:
+        raise InvalidInput("node is empty")
+    for part in parts:
+        check_segment(part, f"node part in {node!r}")
+    if parts[0] == COLD_DIR:
+        raise InvalidInput(f"node {node!r} is reserved for the cold tier")
+    return "/".join(parts)
+
+
+def file_stem(title: str) -> str:
+    """A file name from a title: separators and reserved characters become spaces."""
+    if _CONTROL.search(title):
+        raise InvalidInput(f"title {title!r} contains a control character (NUL, newline, …)")
+    stem = _UNSAFE_IN_FILENAME.sub(" ", title)
+    stem = re.sub(r"\s+", " ", stem).strip(" .")[:80].strip(" .")
+    if not stem:
+        raise InvalidInput(f"title {title!r} has no characters usable in a file name")
+    if stem.split(".")[0].strip().casefold() in _RESERVED:
+        raise InvalidInput(f"title {title!r} is a reserved file name")
+    return stem
+
+
+def inside(root: Path, relative: str) -> Path:
+    """The absolute path of a vault-relative path, refused if it resolves outside the vault."""
+    real_root = root.resolve()
+    target = (real_root / relative).resolve()
+    if target != real_root and real_root not in target.parents:
+        raise InvalidInput(f"path {relative!r} leads outside the vault")
+    return target

@@ -1,0 +1,54 @@
+"""Shared fixtures: a fresh vault from vault-template/ per test, a fixed clock, the CLI runner."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.vault.template import init_vault
+
+T0 = datetime(2026, 12, 2, 10, 31, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def vault(tmp_path: Path, clock: FixedClock) -> Path:
+    root = tmp_path / "vault"
+    init_vault(root, clock.now())
+    return root
+
+
+@pytest.fixture
+def brain(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    b = open_vault(vault, clock=clock)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def cli(vault: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """A runner whose commands find the test vault through BRAIN_VAULT."""
+    monkeypatch.setenv("BRAIN_VAULT", str(vault))
+    return CliRunner()
+
+
+def tree_digest(root: Path) -> str:
+    """A fingerprint of every file outside .brain/: proves a failed command changed nothing."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(".brain") or not path.is_file():
+            continue
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

@@ -1,0 +1,102 @@
+"""Full-text recall: updated on every write, caught up with hand edits, rebuilt by reindex."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+
+
+def test_recall_finds_a_memory_with_its_date_and_place(brain: Brain) -> None:
+    note = brain.remember("We moved the launch to March")
+    hits = brain.recall("when is the launch")
+    assert hits[0].id == note.id
+    hit = hits[0]
+    assert hit.created == "2026-12-02T10:31:00Z"
+    assert hit.path == note.path and hit.snippet == "We moved the launch to March"
+    assert hit.source == {"via": "cli"} and hit.score > 0
+
+
+def test_recall_returns_a_handful(brain: Brain) -> None:
+    for n in range(12):
+        brain.remember(f"Apples number {n} are red", title=f"Apple {n}")
+    assert len(brain.recall("red apples")) == 5
+    assert len(brain.recall("red apples", k=8)) == 8
+
+
+def test_every_write_updates_the_index_at_once(brain: Brain) -> None:
+    note = brain.remember("The wifi password is hunter2", title="Wifi")
+    assert brain.caches.fulltext.search("hunter2", 5, _all()) == [
+        (note.id, brain.caches.fulltext.search("hunter2", 5, _all())[0][1])
+    ]
+    brain.forget(note.id)
+    assert brain.recall("hunter2") == []
+
+
+def _all():  # type: ignore[no-untyped-def]
+    from brain.indexes.fulltext import Filters
+
+    return Filters()
+
+
+def test_hand_edits_are_caught_up_before_the_next_recall(brain: Brain, vault: Path) -> None:
+    note = brain.remember("Original words here", title="Editable")
+    path = vault / note.path
+    path.write_text(path.read_text().replace("Original words here", "Zanzibar mangoes"))
+    hits = brain.recall("zanzibar")
+    assert [h.id for h in hits] == [note.id]
+    assert brain.recall("original") == []
+    path.unlink()
+    assert brain.recall("zanzibar") == []
+
+
+def test_deleting_the_caches_and_reindexing_gives_the_same_results(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    for text in ("Pasta needs salted water", "Risotto needs patience", "Salt the water well"):
+        brain.remember(text)
+    queries = ("salted water", "patience", "risotto water salt")
+    before = [[(h.id, round(h.score, 4)) for h in brain.recall(q)] for q in queries]
+    brain.close()
+    shutil.rmtree(vault / ".brain")
+    again = open_vault(vault, clock=clock)
+    assert again.reindex() == 9  # 3 memories + 5 singletons + Graph.md
+    after = [[(h.id, round(h.score, 4)) for h in again.recall(q)] for q in queries]
+    again.close()
+    assert before == after
+
+
+def test_a_recall_from_a_fresh_cache_catches_up_by_itself(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    note = brain.remember("Kiwis come from New Zealand")
+    brain.close()
+    shutil.rmtree(vault / ".brain")
+    fresh = open_vault(vault, clock=clock)
+    assert fresh.recall("kiwis")[0].id == note.id
+    fresh.close()
+
+
+def test_node_filter_and_list(brain: Brain) -> None:
+    a = brain.remember("Tomatoes like sun", node="Knowledge/Domains/Garden")
+    brain.remember("Tomatoes in sauce", node="Knowledge/Domains/Cooking")
+    assert [h.id for h in brain.recall("tomatoes", node="Knowledge/Domains/Garden")] == [a.id]
+    listed = brain.list(node="Knowledge/Domains")
+    assert len(listed) == 2 and all(r.node.startswith("Knowledge/Domains/") for r in listed)
+    assert len(brain.list(kind="singleton")) == 5
+
+
+def test_doctor_reports_unknown_changed_and_missing_files(brain: Brain, vault: Path) -> None:
+    brain.remember("one", title="One")
+    two = brain.remember("two", title="Two")
+    assert brain.doctor().ok
+    (vault / "main/Knowledge/Inbox/New.md").write_text("---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\n---\nx\n")
+    (vault / two.path).write_text((vault / two.path).read_text() + "more\n")
+    (vault / "main/Knowledge/Inbox/One.md").unlink()
+    report = brain.doctor()
+    assert report.unknown == ("main/Knowledge/Inbox/New.md",)
+    assert report.changed == (two.path,)
+    assert report.missing == ("main/Knowledge/Inbox/One.md",)
+    assert not report.ok
