@@ -38,9 +38,7 @@ def tokenize(text: str) -> list[str]:
 class BM25:
     """A minimal in-memory Okapi BM25 index over (doc_id, text) pairs."""
 
-    def __init__(
-        self, docs: Sequence[tuple[str, str]], k1: float = K1, b: float = B
-    ) -> None:
+    def __init__(self, docs: Sequence[tuple[str, str]], k1: float = K1, b: float = B) -> None:
         self.k1 = k1
         self.b = b
         self.ids = [doc_id for doc_id, _ in docs]
@@ -51,9 +49,7 @@ class BM25:
         df: Counter[str] = Counter()
         for tf in self.tfs:
             df.update(tf.keys())
-        self.idf = {
-            term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()
-        }
+        self.idf = {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
         self.postings: dict[str, list[int]] = {}
         for index, tf in enumerate(self.tfs):
             for term in tf:
@@ -91,9 +87,7 @@ def run(samples: Sequence[Sample], k: int = 10) -> dict[str, object]:
             hits = index.search(question.question, k)
             latencies_ms.append((time.perf_counter() - start) * 1000.0)
             ranked = [dia_id for dia_id, _ in hits]
-            per_question.append(
-                (question.category, score_question(ranked, question.gold))
-            )
+            per_question.append((question.category, score_question(ranked, question.gold)))
     result: Aggregate = aggregate(per_question)
     return {
         **result,
@@ -112,11 +106,7 @@ def _print_table(report: dict[str, object]) -> None:
     pooled = report["pooled"]
     by_category = report["by_category"]
     count = report["count"]
-    assert (
-        isinstance(pooled, dict)
-        and isinstance(by_category, dict)
-        and isinstance(count, dict)
-    )
+    assert isinstance(pooled, dict) and isinstance(by_category, dict) and isinstance(count, dict)
     print(f"{'':>8} {'n':>5} " + " ".join(f"{name:>13}" for name in METRICS))
     rows = [("pooled", pooled, count["pooled"])]
     rows += [(f"cat {c}", by_category[c], count[c]) for c in by_category]
@@ -135,13 +125,9 @@ def _print_table(report: dict[str, object]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.bm25_baseline", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog="python -m bench.bm25_baseline", description=__doc__)
     parser.add_argument("file", type=Path, help="a LoCoMo-format JSON file")
-    parser.add_argument(
-        "--k", type=int, default=10, help="results per query (default 10)"
-    )
+    parser.add_argument("--k", type=int, default=10, help="results per query (default 10)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     try:

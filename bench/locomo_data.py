@@ -92,9 +92,7 @@ def normalise_evidence_id(raw: str) -> str | None:
     return f"D{int(match.group(1))}:{int(match.group(2))}"
 
 
-def normalise_evidence(
-    evidence: list[str], known_ids: set[str] | frozenset[str]
-) -> frozenset[str]:
+def normalise_evidence(evidence: list[str], known_ids: set[str] | frozenset[str]) -> frozenset[str]:
     """Split packed evidence strings, repair ids, keep those naming a known turn."""
     gold: set[str] = set()
     for entry in evidence:
@@ -126,11 +124,7 @@ def _session_dates(
     dates: dict[int, datetime] = {}
     for key, value in conversation.items():
         match = _DATE_KEY.fullmatch(key)
-        if (
-            match is None
-            or value is None
-            or (isinstance(value, str) and not value.strip())
-        ):
+        if match is None or value is None or (isinstance(value, str) and not value.strip()):
             continue
         if not isinstance(value, str):
             fail(f"{key} is not a string")
@@ -225,9 +219,7 @@ def _load_sample(raw: Any, index: int, path: Path) -> Sample:
         evidence = item.get("evidence", [])
         if isinstance(evidence, str):
             evidence = [evidence]
-        if not isinstance(evidence, list) or not all(
-            isinstance(e, str) for e in evidence
-        ):
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
             fail(f"qa[{position}] 'evidence' is not a list of strings")
         gold = normalise_evidence(evidence, seen)
         if not gold:
@@ -261,7 +253,7 @@ def load(path: Path) -> list[Sample]:
         raise ValueError(f"{path}: not UTF-8 text ({exc})") from exc
     if not isinstance(data, list):
         message = f"{path}: top level is not a JSON list of samples"
-        raise ValueError(message)  # noqa: TRY004 -- bad input: ValueError by contract
+        raise ValueError(message)
     samples = [_load_sample(raw, index, path) for index, raw in enumerate(data)]
     ids = [s.sample_id for s in samples]
     if len(set(ids)) != len(ids):

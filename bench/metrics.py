@@ -66,18 +66,12 @@ def _dcg(ranks: Iterable[int]) -> float:
     return sum(1.0 / math.log2(rank + 1) for rank in ranks)
 
 
-def score_question(
-    ranked_dia_ids: Sequence[str], gold: frozenset[str]
-) -> dict[str, float]:
+def score_question(ranked_dia_ids: Sequence[str], gold: frozenset[str]) -> dict[str, float]:
     """Score one ranking against its gold ids; returns every metric in ``METRICS``."""
     if not gold:
-        raise ValueError(
-            "gold must not be empty (questions without evidence are skipped)"
-        )
+        raise ValueError("gold must not be empty (questions without evidence are skipped)")
     ranking = dedupe(ranked_dia_ids)
-    gold_ranks = [
-        rank for rank, dia_id in enumerate(ranking, start=1) if dia_id in gold
-    ]
+    gold_ranks = [rank for rank, dia_id in enumerate(ranking, start=1) if dia_id in gold]
     first = gold_ranks[0] if gold_ranks else None
     in_top10 = [rank for rank in gold_ranks if rank <= 10]
 
@@ -113,9 +107,7 @@ def aggregate(per_question: list[tuple[int, dict[str, float]]]) -> Aggregate:
     by_cat: dict[int, list[dict[str, float]]] = {}
     for category, scores in per_question:
         by_cat.setdefault(category, []).append(scores)
-    pooled_rows = [
-        row for c in sorted(by_cat) if c in POOLED_CATEGORIES for row in by_cat[c]
-    ]
+    pooled_rows = [row for c in sorted(by_cat) if c in POOLED_CATEGORIES for row in by_cat[c]]
     count: dict[str, int] = {"pooled": len(pooled_rows)}
     by_category: dict[str, dict[str, float]] = {}
     for category in sorted(by_cat):

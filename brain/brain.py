@@ -131,8 +131,10 @@ class Brain:
         try:
             return self.store.read(row.path)
         except FileNotFoundError:
-            raise NotFound(f"note {note_id} is in the caches but its file {row.path} is gone",
-                           "run `brain reindex`") from None
+            raise NotFound(
+                f"note {note_id} is in the caches but its file {row.path} is gone",
+                "run `brain reindex`",
+            ) from None
 
     def row(self, object_id: str) -> ObjectRow:
         if not is_id(object_id):
@@ -172,7 +174,7 @@ class Brain:
         """The few objects that best answer the query, best first."""
         if not query or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
-        k = k or self.settings.recall_k
+        k = self.settings.recall_k if k is None else k
         if k < 1 or k > 100:
             raise InvalidInput(f"-k must be between 1 and 100, not {k}")
         self.catch_up()
@@ -314,19 +316,21 @@ class Brain:
         """Look without touching: broken notes, files the caches don't know, stale caches."""
         known = self.caches.catalog.files()
         broken, unknown, changed, seen = [], [], [], set()
-        for rel, st in self.store.walk():
+        for rel, _st in self.store.walk():
             seen.add(rel)
+            data = self.store.read_bytes(rel)
             try:
-                self.store.read(rel)
+                self.store.parse(rel, data)
             except BrokenNote as exc:
                 broken.append((rel, exc.message))
                 continue
             row = known.get(rel)
             if row is None:
                 unknown.append(rel)
-            elif row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
-                if row.hash != content_hash(self.store.read_bytes(rel)):
-                    changed.append(rel)
+            elif row.error is not None:
+                broken.append((rel, row.error))
+            elif row.hash != content_hash(data):
+                changed.append(rel)
         missing = sorted(p for p in known if p not in seen)
         stale = []
         objects = self.caches.catalog.count()
@@ -354,9 +358,7 @@ def _check_tag(tag: str) -> str:
     return tag
 
 
-def open_vault(
-    root: Path, *, clock: Clock | None = None, partition: str | None = None
-) -> Brain:
+def open_vault(root: Path, *, clock: Clock | None = None, partition: str | None = None) -> Brain:
     """Open an existing vault (raises VaultMissing with the `brain init` hint)."""
     loaded = settings_mod.load(root)
     brain = Brain(root=root, settings=loaded, clock=clock or SystemClock(),

@@ -79,7 +79,9 @@ class Caches:
             self.catalog.drop_note(note.id)
             self.catalog.put_objects([o.row for o in objects])
             self.catalog.put_file(
-                FileRow(note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None)
+                FileRow(
+                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
+                )
             )
         with self.fulltext.writing():
             self.fulltext.remove(gone)
@@ -93,7 +95,9 @@ class Caches:
         row = self.catalog.file(path)
         if row is not None and row.note_id:
             self.drop_note(row.note_id)
-        self.catalog.put_file(FileRow(path, None, content_hash(data), stat.st_mtime_ns, stat.st_size, error))
+        self.catalog.put_file(
+            FileRow(path, None, content_hash(data), stat.st_mtime_ns, stat.st_size, error)
+        )
 
     def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
         """Remove a note (and its chunks) from every cache. Lock held."""

@@ -35,7 +35,9 @@ class TextRetriever:
         return self.fulltext.search(query, k, filters)
 
 
-def rank(candidates: Sequence[tuple[str, float]], rows: dict[str, ObjectRow]) -> list[tuple[str, float]]:
+def rank(
+    candidates: Sequence[tuple[str, float]], rows: dict[str, ObjectRow]
+) -> list[tuple[str, float]]:
     """Apply the status prior to one retriever's scores; unknown ids are dropped."""
     ranked = [
         (oid, score * STATUS_PRIOR.get(rows[oid].status, 1.0))

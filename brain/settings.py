@@ -83,7 +83,9 @@ def load(root: Path) -> Settings:
         embedder=embedder,
         dormant_days=_positive(lifecycle.get("dormant_days", 21), "lifecycle.dormant_days", path),
         archive_days=_positive(lifecycle.get("archive_days", 45), "lifecycle.archive_days", path),
-        max_text_bytes=_positive(limits.get("max_text_bytes", 65536), "limits.max_text_bytes", path),
+        max_text_bytes=_positive(
+            limits.get("max_text_bytes", 65536), "limits.max_text_bytes", path
+        ),
         recall_k=_positive(recall.get("k", 5), "recall.k", path),
         cold_tier=bool(tiers.get("cold", False)),
         cold_after_days=_positive(tiers.get("cold_after_days", 90), "tiers.cold_after_days", path),

@@ -275,9 +275,7 @@ def test_load_tiny(tmp_path: Path) -> None:
 def test_date_fallbacks(tmp_path: Path) -> None:
     data = _tiny()
     conversation = data[0]["conversation"]
-    del conversation[
-        "session_1_date_time"
-    ]  # no earlier date: take the next one (session 2)
+    del conversation["session_1_date_time"]  # no earlier date: take the next one (session 2)
     (sample,) = load(_write(tmp_path, data))
     assert sample.turns[0].created == datetime(2023, 6, 20, 9, 5, tzinfo=UTC)
     for key in [k for k in conversation if k.endswith("_date_time")]:
@@ -312,9 +310,7 @@ def test_turn_is_frozen() -> None:
             "session_1_date_time",
         ),
         (
-            lambda d: [
-                {**d[0], "conversation": {**d[0]["conversation"], "session_2": "oops"}}
-            ],
+            lambda d: [{**d[0], "conversation": {**d[0]["conversation"], "session_2": "oops"}}],
             "session_2",
         ),
         (
@@ -346,7 +342,7 @@ def test_load_errors(tmp_path: Path, mutate: Any, reason: str) -> None:
 def test_load_invalid_json(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text("[{", encoding="utf-8")
-    with pytest.raises(ValueError, match="broken.json"):
+    with pytest.raises(ValueError, match=r"broken\.json"):
         load(path)
 
 
@@ -358,9 +354,7 @@ def test_tokenize() -> None:
 
 
 def test_bm25_ranks_matching_turn_first() -> None:
-    index = BM25(
-        [("a", "the cat sat"), ("b", "the dog ran far"), ("c", "nothing here")]
-    )
+    index = BM25([("a", "the cat sat"), ("b", "the dog ran far"), ("c", "nothing here")])
     hits = index.search("where did the dog go", k=10)
     assert [doc for doc, _ in hits] == ["b", "a"]  # "c" shares no term and is left out
     assert hits[0][1] > hits[1][1] > 0
@@ -392,17 +386,13 @@ def test_load_dev_split() -> None:
         assert all(q.gold <= ids for q in sample.questions)
         assert all(1 <= q.category <= 5 for q in sample.questions)
         assert all(t.created.tzinfo is not None for t in sample.turns)
-        assert [t.session for t in sample.turns] == sorted(
-            t.session for t in sample.turns
-        )
+        assert [t.session for t in sample.turns] == sorted(t.session for t in sample.turns)
     assert sum(len(s.turns) for s in samples) == 2760
     assert sum(s.skipped_questions for s in samples) == 2
     categories = [q.category for s in samples for q in s.questions]
     assert len(categories) == 997
     assert categories.count(5) == 237
     conv26 = samples[0]
-    assert (
-        len({t.session for t in conv26.turns}) == 19
-    )  # 35 date keys, 19 sessions with turns
+    assert len({t.session for t in conv26.turns}) == 19  # 35 date keys, 19 sessions with turns
     (packed,) = [q for q in conv26.questions if q.gold == {"D8:6", "D9:17"}]
     assert packed.category in {1, 2, 3, 4}

@@ -92,7 +92,9 @@ def test_doctor_reports_unknown_changed_and_missing_files(brain: Brain, vault: P
     brain.remember("one", title="One")
     two = brain.remember("two", title="Two")
     assert brain.doctor().ok
-    (vault / "main/Knowledge/Inbox/New.md").write_text("---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\n---\nx\n")
+    (vault / "main/Knowledge/Inbox/New.md").write_text(
+        "---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\n---\nx\n"
+    )
     (vault / two.path).write_text((vault / two.path).read_text() + "more\n")
     (vault / "main/Knowledge/Inbox/One.md").unlink()
     report = brain.doctor()

@@ -24,12 +24,23 @@ def test_init_copies_the_template_tree_with_purposes_and_ids(vault: Path) -> Non
     assert settings["lifecycle"] == {"dormant_days": 21, "archive_days": 45}
     assert ".brain/" in (vault / ".gitignore").read_text()
     assert (vault / "README.md").is_file()
-    for folder in ("LLM/Diary", "Memory/Sessions", "Memory/Threads", "Knowledge/Domains",
-                   "Knowledge/Master", "Insights/Logs"):
+    for folder in (
+        "LLM/Diary",
+        "Memory/Sessions",
+        "Memory/Threads",
+        "Knowledge/Domains",
+        "Knowledge/Master",
+        "Insights/Logs",
+    ):
         assert (vault / "main" / folder).is_dir(), folder
     ids = set()
-    for name in ("Master/Biography", "Master/Goals", "Master/Preferences",
-                 "LLM/Responsibilities", "LLM/Protocols"):
+    for name in (
+        "Master/Biography",
+        "Master/Goals",
+        "Master/Preferences",
+        "LLM/Responsibilities",
+        "LLM/Protocols",
+    ):
         note = notefile.parse((vault / "main" / f"{name}.md").read_text(), name)
         assert note.kind == "singleton"
         assert "Purpose:" in note.body
@@ -38,7 +49,9 @@ def test_init_copies_the_template_tree_with_purposes_and_ids(vault: Path) -> Non
     assert len(ids) == 5
 
 
-def test_init_twice_changes_nothing_and_refuses_foreign_folders(vault: Path, tmp_path: Path) -> None:
+def test_init_twice_changes_nothing_and_refuses_foreign_folders(
+    vault: Path, tmp_path: Path
+) -> None:
     before = tree_digest(vault)
     assert init_vault(vault, T0) is False
     assert tree_digest(vault) == before
@@ -164,7 +177,7 @@ def test_touched_moves_on_write_and_expand_never_from_mtime(
 def test_writes_are_atomic_and_leave_no_temp_files(brain: Brain, vault: Path) -> None:
     for n in range(5):
         brain.remember(f"note {n}", title=f"N{n}")
-    leftovers = [p for p in vault.rglob("*.tmp")]
+    leftovers = list(vault.rglob("*.tmp"))
     assert leftovers == []
 
 
@@ -175,7 +188,7 @@ def test_broken_front_matter_is_reported_by_path_and_the_rest_works(
     bad = vault / "main/Knowledge/Inbox/Broken.md"
     bad.write_text("---\ntitle: [unclosed\n---\nbody\n")
     before = bad.read_bytes()
-    with pytest.raises(BrokenNote, match="Broken.md"):
+    with pytest.raises(BrokenNote, match=r"Broken\.md"):
         notefile.parse(bad.read_text(), "main/Knowledge/Inbox/Broken.md")
     hits = brain.recall("green sky tuesdays")
     assert [h.id for h in hits] == [good.id]

@@ -121,7 +121,9 @@ class Catalog:
     def files(self) -> dict[str, FileRow]:
         return {
             row[0]: FileRow(*row)
-            for row in self.db.execute("SELECT path, note_id, hash, mtime_ns, size, error FROM files")
+            for row in self.db.execute(
+                "SELECT path, note_id, hash, mtime_ns, size, error FROM files"
+            )
         }
 
     def file(self, path: str) -> FileRow | None:
@@ -190,7 +192,9 @@ class Catalog:
             yield ObjectRow.from_sql(row)
 
     def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
-        return int(self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0])
+        return int(
+            self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]
+        )
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")

@@ -13,11 +13,11 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """Safe YAML that keeps timestamps as the strings a person wrote."""
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+class _Dumper(_BaseDumper):  # type: ignore[misc]
     """Safe YAML that writes timestamps back unquoted, as they were read."""
 
 

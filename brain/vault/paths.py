@@ -40,7 +40,7 @@ def check_node(node: str) -> str:
         raise InvalidInput(f"node {node!r} may not contain '\\'; separate folders with '/'")
     if node.startswith("/"):
         raise InvalidInput(f"node {node!r} must be relative to the partition, not absolute")
-    parts = [p for p in node.strip().strip("/").split("/")]
+    parts = node.strip().strip("/").split("/")
     if not parts or parts == [""]:
         raise InvalidInput("node is empty")
     for part in parts:

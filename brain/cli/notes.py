@@ -1,120 +1,32 @@
-"""The `brain` command: parse, call the core, render. The one place errors become exit codes."""
+"""Commands over notes: init, remember, recall, expand, list, forget, reindex, doctor."""
 
 from __future__ import annotations
 
-import functools
-import json
-import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from brain.errors import BrainError, InvalidInput
+from brain.cli import (
+    JsonOpt,
+    VaultOpt,
+    command,
+    emit_json,
+    err,
+    note_json,
+    open_brain,
+    out,
+    read_text,
+    row_json,
+    vault_path,
+)
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
-    from brain.indexes.catalog import ObjectRow
-    from brain.model import Hit, Note
-
-app = typer.Typer(
-    help="brain: a local-first long-term memory in a folder of Markdown files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-_state = {"debug": False}
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-VaultOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--vault",
-        help="The vault folder (else $BRAIN_VAULT, else the nearest folder upward with "
-        "brain.yaml, else ~/brain).",
-        show_default=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+    from brain.model import Hit
 
 
-def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
-    """Register a command behind the error boundary: BrainError → one red line, exit 2."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def guarded(*args: Any, **kw: Any) -> Any:
-            try:
-                return fn(*args, **kw)
-            except BrainError as exc:
-                if _state["debug"]:
-                    raise
-                err.print(f"[red]error:[/red] {escape(str(exc))}")
-                raise typer.Exit(2) from None
-
-        app.command(*names, **kwargs)(guarded)
-        return fn
-
-    return wrap
-
-
-@app.callback()
-def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
-) -> None:
-    _state["debug"] = debug
-
-
-def vault_path(explicit: Path | None) -> tuple[Path, str]:
-    from brain.settings import find_vault
-
-    return find_vault(explicit, os.environ, Path.cwd(), Path.home())
-
-
-def open_brain(explicit: Path | None) -> Brain:
-    from brain.brain import open_vault
-
-    root, _how = vault_path(explicit)
-    return open_vault(root)
-
-
-def read_text(text: str) -> str:
-    """TEXT, or stdin when TEXT is `-` (strict UTF-8)."""
-    if text != "-":
-        return text
-    data = sys.stdin.buffer.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"stdin is not valid UTF-8 (byte {exc.start})") from None
-
-
-def emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def note_json(note: Note) -> dict[str, Any]:
-    return {"id": note.id, "path": note.path, "meta": dict(note.meta), "body": note.body}
-
-
-def row_json(row: ObjectRow) -> dict[str, Any]:
-    return {
-        "id": row.id, "title": row.title, "kind": row.kind, "status": row.status,
-        "created": row.created, "touched": row.touched, "path": row.path, "node": row.node,
-        "tags": list(row.tags), "source": row.source, "defining": row.defining,
-        "visibility": row.visibility,
-    }  # fmt: skip
-
-
-# commands ---------------------------------------------------------------------
 @command()
 def init(
     path: Annotated[Path | None, typer.Argument(help="Where to create the vault.")] = None,
@@ -134,8 +46,13 @@ def init(
 @command()
 def remember(
     text: Annotated[str, typer.Argument(help="What to remember, or - to read stdin.")],
-    title: Annotated[str | None, typer.Option(help="Title (same title in a folder = same note).")] = None,
-    node: Annotated[str | None, typer.Option(help="Folder inside the partition, e.g. Knowledge/Domains/Cooking.")] = None,
+    title: Annotated[
+        str | None, typer.Option(help="Title (same title in a folder = same note).")
+    ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option(help="Folder inside the partition, e.g. Knowledge/Domains/Cooking."),
+    ] = None,
     tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
     kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
     vault: VaultOpt = None,
@@ -149,7 +66,9 @@ def remember(
     if as_json:
         emit_json(note_json(note))
     else:
-        out.print(f"Remembered [bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}")
+        out.print(
+            f"Remembered [bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}"
+        )
 
 
 @command()
@@ -157,7 +76,9 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
     k: Annotated[int | None, typer.Option("-k", help="How many results (default 5).")] = None,
     node: Annotated[str | None, typer.Option(help="Search only this node and below.")] = None,
-    superseded: Annotated[bool, typer.Option("--superseded", help="Include superseded versions.")] = False,
+    superseded: Annotated[
+        bool, typer.Option("--superseded", help="Include superseded versions.")
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -200,14 +121,18 @@ def expand(
         emit_json(note_json(note))
         return
     out.print(f"[bold]{escape(note.title)}[/bold]  [dim]{note.id} · {escape(note.path)}[/dim]")
-    out.print(f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]")
+    out.print(
+        f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
+    )
     out.print(escape(note.body.rstrip()))
 
 
 @command("list")
 def list_notes(
     node: Annotated[str | None, typer.Option(help="Only this node and below.")] = None,
-    status: Annotated[str | None, typer.Option(help="active | dormant | archived | resolved | superseded.")] = None,
+    status: Annotated[
+        str | None, typer.Option(help="active | dormant | archived | resolved | superseded.")
+    ] = None,
     kind: Annotated[str | None, typer.Option(help="Only notes of this kind.")] = None,
     limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
     vault: VaultOpt = None,
@@ -261,7 +186,7 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(report.to_json())
     else:
-        for path, reason in report.broken:
+        for _path, reason in report.broken:
             out.print(f"[red]broken[/red]  {escape(reason)}")
         for path in report.unknown:
             out.print(f"[yellow]unknown[/yellow] {escape(path)} (not in the caches yet)")
@@ -275,7 +200,3 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             out.print("[green]All well.[/green]")
     if not report.ok:
         raise typer.Exit(1)
-
-
-def main() -> None:
-    app()

@@ -1,0 +1,1 @@
+"""Turning outside text into memory: chunking documents and parsing conversation transcripts."""

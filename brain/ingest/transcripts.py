@@ -1,0 +1,494 @@
+"""Read conversation transcripts (seed recall JSON, Markdown chats, ChatGPT and Claude exports)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from brain.errors import InvalidInput
+from brain.ingest.chunking import content_hash, front_matter_length, sentence_spans
+from brain.words import STOPWORDS, words
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message: who spoke, what they said, and when (ISO 8601 UTC) if the source says."""
+
+    role: str
+    content: str
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One conversation from any source, in the single shape recall notes are written from."""
+
+    external_id: str
+    title: str
+    platform: str
+    created: str | None
+    turns: tuple[Turn, ...]
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+_BRANDS = ("chatgpt", "gpt", "claude", "gemini", "copilot")
+# Labels a Markdown chat may use for a speaker, and the role each stands for. Only these count:
+# accepting any `**Name:**` would split an answer at every bold lead-in such as `**Note:**`.
+_ROLE_LABELS = {
+    **dict.fromkeys(("user", "human", "me", "you"), "user"),
+    **dict.fromkeys(("assistant", "ai", "bot", *_BRANDS), "assistant"),
+    "system": "system",
+}
+_MODEL_WORDS = frozenset(["o", "sonnet", "opus", "haiku", "turbo", "pro", "flash", "mini", "ultra"])
+_HEADING_SPEAKER = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*:?[ \t]*#*$")
+_BOLD_SPEAKER = re.compile(r"^(\*\*|__)(.+?)(?::\1|\1[ \t]*:|\1[ \t]*$)[ \t]*(.*)$")
+_PLAIN_SPEAKER = re.compile(
+    r"^([A-Za-z][\w .-]{0,30}?)([ \t]*[\[(][^\])]*[\])])?[ \t]*:(?:[ \t]+(.*)|$)"
+)
+_STAMP = re.compile(r"^(.*?)[ \t]*[\[(]([^\])]*)[\])]$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# Chat filler on top of the shared stopwords: it is frequent in every conversation and says nothing.
+_FILLER = frozenset(["yes", "okay", "thanks", "thank", "please", "sure", "like", "just", "also"])
+
+
+_Opened = tuple[str, str, str | None, bool, list[str]]  # role, label, stamp, quoted, lines
+
+
+def parse_seed_json(data: str, source_name: str) -> Transcript:
+    """A recall file in the seed-004 shape: recall_id, platform, metadata, summary, transcript."""
+    document = _json(data, source_name)
+    if not isinstance(document, dict):
+        raise InvalidInput(f"{source_name}: expected a JSON object with a 'transcript' list")
+    entries = document.get("transcript")
+    if not isinstance(entries, list):
+        raise InvalidInput(f"{source_name}: missing field 'transcript' (a list of turns)")
+    turns = []
+    for number, entry in enumerate(entries):
+        where = f"{source_name}: transcript[{number}]"
+        if not isinstance(entry, dict):
+            raise InvalidInput(f"{where} is not an object with 'role' and 'content'")
+        for name in ("role", "content"):
+            if not isinstance(entry.get(name), str):
+                raise InvalidInput(f"{where}: missing field '{name}'")
+        if entry["content"].strip():
+            turns.append(
+                Turn(entry["role"], entry["content"].strip(), _iso_utc(entry.get("timestamp")))
+            )
+    recall_id = document.get("recall_id")
+    external_id = (
+        recall_id if isinstance(recall_id, str) and recall_id else content_hash(data.encode())
+    )
+    # The seed's own metadata object is flattened in, then its other top-level fields (node_id,
+    # summary, conversation_type, ...); where the file came from always wins "source".
+    metadata: dict[str, Any] = dict(_object(document.get("metadata")))
+    consumed = {"recall_id", "title", "platform", "created_at", "transcript", "metadata"}
+    metadata.update({k: v for k, v in document.items() if k not in consumed and k not in metadata})
+    metadata["source"] = source_name
+    created = _iso_utc(document.get("created_at")) or (turns[0].timestamp if turns else None)
+    platform = document.get("platform")
+    return Transcript(
+        external_id=external_id,
+        title=_text(document.get("title")) or _title_from(turns, external_id),
+        platform=platform if isinstance(platform, str) and platform else "unknown",
+        created=created,
+        turns=tuple(turns),
+        metadata=metadata,
+    )
+
+
+def parse_markdown_chat(text: str, source_name: str) -> Transcript:
+    """A Markdown chat where each turn opens with a speaker line (forms in docs/formats.md)."""
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    lines = lines[front_matter_length(lines) :]
+    title = ""
+    preamble: list[str] = []
+    opened: list[_Opened] = []
+    fence: str | None = None
+    for line in lines:
+        speaker = None if fence else _speaker(line)
+        fence = _track_fence(line, fence)
+        if speaker is not None:
+            role, label, rest, stamp, quoted = speaker
+            opened.append((role, label, stamp, quoted, [rest] if rest else []))
+        elif opened:
+            quoted = opened[-1][3]
+            opened[-1][4].append(re.sub(r"^ {0,3}> ?", "", line) if quoted else line)
+        elif not title and not any(p.strip() for p in preamble) and re.match(r"^#[ \t]+\S", line):
+            title = line.lstrip("#").strip()
+        else:
+            preamble.append(line)
+    if not opened:
+        raise InvalidInput(
+            f"{source_name}: no speaker lines found",
+            hint="start each turn with a line such as '**User:**', 'Assistant:' or '## User'",
+        )
+    turns = tuple(
+        Turn(role, "\n".join(body).strip(), _iso_utc(stamp))
+        for role, _, stamp, _, body in opened
+        if "\n".join(body).strip()
+    )
+    metadata: dict[str, Any] = {"source": source_name}
+    metadata["speakers"] = sorted({label for _, label, _, _, _ in opened})
+    if "\n".join(preamble).strip():
+        metadata["preamble"] = "\n".join(preamble).strip()
+    fallback = PurePosixPath(source_name.replace("\\", "/")).stem or source_name
+    return Transcript(
+        external_id=content_hash(text.encode()),
+        title=title or _title_from(turns, fallback),
+        platform="markdown",
+        created=next((t.timestamp for t in turns if t.timestamp), None),
+        turns=turns,
+        metadata=metadata,
+    )
+
+
+def parse_chatgpt_export(path: Path) -> list[Transcript]:
+    """The ChatGPT data export (.zip, folder or conversations.json): each conversation as shown."""
+    return _conversations(path, "title", _chatgpt_conversation)
+
+
+def parse_claude_export(path: Path) -> list[Transcript]:
+    """The Claude.ai data export (.zip, folder or conversations.json): messages in order."""
+    return _conversations(path, "name", _claude_conversation)
+
+
+def summarize(turns: Sequence[Turn], max_sentences: int = 3) -> str:
+    """An extractive summary: the best-scoring sentences of the turns, verbatim, in their order."""
+    sentences: list[tuple[str, bool]] = []  # (sentence, opens its turn)
+    for shortest in (15, 1):  # a chat of one-liners still gets its lines as a summary
+        for turn in turns:
+            if turn.role != "system":
+                found = _sentences(turn.content, shortest)
+                sentences.extend((s, i == 0) for i, s in enumerate(found))
+        if sentences:
+            break
+    if max_sentences < 1 or not sentences:
+        return ""
+    bags = [_content_words(s) for s, _ in sentences]
+    frequency = Counter(w for bag in bags for w in bag)
+    top = max(frequency.values(), default=1)
+    scored = []
+    for number, ((sentence, opens), ws) in enumerate(zip(sentences, bags, strict=True)):
+        # Frequent content words mark the topic; the root dampens the pull of long sentences;
+        # early sentences and turn openers (questions, answers' first lines) carry the gist.
+        weight = sum(frequency[w] for w in set(ws)) / top / math.sqrt(len(ws)) if ws else 0.0
+        weight *= 1 + 0.3 * (1 - number / len(sentences)) + (0.2 if opens else 0.0)
+        scored.append((-weight, number, sentence))
+    chosen: dict[str, tuple[int, str]] = {}
+    for _, number, sentence in sorted(scored):
+        if len(chosen) == max_sentences:
+            break
+        chosen.setdefault(sentence.casefold(), (number, sentence))
+    return " ".join(sentence for _, sentence in sorted(chosen.values()))
+
+
+def _json(data: str, name: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as error:
+        raise InvalidInput(
+            f"{name}: not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
+            hint="the file may be cut short or hand-edited; export it again",
+        ) from None
+
+
+def _export(path: Path) -> tuple[list[dict[str, Any]], str]:
+    """The conversations list of an export and the name to report problems against."""
+    data, name = _conversations_file(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InvalidInput(f"{name}: not UTF-8 text (bad byte at offset {error.start})") from None
+    conversations = _json(text, name)
+    if not isinstance(conversations, list):
+        raise InvalidInput(
+            f"{name}: expected a list of conversations, got a JSON {type(conversations).__name__}"
+        )
+    if not conversations:
+        raise InvalidInput(f"{name}: the export holds no conversations")
+    for number, conversation in enumerate(conversations, start=1):
+        if not isinstance(conversation, dict):
+            raise InvalidInput(f"{name}: conversation {number} is not a JSON object")
+    return conversations, name
+
+
+def _conversations_file(path: Path) -> tuple[bytes, str]:
+    hint = "give the export's .zip, its unpacked folder, or its conversations.json"
+    try:
+        if path.is_dir():
+            candidates = [path / "conversations.json", *sorted(path.glob("*/conversations.json"))]
+            found = next((c for c in candidates if c.is_file()), None)
+            if found is None:
+                raise InvalidInput(f"{path}: no conversations.json in this folder", hint)
+            return found.read_bytes(), str(found)
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                members = [
+                    m
+                    for m in archive.namelist()
+                    if PurePosixPath(m).name == "conversations.json"
+                    and not m.startswith("__MACOSX/")
+                ]
+                if not members:
+                    raise InvalidInput(f"{path}: no conversations.json inside this zip", hint)
+                member = min(members, key=lambda m: (m.count("/"), m))
+                return archive.read(member), f"{member} in {path}"
+        return path.read_bytes(), str(path)
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file or folder", hint) from None
+    except (OSError, zipfile.BadZipFile) as error:
+        raise InvalidInput(f"{path}: cannot be read ({error})", hint) from None
+
+
+def _conversations(
+    path: Path, title_field: str, read: Callable[[dict[str, Any], str, str], Transcript | None]
+) -> list[Transcript]:
+    conversations, name = _export(path)
+    found = []
+    for number, conversation in enumerate(conversations, start=1):
+        title = _text(conversation.get(title_field))
+        where = f"{name}: conversation {number}" + (f" ({title!r})" if title else "")
+        transcript = read(conversation, where, str(path))
+        if transcript is not None:  # conversations with no shown message are left out
+            found.append(transcript)
+    if not found:
+        raise InvalidInput(f"{name}: no conversation in the export has any messages")
+    return found
+
+
+def _chatgpt_conversation(
+    conversation: dict[str, Any], where: str, source: str
+) -> Transcript | None:
+    mapping = conversation.get("mapping")
+    if not isinstance(mapping, dict):
+        hint = "this looks like a Claude.ai export" if "chat_messages" in conversation else None
+        raise InvalidInput(f"{where}: missing field 'mapping'", hint)
+    external_id = _text(conversation.get("conversation_id")) or _text(conversation.get("id"))
+    if not external_id:
+        raise InvalidInput(f"{where}: missing field 'id' (or 'conversation_id')")
+    found = (_chatgpt_turn(mapping[node].get("message")) for node in _branch(mapping, conversation))
+    turns = tuple(turn for turn in found if turn is not None)
+    metadata = {
+        "source": source,
+        "updated": _iso_utc(conversation.get("update_time")),
+        "model": _text(conversation.get("default_model_slug")),
+    }
+    return _transcript(
+        external_id,
+        conversation.get("title"),
+        "chatgpt",
+        conversation.get("create_time"),
+        turns,
+        metadata,
+    )
+
+
+def _claude_conversation(
+    conversation: dict[str, Any], where: str, source: str
+) -> Transcript | None:
+    messages = conversation.get("chat_messages")
+    if not isinstance(messages, list):
+        hint = "this looks like a ChatGPT export" if "mapping" in conversation else None
+        raise InvalidInput(f"{where}: missing field 'chat_messages'", hint)
+    external_id = _text(conversation.get("uuid"))
+    if not external_id:
+        raise InvalidInput(f"{where}: missing field 'uuid'")
+    turns = []
+    for number, message in enumerate(messages, start=1):
+        sender = message.get("sender") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(sender, str):
+            raise InvalidInput(f"{where}, message {number}: missing field 'sender'")
+        content = _text(message.get("text")) or _claude_content(message.get("content"))
+        if content:
+            role = {"human": "user"}.get(sender, sender)
+            turns.append(Turn(role, content, _iso_utc(message.get("created_at"))))
+    metadata = {
+        "source": source,
+        "updated": _iso_utc(conversation.get("updated_at")),
+        "summary": _text(conversation.get("summary")),
+    }
+    return _transcript(
+        external_id,
+        conversation.get("name"),
+        "claude",
+        conversation.get("created_at"),
+        tuple(turns),
+        metadata,
+    )
+
+
+def _transcript(
+    external_id: str,
+    title: object,
+    platform: str,
+    created: object,
+    turns: tuple[Turn, ...],
+    metadata: dict[str, Any],
+) -> Transcript | None:
+    if not turns:
+        return None
+    kept = {key: value for key, value in metadata.items() if value}
+    title_text = _text(title) or _title_from(turns, external_id)
+    return Transcript(external_id, title_text, platform, _iso_utc(created), turns, kept)
+
+
+def _branch(mapping: dict[str, Any], conversation: dict[str, Any]) -> list[str]:
+    """Node ids from the root down to current_node: the branch the person last saw."""
+    nodes = {k: v for k, v in mapping.items() if isinstance(v, dict)}
+    current = conversation.get("current_node")
+    if not isinstance(current, str) or current not in nodes:
+        # No usable current_node: start at a root and take the newest child at every fork.
+        roots = [k for k, v in nodes.items() if v.get("parent") not in nodes]
+        current = roots[0] if roots else None
+        while isinstance(current, str) and (children := nodes[current].get("children")):
+            child = children[-1]
+            if child not in nodes or child == current:
+                break
+            current = child
+    path: list[str] = []
+    while isinstance(current, str) and current in nodes and current not in path:
+        path.append(current)
+        current = nodes[current].get("parent")
+    return path[::-1]
+
+
+def _chatgpt_turn(message: object) -> Turn | None:
+    """A shown user or assistant message; None for system, tool, hidden and tool-call ones."""
+    if not isinstance(message, dict):
+        return None
+    role = _object(message.get("author")).get("role")
+    content = _object(message.get("content"))
+    hidden = _object(message.get("metadata")).get("is_visually_hidden_from_conversation")
+    if role not in ("user", "assistant") or hidden or message.get("recipient", "all") != "all":
+        return None
+    if content.get("content_type") not in ("text", "multimodal_text"):
+        return None  # code calls, tool output, browsing, reasoning, custom instructions
+    parts = []
+    for part in content.get("parts") or []:
+        if isinstance(part, str) and part.strip():
+            parts.append(part.strip())
+        elif isinstance(part, dict) and "image" in str(part.get("content_type", "")):
+            parts.append("[image]")
+        elif isinstance(part, dict) and _text(part.get("text")):
+            parts.append(_text(part.get("text")))  # e.g. a voice message's transcription
+    if not parts:
+        return None
+    return Turn(role, "\n\n".join(parts), _iso_utc(message.get("create_time")))
+
+
+def _claude_content(items: object) -> str:
+    if not isinstance(items, list):
+        return ""
+    texts = [_text(i.get("text")) for i in items if isinstance(i, dict) and i.get("type") == "text"]
+    return "\n\n".join(t for t in texts if t)
+
+
+def _speaker(line: str) -> tuple[str, str, str, str | None, bool] | None:
+    """(role, label, rest of line, stamp, quoted) when line opens a turn in a Markdown chat."""
+    stripped = line.strip()
+    if not stripped or len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) > 3:
+        return None  # indented four or more: code, not a speaker
+    quoted = stripped.startswith(">")
+    if quoted:
+        stripped = stripped[1:].strip()
+    if match := _HEADING_SPEAKER.match(stripped):
+        label, rest = match.group(2), ""
+    elif match := _BOLD_SPEAKER.match(stripped):
+        label, rest = match.group(2), match.group(3)
+    elif match := _PLAIN_SPEAKER.match(stripped):
+        label, rest = match.group(1) + (match.group(2) or ""), match.group(3) or ""
+    else:
+        return None
+    label, stamp = label.strip(), None
+    if stamped := _STAMP.match(label):
+        label, stamp = stamped.group(1).strip(), stamped.group(2).strip()
+    label = re.sub(r"(?i)\s+said$", "", label.rstrip(":").strip())
+    role = _role(label)
+    return None if role is None else (role, label, rest.strip(), stamp, quoted)
+
+
+def _role(label: str) -> str | None:
+    key = " ".join(label.casefold().split())
+    if key in _ROLE_LABELS:
+        return _ROLE_LABELS[key]
+    # A model name counts too ("GPT-4o", "Claude 3.5 Sonnet"), but not "Claude's notes".
+    first, *rest = re.split(r"[\s-]+", key)
+    versioned = all(any(c.isdigit() for c in t) or t in _MODEL_WORDS for t in rest)
+    return "assistant" if first in _BRANDS and versioned else None
+
+
+def _track_fence(line: str, fence: str | None) -> str | None:
+    """The open fence after line: so speaker-looking lines inside code are left alone."""
+    match = _FENCE.match(line)
+    if fence is None:
+        return match.group(1) if match else None
+    closing = line.strip()
+    closes = closing and set(closing) == {fence[0]} and len(closing) >= len(fence)
+    return None if closes else fence
+
+
+def _sentences(content: str, shortest: int) -> list[str]:
+    """Summary candidates: sentences outside code, each a verbatim slice of content."""
+    found, fence = [], None
+    for line in content.split("\n"):
+        was_in_code = fence is not None
+        fence = _track_fence(line, fence)
+        if was_in_code or fence is not None:
+            continue
+        body = re.sub(r"^\s*(?:[>#]+|[-*+]|\d+[.)])\s+", "", line)
+        for begin, end in sentence_spans(body):
+            sentence = body[begin:end]
+            if len(sentence) >= shortest and (shortest == 1 or len(sentence.split()) >= 3):
+                found.append(sentence)
+    return found
+
+
+def _content_words(sentence: str) -> list[str]:
+    return [
+        w
+        for w in words(sentence)
+        if len(w) > 2 and w not in STOPWORDS and w not in _FILLER and not w.isdigit()
+    ]
+
+
+def _title_from(turns: Sequence[Turn], fallback: str) -> str:
+    """A title from the first user line, cut at a word near 80 characters."""
+    for turn in turns:
+        if turn.role == "user":
+            line = next((ln.strip() for ln in turn.content.split("\n") if ln.strip()), "")
+            line = re.sub(r"^[#>*\-\s]+", "", line).strip()
+            if line:
+                return line if len(line) <= 80 else line[:80].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return fallback
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _iso_utc(value: object) -> str | None:
+    """ISO 8601 UTC (YYYY-MM-DDTHH:MM:SSZ) from epoch seconds or an ISO string; None if unknown."""
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            moment = datetime.fromtimestamp(value, tz=UTC)
+        elif isinstance(value, str) and value.strip():
+            moment = datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)  # a zone-less time is taken as UTC
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
