@@ -63,6 +63,17 @@ def parse_iso(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+LOCAL_ONLY = "local-only"
+
+
+def _in_partition(path: str) -> tuple[str, str]:
+    """`main/A/b.md` → (`main`, `A/b.md`); local-only notes live under `local-only/<partition>/`."""
+    if path.startswith(LOCAL_ONLY + "/"):
+        path = path[len(LOCAL_ONLY) + 1 :]
+    partition, _, rest = path.partition("/")
+    return partition, rest
+
+
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
@@ -172,13 +183,12 @@ class Note:
 
     @property
     def partition(self) -> str:
-        return self.path.split("/", 1)[0]
+        return _in_partition(self.path)[0]
 
     @property
     def node(self) -> str:
         """The folder inside the partition, e.g. `Knowledge/Domains/Cooking`."""
-        parts = self.path.split("/")
-        return "/".join(parts[1:-1])
+        return "/".join(_in_partition(self.path)[1].split("/")[:-1])
 
     def with_meta(self, **changes: Any) -> Note:
         """A copy with fields changed (None removes a field); unknown keys and order kept."""

@@ -220,3 +220,15 @@ def test_a_hand_dropped_markdown_file_is_adopted(brain: Brain, vault: Path) -> N
     assert hits and hits[0].title == "Groceries"
     note = notefile.parse(path.read_text(), "x")
     assert is_id(note.id) and note.body == "Buy quinces and saffron.\n"
+
+
+def test_local_only_notes_live_in_their_git_ignored_folder(brain: Brain, vault: Path) -> None:
+    folder = vault / "local-only/main/Knowledge/Inbox"
+    folder.mkdir(parents=True)
+    (folder / "Secret.md").write_text(
+        "---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\ntitle: Secret\nvisibility: local-only\n---\nplum\n"
+    )
+    hit = brain.recall("plum")[0]
+    assert hit.path == "local-only/main/Knowledge/Inbox/Secret.md"
+    assert hit.node == "Knowledge/Inbox"
+    assert "local-only/" in (vault / ".gitignore").read_text()

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain.errors import BrokenNote, InvalidInput
-from brain.model import Note
+from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
-RESERVED_TOP = {CACHE_DIR, COLD_DIR, "local-only"}
+RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
 
 
 def content_hash(data: bytes) -> str:
@@ -37,9 +37,13 @@ class NoteStore:
         )
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every note file with its stat, in a stable order; symlinks are never followed."""
+        """Every note file with its stat, in a stable order; symlinks are never followed.
+
+        Local-only notes (git-ignored `local-only/<partition>/…`) are part of the vault too.
+        """
         for partition in self.partitions():
             yield from self._walk(partition)
+            yield from self._walk(f"{LOCAL_ONLY}/{partition}")
 
     def _walk(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
         try:
