@@ -75,7 +75,9 @@ class Brain:
         self.caches = Caches(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
         self.retrievers = [TextRetriever(self.caches.fulltext)]
-        if self.caches.catalog.stale:
+        if self.caches.catalog.stale or (
+            self.caches.fulltext.fresh and self.caches.catalog.count() > 0
+        ):
             self.reindex()
 
     def close(self) -> None:
@@ -183,7 +185,7 @@ class Brain:
             node=check_node(node) if node else None,
             exclude_status=() if include_superseded else ("superseded",),
         )
-        self.caches.fulltext.index.reload()
+        self.flush()
         candidates = self.retrievers[0].search(query, k * 3, filters)
         rows = load_rows(self.caches.catalog, [oid for oid, _ in candidates])
         ranked = rank(candidates, rows)[:k]
@@ -223,6 +225,13 @@ class Brain:
         return list(self.caches.catalog.select(sql, params))
 
     # keeping caches true to the files -----------------------------------------
+    def flush(self) -> None:
+        """Apply queued cache changes (from any process) before searching."""
+        if self.caches.text_pending():
+            with self.lock.hold():
+                self.caches.flush_text()
+        self.caches.fulltext.index.reload()
+
     def catch_up(self) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk."""
         known = self.caches.catalog.files()
@@ -240,22 +249,21 @@ class Brain:
 
     def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
         changed, broken, removed = [], [], []
-        with self.caches.fulltext.writing():
-            for rel in gone:
-                row = self.caches.catalog.file(rel)
-                if row is None or self.store.exists(rel):
-                    continue
-                if row.note_id:
-                    self.caches.drop_note(row.note_id, rel)
-                else:
-                    self.caches.catalog.drop_file(rel)
-                removed.append(rel)
-            for rel in todo:
-                outcome = self._index_file(rel)
-                if outcome == "broken":
-                    broken.append(rel)
-                elif outcome == "changed":
-                    changed.append(rel)
+        for rel in gone:
+            row = self.caches.catalog.file(rel)
+            if row is None or self.store.exists(rel):
+                continue
+            if row.note_id:
+                self.caches.drop_note(row.note_id, rel)
+            else:
+                self.caches.catalog.drop_file(rel)
+            removed.append(rel)
+        for rel in todo:
+            outcome = self._index_file(rel)
+            if outcome == "broken":
+                broken.append(rel)
+            elif outcome == "changed":
+                changed.append(rel)
         return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
     def _index_file(self, rel: str) -> str:
@@ -304,12 +312,12 @@ class Brain:
             self.caches.clear()
             files = list(self.store.walk())
             count = 0
-            with self.caches.fulltext.writing():
-                for done, (rel, _st) in enumerate(files, 1):
-                    if self._index_file(rel) == "changed":
-                        count += 1
-                    if progress:
-                        progress(done, len(files))
+            for done, (rel, _st) in enumerate(files, 1):
+                if self._index_file(rel) == "changed":
+                    count += 1
+                if progress:
+                    progress(done, len(files))
+            self.caches.flush_text()
             return count
 
     def doctor(self) -> DoctorReport:
@@ -333,6 +341,7 @@ class Brain:
                 changed.append(rel)
         missing = sorted(p for p in known if p not in seen)
         stale = []
+        self.flush()
         objects = self.caches.catalog.count()
         in_text = len(self.caches.fulltext)
         if objects != in_text:

