@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import re
@@ -138,6 +139,9 @@ class MiniLMEmbedder:
         return self._run
 
     def _onnx(self) -> Callable[[list[str]], Vectors]:
+        for module in ("onnxruntime", "tokenizers"):  # before spending seconds on an export
+            if importlib.util.find_spec(module) is None:
+                raise ImportError(f"{module} is not installed")
         target = self.onnx_file
         tokenizer = self.model_path / "tokenizer.json"
         if target.exists():

