@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,10 +13,21 @@ from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrokenNote, InvalidInput, NotFound
 from brain.indexes.catalog import ObjectRow
+from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.model import STATUSES, Hit, Note, is_id, iso
-from brain.recall import Retriever, TextRetriever, load_rows, rank, to_hit
+from brain.recall import (
+    CANDIDATES,
+    MODES,
+    Retriever,
+    TextRetriever,
+    VectorRetriever,
+    fuse,
+    load_rows,
+    rank,
+    to_hit,
+)
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
@@ -67,14 +79,15 @@ class Brain:
     store: NoteStore = field(init=False)
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
-    retrievers: list[Retriever] = field(init=False)
+    embedder: Embedder | None = None
+    catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
+    _last_walk: float = field(default=-1e9, init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
-        self.caches = Caches(self.root / CACHE_DIR)
+        self.caches = Caches(self.root / CACHE_DIR, embedder=self.embedder)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
-        self.retrievers = [TextRetriever(self.caches.fulltext)]
         if self.caches.catalog.stale or (
             self.caches.fulltext.fresh and self.caches.catalog.count() > 0
         ):
@@ -102,7 +115,8 @@ class Brain:
             tags=clean_tags, source=source,
         )  # fmt: skip
         with self.lock.hold():
-            self.catch_up()
+            # No catch-up walk here: plan() reads the current file from disk, so hand edits
+            # are kept, and a walk per write would make ingesting quadratic.
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
             return self.save(note)
 
@@ -172,6 +186,7 @@ class Brain:
         k: int | None = None,
         node: str | None = None,
         include_superseded: bool = False,
+        mode: str = "hybrid",
     ) -> list[Hit]:
         """The few objects that best answer the query, best first."""
         if not query or not query.strip():
@@ -179,21 +194,39 @@ class Brain:
         k = self.settings.recall_k if k is None else k
         if k < 1 or k > 100:
             raise InvalidInput(f"-k must be between 1 and 100, not {k}")
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
         self.catch_up()
         filters = Filters(
             partition=self.partition,
             node=check_node(node) if node else None,
             exclude_status=() if include_superseded else ("superseded",),
         )
+        retrievers = self._retrievers(mode)
         self.flush()
-        candidates = self.retrievers[0].search(query, k * 3, filters)
-        rows = load_rows(self.caches.catalog, [oid for oid, _ in candidates])
-        ranked = rank(candidates, rows)[:k]
+        lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
+        fused = fuse(lists) if len(lists) > 1 else next(iter(lists.values()))
+        best = rank(fused, load_rows(self.caches.catalog, [oid for oid, _ in fused]))[:k]
+        rows = self.caches.catalog.get_many([oid for oid, _ in best])
         hits = []
-        for oid, score in ranked:
+        for oid, score in best:
             stored = self.caches.fulltext.stored(oid)
             hits.append(to_hit(rows[oid], score, stored["body"] if stored else "", query))
         return hits
+
+    def _retrievers(self, mode: str) -> list[Retriever]:
+        text = TextRetriever(self.caches.fulltext)
+        if mode == "text":
+            return [text]
+        if self.embedder is None:
+            if mode == "vector":
+                raise InvalidInput(
+                    "vector recall needs an embedder; brain.yaml says `embedder: none`",
+                    "set `embedder: minilm` and run `brain reindex`",
+                )
+            return [text]
+        vector = VectorRetriever(self.caches, self.embedder)
+        return [vector] if mode == "vector" else [text, vector]
 
     def list(
         self,
@@ -227,13 +260,25 @@ class Brain:
     # keeping caches true to the files -----------------------------------------
     def flush(self) -> None:
         """Apply queued cache changes (from any process) before searching."""
-        if self.caches.text_pending():
+        if self.caches.text_pending() or self.caches.vectors_pending():
             with self.lock.hold():
                 self.caches.flush_text()
+                if self.caches.vectors_on:
+                    self.caches.flush_vectors()
         self.caches.fulltext.index.reload()
 
-    def catch_up(self) -> CatchUp:
-        """Bring the caches in step with hand edits, new files and deletions on disk."""
+    def catch_up(self, *, force: bool = False) -> CatchUp:
+        """Bring the caches in step with hand edits, new files and deletions on disk.
+
+        Other brain processes record their writes in the shared caches; the walk is only for
+        changes made by hand. A long-lived process may set `catch_up_every` to walk at most
+        that often (a watcher covers the rest); a command-line run walks every time.
+        """
+        if not force and self.catch_up_every > 0:
+            now = time.monotonic()
+            if now - self._last_walk < self.catch_up_every:
+                return CatchUp()
+            self._last_walk = now
         known = self.caches.catalog.files()
         todo, seen = [], set()
         for rel, st in self.store.walk():
@@ -318,6 +363,8 @@ class Brain:
                 if progress:
                     progress(done, len(files))
             self.caches.flush_text()
+            if self.caches.vectors_on:
+                self.caches.flush_vectors()
             return count
 
     def doctor(self) -> DoctorReport:
@@ -367,13 +414,33 @@ def _check_tag(tag: str) -> str:
     return tag
 
 
-def open_vault(root: Path, *, clock: Clock | None = None, partition: str | None = None) -> Brain:
-    """Open an existing vault (raises VaultMissing with the `brain init` hint)."""
+def open_vault(
+    root: Path,
+    *,
+    clock: Clock | None = None,
+    partition: str | None = None,
+    embedder: Embedder | str | None = "settings",
+    model_cache: Path | None = None,
+) -> Brain:
+    """Open an existing vault (raises VaultMissing with the `brain init` hint).
+
+    The embedder is the one brain.yaml names unless one is passed (None: full text only).
+    """
     loaded = settings_mod.load(root)
-    brain = Brain(root=root, settings=loaded, clock=clock or SystemClock(),
-                  partition=partition or "")  # fmt: skip
+    if isinstance(embedder, str):
+        cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
+        embedder = load_embedder(loaded.embedder, cache)
+    brain = Brain(
+        root=root,
+        settings=loaded,
+        clock=clock or SystemClock(),
+        partition=partition or "",
+        embedder=embedder,
+    )
     if brain.partition not in brain.store.partitions():
         check_segment(brain.partition, "partition")
-        raise NotFound(f"no partition {brain.partition!r} in {root}",
-                       f"partitions: {', '.join(brain.store.partitions()) or 'none'}")  # fmt: skip
+        raise NotFound(
+            f"no partition {brain.partition!r} in {root}",
+            f"partitions: {', '.join(brain.store.partitions()) or 'none'}",
+        )
     return brain

@@ -8,11 +8,16 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
 from brain.model import Note, normalise_title
 from brain.vault.store import content_hash
+
+if TYPE_CHECKING:
+    from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.vectors import VectorIndex
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,11 @@ class Caches:
     """The catalog and the full-text index (and later vectors) under `.brain/`."""
 
     folder: Path
+    embedder: Embedder | None = None  # None: full text only
     catalog: Catalog = field(init=False)
     fulltext: FullText = field(init=False)
+    _vectors: VectorIndex | None = field(default=None, init=False)
+    _embeddings: EmbeddingCache | None = field(default=None, init=False)
     # Called with the objects added and the ids removed, so more caches can follow.
     listeners: list[Callable[[Sequence[IndexObject], Sequence[str]], None]] = field(
         default_factory=list
@@ -69,8 +77,16 @@ class Caches:
         self.catalog = Catalog(self.folder / "catalog.sqlite")
         self.fulltext = FullText(self.folder / "fulltext")
 
+    @property
+    def vectors_on(self) -> bool:
+        return self.embedder is not None
+
     def close(self) -> None:
         self.catalog.close()
+        if self._vectors is not None:
+            self._vectors.close()
+        if self._embeddings is not None:
+            self._embeddings.close()
 
     def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
         """Record a note just written or read: fingerprint, objects, text. Lock held."""
@@ -85,7 +101,11 @@ class Caches:
                     note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
                 )
             )
-            self.catalog.enqueue_text([(o.row.id, _text_json(o)) for o in objects], gone)
+            self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
+            if self.vectors_on:
+                self.catalog.enqueue(
+                    "vector_queue", [(o.row.id, _vector_json(o)) for o in objects], gone
+                )
         self._bound_queue()
         for listener in self.listeners:
             listener(objects, gone)
@@ -106,7 +126,9 @@ class Caches:
             ids = self.catalog.drop_note(note_id)
             if path is not None:
                 self.catalog.drop_file(path)
-            self.catalog.enqueue_text([], ids)
+            self.catalog.enqueue("text_queue", [], ids)
+            if self.vectors_on:
+                self.catalog.enqueue("vector_queue", [], ids)
         self._bound_queue()
         for listener in self.listeners:
             listener([], ids)
@@ -116,6 +138,8 @@ class Caches:
         with self.catalog.transaction():
             self.catalog.clear()
         self.fulltext.clear()
+        if self.vectors_on:
+            self.vectors.clear()
 
     # A tantivy commit costs 25–45 ms (fsyncs), so writes queue their text changes in the
     # catalog, in the same transaction as the catalog change, and one commit applies a batch.
@@ -123,28 +147,117 @@ class Caches:
     MAX_QUEUE = 1000
 
     def text_pending(self) -> bool:
-        return self.catalog.text_pending() > 0
+        return self.catalog.pending("text_queue") > 0
 
     def flush_text(self) -> int:
         """Apply queued full-text changes in one commit. Lock held. Returns how many."""
-        queue = self.catalog.text_queue()
-        if not queue:
+        seq, latest = _collapse(self.catalog.queued("text_queue"))
+        if not seq:
             return 0
-        latest: dict[str, str | None] = {}
-        for _seq, object_id, doc in queue:
-            latest.pop(object_id, None)
-            latest[object_id] = doc
         with self.fulltext.writing():
             self.fulltext.remove([oid for oid, doc in latest.items() if doc is None])
             self.fulltext.upsert(
                 [TextDoc(**json.loads(doc)) for doc in latest.values() if doc is not None]
             )
-        self.catalog.drop_text_queue(queue[-1][0])
+        self.catalog.dequeue("text_queue", seq)
         return len(latest)
 
     def _bound_queue(self) -> None:
-        if self.catalog.text_pending() >= self.MAX_QUEUE:
+        if self.catalog.pending("text_queue") >= self.MAX_QUEUE:
             self.flush_text()
+
+    # vectors: embedding is the expensive part, so it waits for the first search that needs it
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            from brain.indexes.vectors import VectorIndex
+
+            assert self.embedder is not None, "vectors need an embedder"
+            self._vectors = VectorIndex(
+                self.folder / "vectors", self.embedder.dim, self.embedder.name
+            )
+        return self._vectors
+
+    @property
+    def embeddings(self) -> EmbeddingCache:
+        if self._embeddings is None:
+            from brain.indexes.embedder import EmbeddingCache
+
+            self._embeddings = EmbeddingCache(self.folder / "embeddings")
+        return self._embeddings
+
+    def vectors_pending(self) -> bool:
+        return self.vectors_on and self.catalog.pending("vector_queue") > 0
+
+    def flush_vectors(self) -> int:
+        """Embed queued objects (reusing cached vectors) and update the faiss index. Lock held."""
+        from brain.indexes.vectors import StaleIndex
+
+        seq, latest = _collapse(self.catalog.queued("vector_queue"))
+        if not seq:
+            return 0
+        try:
+            index = self.vectors
+            len(index)
+        except StaleIndex:
+            # Built for another embedder or size: start over from every object.
+            self.vectors.clear()
+            self.requeue_vectors()
+            seq, latest = _collapse(self.catalog.queued("vector_queue"))
+            index = self.vectors
+        index.remove([oid for oid, doc in latest.items() if doc is None])
+        items = []
+        for oid, doc in latest.items():
+            if doc is not None:
+                data = json.loads(doc)
+                items.append((oid, data["hash"], data["text"]))
+        if items:
+            assert self.embedder is not None
+            vectors = self.embeddings.embed_cached(self.embedder, items)
+            index.upsert([oid for oid, _, _ in items], vectors)
+        index.save()
+        self.catalog.dequeue("vector_queue", seq)
+        return len(latest)
+
+    def requeue_vectors(self) -> None:
+        """Queue every object for the vector index (after it was cleared)."""
+        rows = self.catalog.db.execute("SELECT id FROM objects").fetchall()
+        with self.catalog.transaction():
+            self.catalog.dequeue("vector_queue", 2**62)
+        self._requeue_from_fulltext([r[0] for r in rows])
+
+    def _requeue_from_fulltext(self, ids: Sequence[str]) -> None:
+        upserts = []
+        for oid in ids:
+            stored = self.fulltext.stored(oid)
+            if stored is not None:
+                text = f"{stored['title']}\n{stored['body']}"
+                upserts.append((oid, json.dumps({"hash": text_hash(text), "text": text})))
+        with self.catalog.transaction():
+            self.catalog.enqueue("vector_queue", upserts, [])
+
+
+def _collapse(queue: Sequence[tuple[int, str, str | None]]) -> tuple[int, dict[str, str | None]]:
+    """The last queued state of each id, and the last sequence number seen."""
+    latest: dict[str, str | None] = {}
+    for _seq, object_id, doc in queue:
+        latest.pop(object_id, None)
+        latest[object_id] = doc
+    return (queue[-1][0] if queue else 0), latest
+
+
+def embed_text(obj: IndexObject) -> str:
+    """What the embedder sees: a real title gives a short note its topic; one derived from
+    the text's first words would only repeat them."""
+    stem = obj.row.title.rstrip("…").strip()
+    if not stem or obj.text.lstrip().startswith(stem):
+        return obj.text
+    return f"{obj.row.title}\n{obj.text}"
+
+
+def _vector_json(obj: IndexObject) -> str:
+    text = embed_text(obj)
+    return json.dumps({"hash": text_hash(text), "text": text}, ensure_ascii=False)
 
 
 def _text_json(obj: IndexObject) -> str:

@@ -5,15 +5,27 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from brain.indexes.catalog import Catalog, ObjectRow
+from brain.indexes.catalog import Brief, Catalog, ObjectRow
 from brain.indexes.fulltext import Filters, FullText
 from brain.model import Hit
 from brain.words import content_words, words
 
+if TYPE_CHECKING:
+    from brain.indexes.embedder import Embedder
+    from brain.indexing import Caches
+
 # Archived memories stay findable but give way to live ones.
 STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}
+MODES = ("hybrid", "text", "vector")
+# Reciprocal-rank fusion: score = sum over retrievers of weight / (RRF_K + rank).
+# Tuned on the LoCoMo dev split only (see docs/benchmarks.md).
+RRF_K = 60
+WEIGHTS = {"text": 1.0, "vector": 1.0}
+CANDIDATES = 50  # from each retriever, at least
+# Below this cosine a nearest neighbour is noise, not a memory about the query.
+MIN_SIMILARITY = {"minilm": 0.2, "hashing": 0.3}
 
 
 class Retriever(Protocol):
@@ -35,8 +47,80 @@ class TextRetriever:
         return self.fulltext.search(query, k, filters)
 
 
+@dataclass
+class VectorRetriever:
+    """Cosine similarity over the faiss index, filtered like the full text."""
+
+    caches: Caches
+    embedder: Embedder
+    name: str = "vector"
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        vector = self.embedder.embed([query])[0]
+        index = self.caches.vectors
+        fetch = max(k * 4, 200)
+        found = index.search(vector, fetch)
+        rows = self.caches.catalog.briefs([oid for oid, _ in found])
+        kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
+        if len(kept) < k and len(found) == fetch:
+            # The filters are narrow: ask faiss for exactly the ids they allow.
+            allowed = {row.id for row in self.caches.catalog.select(*filter_sql(filters))}
+            kept = index.search(vector, k, allowed=allowed)
+        floor = MIN_SIMILARITY.get(self.embedder.name, 0.0)
+        return [(oid, s) for oid, s in kept[:k] if s >= floor]
+
+
+def passes(row: Brief, filters: Filters) -> bool:
+    """The same filters the full-text index applies, on a catalog row."""
+    if filters.partition is not None and row.partition != filters.partition:
+        return False
+    nodes = _scope_nodes(filters)
+    if nodes and not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
+        return False
+    if row.status in filters.exclude_status:
+        return False
+    if filters.visibility is not None and row.visibility not in filters.visibility:
+        return False
+    return filters.kinds is None or row.kind in filters.kinds
+
+
+def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    """The filters as a WHERE clause over the catalog's objects."""
+    where, params = ["1"], []
+    if filters.partition is not None:
+        where.append("partition=?")
+        params.append(filters.partition)
+    nodes = _scope_nodes(filters)
+    if nodes:
+        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
+        for n in nodes:
+            params += [n, n.replace("%", r"\%") + "/%"]
+    if filters.exclude_status:
+        where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
+        params += list(filters.exclude_status)
+    for name, allowed in (("visibility", filters.visibility), ("kind", filters.kinds)):
+        if allowed is not None:
+            where.append(f"{name} IN ({','.join('?' * len(allowed))})")
+            params += list(allowed)
+    return " AND ".join(where), params
+
+
+def _scope_nodes(filters: Filters) -> tuple[str, ...]:
+    return (filters.node.strip("/"),) if filters.node else ()
+
+
+def fuse(lists: dict[str, list[tuple[str, float]]]) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of several ranked lists."""
+    scores: dict[str, float] = {}
+    for name, ranked in lists.items():
+        weight = WEIGHTS.get(name, 1.0)
+        for position, (oid, _score) in enumerate(ranked, 1):
+            scores[oid] = scores.get(oid, 0.0) + weight / (RRF_K + position)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
 def rank(
-    candidates: Sequence[tuple[str, float]], rows: dict[str, ObjectRow]
+    candidates: Sequence[tuple[str, float]], rows: dict[str, Brief]
 ) -> list[tuple[str, float]]:
     """Apply the status prior to one retriever's scores; unknown ids are dropped."""
     ranked = [
@@ -89,5 +173,5 @@ def snippet(body: str, query: str, width: int = 200) -> str:
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"
 
 
-def load_rows(catalog: Catalog, ids: Sequence[str]) -> dict[str, ObjectRow]:
-    return catalog.get_many(list(dict.fromkeys(ids)))
+def load_rows(catalog: Catalog, ids: Sequence[str]) -> dict[str, Brief]:
+    return catalog.briefs(list(dict.fromkeys(ids)))

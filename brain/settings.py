@@ -15,6 +15,7 @@ SETTINGS_FILE = "brain.yaml"
 FORMAT_VERSION = 1
 DEFAULT_VAULT = "~/brain"
 VAULT_ENV = "BRAIN_VAULT"
+EMBEDDERS = ("minilm", "hashing", "none")
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,12 @@ def find_vault(
     return home / "brain", "the default location"
 
 
+def model_cache_dir(env: Mapping[str, str], home: Path) -> Path:
+    """Machine-local cache for the exported embedding model (never inside a vault)."""
+    base = env.get("XDG_CACHE_HOME") or str(home / ".cache")
+    return Path(base) / "brain" / "models"
+
+
 def load(root: Path) -> Settings:
     """Read and validate brain.yaml; every problem names the field."""
     path = root / SETTINGS_FILE
@@ -76,6 +83,11 @@ def load(root: Path) -> Settings:
             "upgrade brain",
         )
     embedder = str(data.get("embedder", "minilm"))
+    if embedder not in EMBEDDERS:
+        raise InvalidInput(
+            f"{path}: unknown embedder {embedder!r} in field 'embedder'; "
+            f"allowed: {', '.join(EMBEDDERS)}"
+        )
     return Settings(
         vault_id=str(vault_id),
         format=fmt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +27,14 @@ def clock() -> FixedClock:
 def vault(tmp_path: Path, clock: FixedClock) -> Path:
     root = tmp_path / "vault"
     init_vault(root, clock.now())
+    use_embedder(root, "hashing")  # fast and deterministic; tests marked `model` use minilm
     return root
+
+
+def use_embedder(root: Path, name: str) -> None:
+    settings = root / "brain.yaml"
+    text = re.sub(r"^embedder: \S+", f"embedder: {name}", settings.read_text(), flags=re.M)
+    settings.write_text(text)
 
 
 @pytest.fixture

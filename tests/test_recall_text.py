@@ -46,7 +46,7 @@ def test_the_text_queue_is_flushed_in_batches(brain: Brain) -> None:
     brain.caches.MAX_QUEUE = 10  # type: ignore[misc]
     for n in range(25):
         brain.remember(f"batch memory {n}")
-    assert brain.caches.catalog.text_pending() < 10
+    assert brain.caches.catalog.pending("text_queue") < 10
     assert len(brain.recall("batch memory", k=30)) == 25
 
 

@@ -79,12 +79,15 @@ def recall(
     superseded: Annotated[
         bool, typer.Option("--superseded", help="Include superseded versions.")
     ] = False,
+    mode: Annotated[
+        str, typer.Option(help="hybrid (full text + vectors, fused) | text | vector.")
+    ] = "hybrid",
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that best answer a query."""
     brain = open_brain(vault)
-    hits = brain.recall(query, k=k, node=node, include_superseded=superseded)
+    hits = brain.recall(query, k=k, node=node, include_superseded=superseded, mode=mode)
     if as_json:
         emit_json({"query": query, "hits": [h.to_json() for h in hits]})
         return

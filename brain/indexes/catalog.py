@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS objects (
 CREATE TABLE IF NOT EXISTS text_queue (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, doc TEXT
 );
+CREATE TABLE IF NOT EXISTS vector_queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, doc TEXT
+);
 CREATE INDEX IF NOT EXISTS objects_note ON objects(note_id);
 CREATE INDEX IF NOT EXISTS objects_folder ON objects(partition, node, norm_title);
 CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
@@ -79,6 +82,19 @@ class ObjectRow:
         values[16] = json.loads(values[16])
         values[17] = tuple(json.loads(values[17]))
         return cls(*values)
+
+
+@dataclass(frozen=True)
+class Brief:
+    """The few fields ranking and filtering need, read without decoding JSON."""
+
+    id: str
+    partition: str
+    node: str
+    status: str
+    visibility: str
+    kind: str
+    created: str
 
 
 @dataclass(frozen=True)
@@ -182,6 +198,19 @@ class Catalog:
                 out[row[0]] = ObjectRow.from_sql(row)
         return out
 
+    def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
+        out: dict[str, Brief] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            query = (
+                "SELECT id, partition, node, status, visibility, kind, created FROM objects "
+                f"WHERE id IN ({marks})"
+            )
+            for row in self.db.execute(query, batch):
+                out[row[0]] = Brief(*row)
+        return out
+
     def find_title(self, partition: str, node: str, norm_title: str) -> ObjectRow | None:
         row = self.db.execute(
             "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "
@@ -203,23 +232,32 @@ class Catalog:
         self.db.execute("DELETE FROM objects")
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM text_queue")
+        self.db.execute("DELETE FROM vector_queue")
 
-    # The full-text queue: changes waiting for the next batched tantivy commit.
-    def enqueue_text(self, upserts: Iterable[tuple[str, str]], deletes: Iterable[str]) -> None:
-        """Queue (id, JSON document) upserts and id deletes, in order."""
+    # Queues of changes waiting for a batched commit to the full-text or vector index.
+    QUEUES = ("text_queue", "vector_queue")
+
+    def enqueue(
+        self, queue: str, upserts: Iterable[tuple[str, str]], deletes: Iterable[str]
+    ) -> None:
+        """Queue (id, JSON document) upserts and id deletes, deletes first."""
+        assert queue in self.QUEUES
         self.db.executemany(
-            "INSERT INTO text_queue (id, doc) VALUES (?, NULL)", [(d,) for d in deletes]
+            f"INSERT INTO {queue} (id, doc) VALUES (?, NULL)", [(d,) for d in deletes]
         )
-        self.db.executemany("INSERT INTO text_queue (id, doc) VALUES (?, ?)", list(upserts))
+        self.db.executemany(f"INSERT INTO {queue} (id, doc) VALUES (?, ?)", list(upserts))
 
-    def text_queue(self) -> list[tuple[int, str, str | None]]:
-        return list(self.db.execute("SELECT seq, id, doc FROM text_queue ORDER BY seq"))
+    def queued(self, queue: str) -> list[tuple[int, str, str | None]]:
+        assert queue in self.QUEUES
+        return list(self.db.execute(f"SELECT seq, id, doc FROM {queue} ORDER BY seq"))
 
-    def text_pending(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM text_queue").fetchone()[0])
+    def pending(self, queue: str) -> int:
+        assert queue in self.QUEUES
+        return int(self.db.execute(f"SELECT count(*) FROM {queue}").fetchone()[0])
 
-    def drop_text_queue(self, upto: int) -> None:
-        self.db.execute("DELETE FROM text_queue WHERE seq <= ?", (upto,))
+    def dequeue(self, queue: str, upto: int) -> None:
+        assert queue in self.QUEUES
+        self.db.execute(f"DELETE FROM {queue} WHERE seq <= ?", (upto,))
 
 
 class _Tx:

@@ -1,0 +1,136 @@
+"""Hybrid recall: vectors beside full text, fused; embeddings cached; forget drops vectors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.errors import InvalidInput
+from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
+from brain.recall import fuse
+from brain.settings import model_cache_dir
+from tests.conftest import use_embedder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The test embedder, counting every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_fusion_rewards_agreement() -> None:
+    fused = fuse({"text": [("a", 9.0), ("b", 5.0)], "vector": [("b", 0.9), ("c", 0.8)]})
+    assert [oid for oid, _ in fused] == ["b", "a", "c"]
+
+
+def test_unchanged_notes_are_never_embedded_twice(vault: Path, clock: FixedClock) -> None:
+    embedder = CountingEmbedder()
+    brain = open_vault(vault, clock=clock, embedder=embedder)
+    note = brain.remember("Otters hold hands while they sleep", title="Otters")
+    brain.recall("otters")
+    first = len(embedder.seen)
+    assert any("Otters hold hands" in t for t in embedder.seen)
+    brain.recall("sleeping otters")
+    brain.reindex()
+    brain.recall("otters again")
+    texts = [t for t in embedder.seen[first:] if "Otters hold hands" in t]
+    assert texts == []  # reindex reused the cached vector
+    brain.remember("They also use tools", title="Otters")  # changed: embedded again
+    brain.recall("otters")
+    assert sum("They also use tools" in t for t in embedder.seen) == 1
+    assert brain.caches.vectors.ids().count(note.id) == 1
+    brain.close()
+
+
+def test_forget_removes_the_vector(brain: Brain) -> None:
+    note = brain.remember("Quokkas smile at tourists", title="Quokka")
+    brain.recall("quokka")
+    assert note.id in brain.caches.vectors.ids()
+    brain.forget(note.id)
+    brain.recall("anything at all")
+    assert note.id not in brain.caches.vectors.ids()
+    assert brain.recall("quokkas smile", mode="vector") == []
+
+
+def test_modes_and_their_errors(brain: Brain, vault: Path, clock: FixedClock) -> None:
+    note = brain.remember("Narwhal tusks are teeth", title="Narwhal")
+    for mode in ("hybrid", "text", "vector"):
+        assert brain.recall("narwhal tusks", mode=mode)[0].id == note.id
+    with pytest.raises(InvalidInput, match="unknown mode 'fuzzy'"):
+        brain.recall("x", mode="fuzzy")
+    plain = open_vault(vault, clock=clock, embedder=None)
+    assert plain.recall("narwhal", mode="hybrid")[0].id == note.id
+    with pytest.raises(InvalidInput, match="needs an embedder"):
+        plain.recall("narwhal", mode="vector")
+    plain.close()
+
+
+def test_vector_results_respect_the_node_scope(brain: Brain) -> None:
+    inside = brain.remember("Sourdough starter needs flour", node="Knowledge/Domains/Baking")
+    brain.remember("Sourdough starter needs flour too", node="Knowledge/Domains/Other")
+    hits = brain.recall("sourdough starter flour", mode="vector", node="Knowledge/Domains/Baking")
+    assert [h.id for h in hits] == [inside.id]
+
+
+def test_an_unknown_embedder_name_is_refused(vault: Path) -> None:
+    use_embedder(vault, "word2vec")
+    with pytest.raises(
+        InvalidInput, match=r"brain\.yaml: unknown embedder 'word2vec' in field 'embedder'"
+    ):
+        open_vault(vault)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
+
+
+@pytest.mark.model
+def test_a_paraphrase_that_full_text_misses_hybrid_finds(
+    vault: Path, clock: FixedClock, minilm: MiniLMEmbedder
+) -> None:
+    brain = open_vault(vault, clock=clock, embedder=minilm)
+    target = brain.remember("Caroline contacted two agencies that help people adopt children")
+    brain.remember("Melanie painted a sunset over the lake last weekend")
+    brain.remember("The car needs new tyres before winter")
+    query = "which organisations did she reach out to about becoming a parent"
+    assert target.id not in [h.id for h in brain.recall(query, mode="text")]
+    assert brain.recall(query, mode="hybrid")[0].id == target.id
+    brain.close()
+
+
+@pytest.mark.model
+def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    minilm.embed(["make sure the export exists"])
+    vault = tmp_path / "v"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    brain = [sys.executable, "-m", "brain"]
+    subprocess.run([*brain, "init", str(vault)], check=True, capture_output=True, env=env)
+    subprocess.run([*brain, "remember", "Caroline adopted a puppy", "--vault", str(vault)],
+                   check=True, capture_output=True, env=env)  # fmt: skip
+    probe = (
+        "import sys\nfrom brain.cli import main\n"
+        f"sys.argv = ['brain', 'recall', 'new dog', '--vault', {str(vault)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert "Caroline adopted a puppy" in result.stdout, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("NO-TORCH")
