@@ -11,12 +11,12 @@ from typing import Any
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrokenNote, InvalidInput, NotFound
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
-from brain.model import STATUSES, Hit, Note, is_id, iso
+from brain.model import STATUSES, Hit, Note, is_id, iso, normalise_title
 from brain.recall import (
     CANDIDATES,
     MODES,
@@ -31,7 +31,7 @@ from brain.recall import (
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
-from brain.writing import Request, check_text, plan
+from brain.writing import INBOX, Request, check_text, node_is_dated, plan
 
 Progress = Callable[[int, int], None]
 
@@ -88,10 +88,9 @@ class Brain:
         self.store = NoteStore(self.root)
         self.caches = Caches(self.root / CACHE_DIR, embedder=self.embedder)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
-        if self.caches.catalog.stale or (
-            self.caches.fulltext.fresh and self.caches.catalog.count() > 0
-        ):
-            self.reindex()
+        if self.caches.catalog.stale or self.caches.fulltext.fresh:
+            # New or wiped caches: build them now; embedding waits for the first recall.
+            self.reindex(embed=False)
 
     def close(self) -> None:
         self.caches.close()
@@ -116,7 +115,10 @@ class Brain:
         )  # fmt: skip
         with self.lock.hold():
             # No catch-up walk here: plan() reads the current file from disk, so hand edits
-            # are kept, and a walk per write would make ingesting quadratic.
+            # are kept, and a walk per write would make ingesting quadratic. Only a note
+            # written by hand under this very title must be known before deduplicating.
+            if title is not None and not node_is_dated(node):
+                self._refresh_title(f"{self.partition}/{node or INBOX}", title)
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
             return self.save(note)
 
@@ -311,6 +313,21 @@ class Brain:
                 changed.append(rel)
         return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
+    def _refresh_title(self, folder: str, title: str) -> None:
+        """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+        wanted = normalise_title(title)
+        try:
+            names = [e.name for e in os.scandir(self.store.path(folder)) if e.name.endswith(".md")]
+        except (FileNotFoundError, NotADirectoryError, BrainError):
+            return
+        for name in names:
+            if normalise_title(name[:-3]) == wanted:
+                rel = f"{folder}/{name}"
+                st = self.store.path(rel).stat()
+                row = self.caches.catalog.file(rel)
+                if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
+                    self._index_file(rel)
+
     def _index_file(self, rel: str) -> str:
         path = self.store.path(rel)
         try:
@@ -351,7 +368,7 @@ class Brain:
                 "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
         return Note(meta=meta, body=note.body, path=note.path)
 
-    def reindex(self, progress: Progress | None = None) -> int:
+    def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold():
             self.caches.clear()
@@ -363,7 +380,7 @@ class Brain:
                 if progress:
                     progress(done, len(files))
             self.caches.flush_text()
-            if self.caches.vectors_on:
+            if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
             return count
 

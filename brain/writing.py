@@ -90,6 +90,10 @@ def plan(request: Request, store: NoteStore, catalog: Catalog, now: datetime) ->
     return _titled(request, node or INBOX, store, catalog, now)
 
 
+def node_is_dated(node: str | None) -> bool:
+    return node in DATED_NODES
+
+
 def _kind_for(node: str | None, title: str | None) -> str:
     if node in DATED_NODES:
         return "dated"
