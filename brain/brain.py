@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brain import corrections, defining, forgetting, graph, relations
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrokenNote, InvalidInput, NotFound
@@ -40,10 +41,13 @@ class DoctorReport:
     changed: tuple[str, ...] = ()  # files changed since the caches saw them
     missing: tuple[str, ...] = ()  # cached files no longer on disk
     stale: tuple[str, ...] = ()  # problems with the caches themselves
+    cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
+    dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
 
     @property
     def ok(self) -> bool:
-        return not (self.broken or self.unknown or self.changed or self.missing or self.stale)
+        return not (self.broken or self.unknown or self.changed or self.missing or self.stale
+                    or self.cycles or self.dangling)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,8 @@ class DoctorReport:
             "changed": list(self.changed),
             "missing": list(self.missing),
             "stale": list(self.stale),
+            "cycles": list(self.cycles),
+            "dangling": list(self.dangling),
         }
 
 
@@ -102,7 +108,7 @@ class Brain:
         with self.lock.hold():
             self.catch_up()
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
-            return self.save(note)
+            return self.save(defining.mark(note, text))
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock."""
@@ -117,12 +123,43 @@ class Brain:
         self.store.delete(note.path)
         return self.caches.drop_note(note.id, note.path)
 
-    def forget(self, note_id: str) -> list[str]:
-        """Remove a note completely; returns the object ids removed from the caches."""
-        with self.lock.hold():
-            self.catch_up()
-            note = self.get(note_id)
-            return self.delete(note)
+    def forget(self, note_id: str, mode: str = "auto") -> list[str]:
+        """Forget a note (see forgetting.py); returns the object ids removed from the caches.
+
+        mode: `auto` (a plain note and its children; the current version of a corrected note
+        is reverted to the previous one), `version` (that version only), `history` (all).
+        """
+        return forgetting.forget(self, note_id, mode)[1]
+
+    def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
+        """What `forget` would remove, restore and relink, without changing anything."""
+        self.catch_up()
+        return forgetting.plan(self, note_id, mode)
+
+    def correct(self, note_id: str, text: str, *, source: dict[str, Any] | None = None) -> Note:
+        """A new version of a note that supersedes it; the old one is kept as history."""
+        return corrections.correct(self, note_id, text, source)
+
+    def history(self, note_id: str) -> list[Note]:
+        """Every version of a note, oldest first."""
+        return corrections.history(self, note_id)
+
+    def relate(self, src: str, kind: str, dst: str, weight: float | None = None) -> Note:
+        """Add a typed relation from one note to another (stored in the source's front-matter)."""
+        return relations.relate(self, src, kind, dst, weight)
+
+    def unrelate(self, src: str, kind: str, dst: str) -> Note:
+        """Remove a typed relation."""
+        return relations.unrelate(self, src, kind, dst)
+
+    def links(self, note_id: str) -> relations.Links:
+        """A note's outgoing and incoming relations."""
+        self.catch_up()
+        return relations.links(self.caches.catalog, self.row(note_id).note_id)
+
+    def write_graph(self) -> Note:
+        """Regenerate `<partition>/Insights/Graph.md` from the relations."""
+        return graph.write_graph(self)
 
     # reading -----------------------------------------------------------------
     def get(self, note_id: str) -> Note:
@@ -148,7 +185,7 @@ class Brain:
         """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
         self.catch_up()
         note = self.get(note_id)
-        if not touch:
+        if not touch or note.status == "superseded":  # history stays byte for byte as it was
             return note
         with self.lock.hold():
             note = self.get(note_id)
@@ -170,6 +207,7 @@ class Brain:
         k: int | None = None,
         node: str | None = None,
         include_superseded: bool = False,
+        defining_first: bool = False,
     ) -> list[Hit]:
         """The few objects that best answer the query, best first."""
         if not query or not query.strip():
@@ -186,11 +224,14 @@ class Brain:
         self.caches.fulltext.index.reload()
         candidates = self.retrievers[0].search(query, k * 3, filters)
         rows = load_rows(self.caches.catalog, [oid for oid, _ in candidates])
-        ranked = rank(candidates, rows)[:k]
+        ranked = rank(candidates, rows)
+        ranked = (defining.defining_first(ranked, rows) if defining_first else ranked)[:k]
+        flags = corrections.suspicion_flags(self.caches.catalog, [rows[oid] for oid, _ in ranked])
         hits = []
         for oid, score in ranked:
             stored = self.caches.fulltext.stored(oid)
-            hits.append(to_hit(rows[oid], score, stored["body"] if stored else "", query))
+            body = stored["body"] if stored else ""
+            hits.append(to_hit(rows[oid], score, body, query, flags.get(oid, ())))
         return hits
 
     def list(
@@ -200,8 +241,9 @@ class Brain:
         status: str | None = None,
         kind: str | None = None,
         limit: int | None = None,
+        defining_only: bool = False,
     ) -> list[ObjectRow]:
-        """Notes in this partition, newest first, optionally by node, status or kind."""
+        """Notes in this partition, newest first, optionally by node, status, kind or defining."""
         self.catch_up()
         where = ["partition=?", "id=note_id"]
         params: list[Any] = [self.partition]
@@ -217,6 +259,8 @@ class Brain:
         if kind:
             where.append("kind=?")
             params.append(kind)
+        if defining_only:
+            where.append("defining IS NOT NULL")
         sql = " AND ".join(where) + " ORDER BY created DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -340,8 +384,9 @@ class Brain:
                 f"full-text index holds {in_text} objects, the catalog {objects}; "
                 "run `brain reindex`"
             )
+        cycles, dangling = relations.check(self.caches.catalog)
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
-                            tuple(stale))  # fmt: skip
+                            tuple(stale), tuple(cycles), tuple(dangling))  # fmt: skip
 
     def notes(self) -> Iterator[Note]:
         """Every parseable note of the vault (all partitions), read from disk."""

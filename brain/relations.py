@@ -1,0 +1,128 @@
+"""Typed relations between notes: stored by id in the source's front-matter, checked here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from brain.corrections import current
+from brain.errors import InvalidInput, NotFound
+from brain.indexes.catalog import Catalog, RelationRow
+from brain.model import RELATION_TYPES, Note, Relation
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+
+@dataclass(frozen=True)
+class Links:
+    """A note's relations both ways, as the catalog knows them."""
+
+    outgoing: tuple[RelationRow, ...]
+    incoming: tuple[RelationRow, ...]
+
+    def to_json(self, titles: dict[str, str]) -> dict[str, Any]:
+        def edge(e: RelationRow, other: str) -> dict[str, Any]:
+            return {"type": e.type, "id": other, "title": titles.get(other), "weight": e.weight}
+
+        return {
+            "outgoing": [edge(e, e.target) for e in self.outgoing],
+            "incoming": [edge(e, e.source) for e in self.incoming],
+        }
+
+
+def check_type(kind: str) -> str:
+    if kind not in RELATION_TYPES:
+        raise InvalidInput(
+            f"unknown relation type {kind!r}; allowed: {', '.join(RELATION_TYPES)}",
+            "relatesTo is the last resort",
+        )
+    return kind
+
+
+def _source(brain: Brain, note_id: str) -> Note:
+    if "#" in note_id:
+        raise InvalidInput(f"{note_id} is a chunk; a relation starts from a whole note")
+    row = brain.row(note_id)
+    if row.status == "superseded":
+        latest = current(brain.caches.catalog, row.id)
+        raise InvalidInput(
+            f"note {row.id} is superseded (kept as history); the current version is "
+            f"{latest.id if latest else 'unknown'}",
+            "relate the current version",
+        )
+    return brain.get(row.id)
+
+
+def relate(brain: Brain, src: str, kind: str, dst: str, weight: float | None) -> Note:
+    """Add (or re-weigh) a typed relation from one note to another."""
+    check_type(kind)
+    if weight is not None and not 0.0 <= weight <= 1.0:
+        raise InvalidInput(f"--weight must be between 0 and 1, not {weight}")
+    if src.split("#", 1)[0] == dst.split("#", 1)[0]:
+        raise InvalidInput(f"a note cannot be related to itself ({src})")
+    with brain.lock.hold():
+        brain.catch_up()
+        note = _source(brain, src)
+        brain.row(dst)  # not an id / no such note: refused with the reason
+        if "#" in dst and brain.caches.catalog.get(dst) is None:
+            raise NotFound(f"no chunk with id {dst}", "check the id with `brain recall`")
+        edges = [r for r in note.relations if not (r.type == kind and r.target == dst)]
+        edges.append(Relation(kind, dst, weight))
+        return brain.save(note.with_meta(relations=[r.to_yaml() for r in edges]))
+
+
+def unrelate(brain: Brain, src: str, kind: str, dst: str) -> Note:
+    """Remove one typed relation; refused if the note does not have it."""
+    check_type(kind)
+    with brain.lock.hold():
+        brain.catch_up()
+        note = _source(brain, src)
+        edges = [r for r in note.relations if not (r.type == kind and r.target == dst)]
+        if len(edges) == len(note.relations):
+            raise NotFound(f"note {note.id} has no relation {kind} → {dst}")
+        return brain.save(note.with_meta(relations=[r.to_yaml() for r in edges] or None))
+
+
+def links(catalog: Catalog, note_id: str) -> Links:
+    out = catalog.relations("source=?", [note_id])
+    into = catalog.relations("target=? OR target LIKE ?", [note_id, note_id + "#%"])
+    return Links(tuple(out), tuple(into))
+
+
+def check(catalog: Catalog) -> tuple[list[str], list[str]]:
+    """Problems hand edits can leave: `supersedes` cycles, and targets that name nothing."""
+    pointers = {
+        r.id: r for r in catalog.select("id=note_id AND supersedes IS NOT NULL ORDER BY id")
+    }
+    cycles: list[str] = []
+    settled: set[str] = set()
+    for start in sorted(pointers):
+        path: list[str] = []
+        node: str | None = start
+        while node in pointers and node not in settled and node not in path:
+            path.append(node)
+            node = pointers[node].supersedes
+        if node in path:
+            loop = path[path.index(node) :]
+            files = ", ".join(pointers[n].path for n in loop)
+            cycles.append(f"supersedes cycle: {' → '.join([*loop, loop[0]])} ({files})")
+        settled.update(path)
+    dangling: list[str] = []
+    known = _existing(catalog, [p.supersedes or "" for p in pointers.values()])
+    for row in pointers.values():
+        if row.supersedes not in known:
+            dangling.append(f"{row.path}: supersedes {row.supersedes}, which no note has")
+    edges = catalog.relations()
+    known = _existing(catalog, [e.target for e in edges])
+    paths = {r.id: r.path for r in catalog.get_many(sorted({e.source for e in edges})).values()}
+    for e in edges:
+        if e.target not in known:
+            where = paths.get(e.source, e.source)
+            dangling.append(f"{where}: relation {e.type} → {e.target}, which no note has")
+    return cycles, dangling
+
+
+def _existing(catalog: Catalog, ids: Sequence[str]) -> set[str]:
+    return set(catalog.get_many(sorted(set(ids))))
