@@ -360,11 +360,12 @@ class Brain:
         """Look without touching: broken notes, files the caches don't know, stale caches."""
         known = self.caches.catalog.files()
         broken, unknown, changed, seen = [], [], [], set()
+        parsed = []
         for rel, _st in self.store.walk():
             seen.add(rel)
             data = self.store.read_bytes(rel)
             try:
-                self.store.parse(rel, data)
+                parsed.append(self.store.parse(rel, data))
             except BrokenNote as exc:
                 broken.append((rel, exc.message))
                 continue
@@ -384,7 +385,7 @@ class Brain:
                 f"full-text index holds {in_text} objects, the catalog {objects}; "
                 "run `brain reindex`"
             )
-        cycles, dangling = relations.check(self.caches.catalog)
+        cycles, dangling = relations.check(parsed, self.caches.catalog)
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                             tuple(stale), tuple(cycles), tuple(dangling))  # fmt: skip
 

@@ -46,9 +46,9 @@ _AT_START = {
 def _compile(kind: str) -> re.Pattern[str]:
     anywhere = "|".join(_ANYWHERE[kind])
     start = "|".join(_AT_START[kind])
-    pattern = rf"\b(?:{anywhere})\b"
+    pattern = rf"\b(?:{anywhere})(?!\w)"
     if start:
-        pattern += rf"|(?:^|[.!?]\s+)(?:{start})\b"
+        pattern += rf"|(?:^|[.!?]\s+)(?:{start})(?!\w)"
     return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
 
 

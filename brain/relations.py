@@ -91,38 +91,36 @@ def links(catalog: Catalog, note_id: str) -> Links:
     return Links(tuple(out), tuple(into))
 
 
-def check(catalog: Catalog) -> tuple[list[str], list[str]]:
-    """Problems hand edits can leave: `supersedes` cycles, and targets that name nothing."""
-    pointers = {
-        r.id: r for r in catalog.select("id=note_id AND supersedes IS NOT NULL ORDER BY id")
-    }
+def check(notes: Sequence[Note], catalog: Catalog) -> tuple[list[str], list[str]]:
+    """What hand edits can leave, read from the files: `supersedes` cycles, targets of
+    relations or `supersedes` that name no note."""
+    by_id = {n.id: n for n in notes if n.id}
+    pointers = {i: n.supersedes for i, n in sorted(by_id.items()) if n.supersedes}
     cycles: list[str] = []
     settled: set[str] = set()
-    for start in sorted(pointers):
+    for start in pointers:
         path: list[str] = []
         node: str | None = start
         while node in pointers and node not in settled and node not in path:
             path.append(node)
-            node = pointers[node].supersedes
+            node = pointers[node]
         if node in path:
             loop = path[path.index(node) :]
-            files = ", ".join(pointers[n].path for n in loop)
+            files = ", ".join(by_id[n].path for n in loop)
             cycles.append(f"supersedes cycle: {' → '.join([*loop, loop[0]])} ({files})")
         settled.update(path)
+
+    def exists(target: str) -> bool:
+        return target in by_id or ("#" in target and catalog.get(target) is not None)
+
     dangling: list[str] = []
-    known = _existing(catalog, [p.supersedes or "" for p in pointers.values()])
-    for row in pointers.values():
-        if row.supersedes not in known:
-            dangling.append(f"{row.path}: supersedes {row.supersedes}, which no note has")
-    edges = catalog.relations()
-    known = _existing(catalog, [e.target for e in edges])
-    paths = {r.id: r.path for r in catalog.get_many(sorted({e.source for e in edges})).values()}
-    for e in edges:
-        if e.target not in known:
-            where = paths.get(e.source, e.source)
-            dangling.append(f"{where}: relation {e.type} → {e.target}, which no note has")
+    for note_id, older in pointers.items():
+        if not exists(older):
+            dangling.append(f"{by_id[note_id].path}: supersedes {older}, which no note has")
+    for _id, note in sorted(by_id.items()):
+        for rel in note.relations:
+            if not exists(rel.target):
+                dangling.append(
+                    f"{note.path}: relation {rel.type} → {rel.target}, which no note has"
+                )
     return cycles, dangling
-
-
-def _existing(catalog: Catalog, ids: Sequence[str]) -> set[str]:
-    return set(catalog.get_many(sorted(set(ids))))

@@ -86,9 +86,7 @@ def test_correct_carries_visibility_and_relations_and_keeps_a_singletons_purpose
     assert again.id == new.id
 
 
-def test_expand_history_lists_versions_oldest_first_with_dates(
-    cli: CliRunner, vault: Path
-) -> None:
+def test_expand_history_lists_versions_oldest_first_with_dates(cli: CliRunner, vault: Path) -> None:
     old = json.loads(cli.invoke(app, ["remember", "Launch in February", "--json"]).stdout)
     res = cli.invoke(app, ["correct", old["id"], "Launch in March", "--json"])
     assert res.exit_code == 0, res.output
@@ -216,9 +214,7 @@ def test_forget_the_oldest_version_leaves_the_rest(brain: Brain, clock: FixedClo
     assert [n.id for n in brain.history(new.id)] == [new.id]
 
 
-def test_forget_history_removes_every_version(
-    brain: Brain, clock: FixedClock, vault: Path
-) -> None:
+def test_forget_history_removes_every_version(brain: Brain, clock: FixedClock, vault: Path) -> None:
     old, new = launch(brain, clock)
     later(clock, 10)
     newest = brain.correct(new.id, "The launch is in April")
@@ -294,4 +290,3 @@ def test_cli_cycle_and_bad_input_exit_2_without_change(cli: CliRunner, vault: Pa
         assert res.exit_code == 2, (args, res.output)
         assert expected in res.stderr and len(res.stderr.strip().splitlines()) == 1
         assert tree_digest(vault) == before
-
