@@ -202,3 +202,19 @@ def test_graph_leaves_out_private_notes(brain: Brain, vault: Path) -> None:
 
 def test_empty_graph(brain: Brain) -> None:
     assert "No relations to draw yet" in brain.write_graph().body
+
+
+def test_an_older_catalog_is_rebuilt_once_with_the_relations(
+    brain: Brain, clock: FixedClock, vault: Path
+) -> None:
+    a, b = two(brain)
+    brain.relate(a, "supports", b)
+    brain.caches.catalog.db.execute("DELETE FROM relations")
+    brain.caches.catalog.set_info("schema", "1")
+    brain.close()
+    again = open_vault(vault, clock=clock)  # an older schema: rebuilt from the files
+    assert [e.source for e in again.links(b).incoming] == [a]
+    again.close()
+    third = open_vault(vault, clock=clock)
+    assert not third.caches.catalog.stale  # and only once
+    third.close()

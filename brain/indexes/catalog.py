@@ -33,6 +33,7 @@ CREATE INDEX IF NOT EXISTS objects_note ON objects(note_id);
 CREATE INDEX IF NOT EXISTS objects_folder ON objects(partition, node, norm_title);
 CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
 CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(supersedes);
+CREATE INDEX IF NOT EXISTS objects_status ON objects(status);
 CREATE TABLE IF NOT EXISTS relations (
     source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL, weight REAL
 );
