@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brain import corrections, defining, forgetting, graph, relations
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
@@ -52,10 +53,13 @@ class DoctorReport:
     changed: tuple[str, ...] = ()  # files changed since the caches saw them
     missing: tuple[str, ...] = ()  # cached files no longer on disk
     stale: tuple[str, ...] = ()  # problems with the caches themselves
+    cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
+    dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
 
     @property
     def ok(self) -> bool:
-        return not (self.broken or self.unknown or self.changed or self.missing or self.stale)
+        return not (self.broken or self.unknown or self.changed or self.missing or self.stale
+                    or self.cycles or self.dangling)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +69,8 @@ class DoctorReport:
             "changed": list(self.changed),
             "missing": list(self.missing),
             "stale": list(self.stale),
+            "cycles": list(self.cycles),
+            "dangling": list(self.dangling),
         }
 
 
@@ -120,7 +126,7 @@ class Brain:
             if title is not None and not node_is_dated(node):
                 self._refresh_title(f"{self.partition}/{node or INBOX}", title)
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
-            return self.save(note)
+            return self.save(defining.mark(note, text))
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock."""
@@ -135,12 +141,43 @@ class Brain:
         self.store.delete(note.path)
         return self.caches.drop_note(note.id, note.path)
 
-    def forget(self, note_id: str) -> list[str]:
-        """Remove a note completely; returns the object ids removed from the caches."""
-        with self.lock.hold():
-            self.catch_up()
-            note = self.get(note_id)
-            return self.delete(note)
+    def forget(self, note_id: str, mode: str = "auto") -> list[str]:
+        """Forget a note (see forgetting.py); returns the object ids removed from the caches.
+
+        mode: `auto` (a plain note and its children; the current version of a corrected note
+        is reverted to the previous one), `version` (that version only), `history` (all).
+        """
+        return forgetting.forget(self, note_id, mode)[1]
+
+    def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
+        """What `forget` would remove, restore and relink, without changing anything."""
+        self.catch_up()
+        return forgetting.plan(self, note_id, mode)
+
+    def correct(self, note_id: str, text: str, *, source: dict[str, Any] | None = None) -> Note:
+        """A new version of a note that supersedes it; the old one is kept as history."""
+        return corrections.correct(self, note_id, text, source)
+
+    def history(self, note_id: str) -> list[Note]:
+        """Every version of a note, oldest first."""
+        return corrections.history(self, note_id)
+
+    def relate(self, src: str, kind: str, dst: str, weight: float | None = None) -> Note:
+        """Add a typed relation from one note to another (stored in the source's front-matter)."""
+        return relations.relate(self, src, kind, dst, weight)
+
+    def unrelate(self, src: str, kind: str, dst: str) -> Note:
+        """Remove a typed relation."""
+        return relations.unrelate(self, src, kind, dst)
+
+    def links(self, note_id: str) -> relations.Links:
+        """A note's outgoing and incoming relations."""
+        self.catch_up()
+        return relations.links(self.caches.catalog, self.row(note_id).note_id)
+
+    def write_graph(self) -> Note:
+        """Regenerate `<partition>/Insights/Graph.md` from the relations."""
+        return graph.write_graph(self)
 
     # reading -----------------------------------------------------------------
     def get(self, note_id: str) -> Note:
@@ -166,7 +203,7 @@ class Brain:
         """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
         self.catch_up()
         note = self.get(note_id)
-        if not touch:
+        if not touch or note.status == "superseded":  # history stays byte for byte as it was
             return note
         with self.lock.hold():
             note = self.get(note_id)
@@ -189,6 +226,7 @@ class Brain:
         node: str | None = None,
         include_superseded: bool = False,
         mode: str = "hybrid",
+        defining_first: bool = False,
     ) -> list[Hit]:
         """The few objects that best answer the query, best first."""
         if not query or not query.strip():
@@ -208,12 +246,16 @@ class Brain:
         self.flush()
         lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
         fused = fuse(lists) if len(lists) > 1 else next(iter(lists.values()))
-        best = rank(fused, load_rows(self.caches.catalog, [oid for oid, _ in fused]))[:k]
+        briefs = load_rows(self.caches.catalog, [oid for oid, _ in fused])
+        ranked = rank(fused, briefs)
+        best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
         rows = self.caches.catalog.get_many([oid for oid, _ in best])
+        flags = corrections.suspicion_flags(self.caches.catalog, [rows[oid] for oid, _ in best])
         hits = []
         for oid, score in best:
             stored = self.caches.fulltext.stored(oid)
-            hits.append(to_hit(rows[oid], score, stored["body"] if stored else "", query))
+            body = stored["body"] if stored else ""
+            hits.append(to_hit(rows[oid], score, body, query, flags.get(oid, ())))
         return hits
 
     def _retrievers(self, mode: str) -> list[Retriever]:
@@ -237,8 +279,9 @@ class Brain:
         status: str | None = None,
         kind: str | None = None,
         limit: int | None = None,
+        defining_only: bool = False,
     ) -> list[ObjectRow]:
-        """Notes in this partition, newest first, optionally by node, status or kind."""
+        """Notes in this partition, newest first, optionally by node, status, kind or defining."""
         self.catch_up()
         where = ["partition=?", "id=note_id"]
         params: list[Any] = [self.partition]
@@ -254,6 +297,8 @@ class Brain:
         if kind:
             where.append("kind=?")
             params.append(kind)
+        if defining_only:
+            where.append("defining IS NOT NULL")
         sql = " AND ".join(where) + " ORDER BY created DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -388,11 +433,12 @@ class Brain:
         """Look without touching: broken notes, files the caches don't know, stale caches."""
         known = self.caches.catalog.files()
         broken, unknown, changed, seen = [], [], [], set()
+        parsed = []
         for rel, _st in self.store.walk():
             seen.add(rel)
             data = self.store.read_bytes(rel)
             try:
-                self.store.parse(rel, data)
+                parsed.append(self.store.parse(rel, data))
             except BrokenNote as exc:
                 broken.append((rel, exc.message))
                 continue
@@ -413,8 +459,9 @@ class Brain:
                 f"full-text index holds {in_text} objects, the catalog {objects}; "
                 "run `brain reindex`"
             )
+        cycles, dangling = relations.check(parsed, self.caches.catalog)
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
-                            tuple(stale))  # fmt: skip
+                            tuple(stale), tuple(cycles), tuple(dangling))  # fmt: skip
 
     def notes(self) -> Iterator[Note]:
         """Every parseable note of the vault (all partitions), read from disk."""

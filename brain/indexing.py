@@ -96,6 +96,9 @@ class Caches:
         with self.catalog.transaction():
             self.catalog.drop_note(note.id)
             self.catalog.put_objects([o.row for o in objects])
+            self.catalog.put_relations(
+                note.id, [(r.type, r.target, r.weight) for r in note.relations]
+            )
             self.catalog.put_file(
                 FileRow(
                     note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None

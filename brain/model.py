@@ -172,11 +172,12 @@ class Note:
         for item in self.meta.get("relations") or []:
             if isinstance(item, Mapping) and "type" in item and "target" in item:
                 weight = item.get("weight")
+                number = weight if isinstance(weight, int | float) else None  # hand edits
                 out.append(
                     Relation(
                         str(item["type"]),
                         str(item["target"]),
-                        float(weight) if weight is not None else None,
+                        float(number) if number is not None else None,
                     )
                 )
         return tuple(out)

@@ -1,4 +1,4 @@
-"""Commands over notes: init, remember, recall, expand, list, forget, reindex, doctor."""
+"""Commands over notes: init, remember, recall, expand, list, reindex, doctor."""
 
 from __future__ import annotations
 
@@ -82,12 +82,17 @@ def recall(
     mode: Annotated[
         str, typer.Option(help="hybrid (full text + vectors, fused) | text | vector.")
     ] = "hybrid",
+    defining: Annotated[
+        bool, typer.Option("--defining", help="Defining memories (decisions, milestones…) first.")
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that best answer a query."""
     brain = open_brain(vault)
-    hits = brain.recall(query, k=k, node=node, include_superseded=superseded, mode=mode)
+    hits = brain.recall(
+        query, k=k, node=node, include_superseded=superseded, mode=mode, defining_first=defining
+    )
     if as_json:
         emit_json({"query": query, "hits": [h.to_json() for h in hits]})
         return
@@ -114,20 +119,29 @@ def render_hit(n: int, hit: Hit) -> None:
 @command()
 def expand(
     note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id.")],
+    history: Annotated[
+        bool, typer.Option("--history", help="Every version of the note, oldest first.")
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a whole note (reading it for use keeps it active)."""
+    """Show a whole note and its relations (reading it for use keeps it active)."""
+    from brain.cli.corrections import render_history, render_links
+
     brain = open_brain(vault)
+    if history:
+        render_history(brain, note_id, as_json)
+        return
     note = brain.expand(note_id)
     if as_json:
-        emit_json(note_json(note))
+        emit_json({**note_json(note), "relations": render_links(brain, note.id, as_json)})
         return
     out.print(f"[bold]{escape(note.title)}[/bold]  [dim]{note.id} · {escape(note.path)}[/dim]")
     out.print(
         f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
     )
     out.print(escape(note.body.rstrip()))
+    render_links(brain, note.id, as_json)
 
 
 @command("list")
@@ -138,11 +152,17 @@ def list_notes(
     ] = None,
     kind: Annotated[str | None, typer.Option(help="Only notes of this kind.")] = None,
     limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    defining: Annotated[
+        bool,
+        typer.Option("--defining", help="Only defining memories (decision, milestone, event)."),
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, newest first."""
-    rows = open_brain(vault).list(node=node, status=status, kind=kind, limit=limit)
+    rows = open_brain(vault).list(
+        node=node, status=status, kind=kind, limit=limit, defining_only=defining
+    )
     if as_json:
         emit_json({"notes": [row_json(r) for r in rows]})
         return
@@ -150,20 +170,6 @@ def list_notes(
     for r in rows:
         table.add_row(r.id, escape(r.title), r.kind, r.status, r.created[:10], escape(r.path))
     out.print(table)
-
-
-@command()
-def forget(
-    note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id.")],
-    vault: VaultOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Remove a note from the vault and from every cache."""
-    removed = open_brain(vault).forget(note_id)
-    if as_json:
-        emit_json({"forgotten": removed})
-    else:
-        out.print(f"Forgot {note_id} ({len(removed)} object(s) removed from the caches).")
 
 
 @command()
@@ -199,6 +205,10 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             out.print(f"[yellow]missing[/yellow] {escape(path)} (cached but gone from disk)")
         for problem in report.stale:
             out.print(f"[yellow]stale[/yellow]   {escape(problem)}")
+        for problem in report.cycles:
+            out.print(f"[red]cycle[/red]   {escape(problem)}")
+        for problem in report.dangling:
+            out.print(f"[yellow]dangling[/yellow] {escape(problem)}")
         if report.ok:
             out.print("[green]All well.[/green]")
     if not report.ok:

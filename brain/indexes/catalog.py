@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -39,6 +39,12 @@ CREATE INDEX IF NOT EXISTS objects_note ON objects(note_id);
 CREATE INDEX IF NOT EXISTS objects_folder ON objects(partition, node, norm_title);
 CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
 CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(supersedes);
+CREATE INDEX IF NOT EXISTS objects_status ON objects(status);
+CREATE TABLE IF NOT EXISTS relations (
+    source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL, weight REAL
+);
+CREATE INDEX IF NOT EXISTS relations_source ON relations(source);
+CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 """
 
 
@@ -95,6 +101,17 @@ class Brief:
     visibility: str
     kind: str
     created: str
+    defining: str | None
+
+
+@dataclass(frozen=True)
+class RelationRow:
+    """One typed edge as the catalog holds it (the truth is the source note's front-matter)."""
+
+    source: str
+    type: str
+    target: str
+    weight: float | None
 
 
 @dataclass(frozen=True)
@@ -180,7 +197,22 @@ class Catalog:
         """Remove a note's objects; returns their ids so other caches can drop them too."""
         ids = [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
         self.db.execute("DELETE FROM objects WHERE note_id=?", (note_id,))
+        self.db.execute("DELETE FROM relations WHERE source=?", (note_id,))
         return ids
+
+    def put_relations(self, source: str, edges: Iterable[tuple[str, str, float | None]]) -> None:
+        """A note's outgoing relations as (type, target, weight); replaces what was there."""
+        self.db.execute("DELETE FROM relations WHERE source=?", (source,))
+        self.db.executemany(
+            "INSERT INTO relations VALUES (?, ?, ?, ?)", [(source, *edge) for edge in edges]
+        )
+
+    def relations(self, where: str = "1", params: Sequence[Any] = ()) -> list[RelationRow]:
+        sql = f"SELECT source, type, target, weight FROM relations WHERE {where}"
+        return [
+            RelationRow(*row)
+            for row in self.db.execute(sql + " ORDER BY source, type, target", params)
+        ]
 
     def object_ids_of(self, note_id: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
@@ -204,7 +236,8 @@ class Catalog:
             batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
             query = (
-                "SELECT id, partition, node, status, visibility, kind, created FROM objects "
+                "SELECT id, partition, node, status, visibility, kind, created, defining "
+                "FROM objects "
                 f"WHERE id IN ({marks})"
             )
             for row in self.db.execute(query, batch):
@@ -233,6 +266,10 @@ class Catalog:
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM text_queue")
         self.db.execute("DELETE FROM vector_queue")
+        self.db.execute("DELETE FROM relations")
+        # A rebuild from the files brings an older schema up to date.
+        self.set_info("schema", str(SCHEMA_VERSION))
+        self.stale = False
 
     # Queues of changes waiting for a batched commit to the full-text or vector index.
     QUEUES = ("text_queue", "vector_queue")
