@@ -15,6 +15,7 @@ from brain.indexes.catalog import ObjectRow
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.model import STATUSES, Hit, Note, is_id, iso
+from brain.partitions import check_recallable, check_writable, is_archived
 from brain.recall import Retriever, TextRetriever, load_rows, rank, to_hit
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
@@ -64,6 +65,9 @@ class Brain:
     settings: settings_mod.Settings
     clock: Clock = field(default_factory=SystemClock)
     partition: str = ""
+    # Opened for a model (the MCP server): private and local-only notes and other partitions
+    # do not exist for it — not in recall, lists, counts, expand or forget.
+    for_model: bool = False
     store: NoteStore = field(init=False)
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
@@ -100,8 +104,14 @@ class Brain:
             tags=clean_tags, source=source,
         )  # fmt: skip
         with self.lock.hold():
+            check_writable(self.root, self.partition)
             self.catch_up()
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
+            if self.for_model and note.visibility != "normal":
+                raise InvalidInput(
+                    f"title {note.title!r} belongs to a note the person keeps to themselves",
+                    "remember it under another title",
+                )
             return self.save(note)
 
     def save(self, note: Note) -> Note:
@@ -122,6 +132,7 @@ class Brain:
         with self.lock.hold():
             self.catch_up()
             note = self.get(note_id)
+            check_writable(self.root, note.partition)
             return self.delete(note)
 
     # reading -----------------------------------------------------------------
@@ -140,15 +151,29 @@ class Brain:
         if not is_id(object_id):
             raise InvalidInput(f"{object_id!r} is not a note id (ids look like 01JE2Z3K…)")
         row = self.caches.catalog.get(object_id.split("#", 1)[0])
+        if row is not None and self.for_model and not self.shows(row):
+            row = None
         if row is None:
             raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
+
+    def shows(self, row: ObjectRow) -> bool:
+        """Whether this Brain may show the object (always, unless opened for a model)."""
+        if not self.for_model:
+            return True
+        return row.visibility == "normal" and row.partition == self.partition
+
+    def set_field(self, note_id: str, field: str, value: str) -> Note:
+        """The person's levers: visibility, defining, eternal, status (see levers.py)."""
+        from brain.levers import set_field
+
+        return set_field(self, note_id, field, value)
 
     def expand(self, note_id: str, *, touch: bool = True) -> Note:
         """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
         self.catch_up()
         note = self.get(note_id)
-        if not touch:
+        if not touch or is_archived(self.root, note.partition):
             return note
         with self.lock.hold():
             note = self.get(note_id)
@@ -177,11 +202,13 @@ class Brain:
         k = self.settings.recall_k if k is None else k
         if k < 1 or k > 100:
             raise InvalidInput(f"-k must be between 1 and 100, not {k}")
+        check_recallable(self.root, self.partition)
         self.catch_up()
         filters = Filters(
             partition=self.partition,
             node=check_node(node) if node else None,
             exclude_status=() if include_superseded else ("superseded",),
+            visibility=("normal",) if self.for_model else None,
         )
         self.caches.fulltext.index.reload()
         candidates = self.retrievers[0].search(query, k * 3, filters)
@@ -205,6 +232,8 @@ class Brain:
         self.catch_up()
         where = ["partition=?", "id=note_id"]
         params: list[Any] = [self.partition]
+        if self.for_model:
+            where.append("visibility='normal'")
         if node:
             node = check_node(node)
             where.append("(node=? OR node LIKE ?)")
