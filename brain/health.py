@@ -16,7 +16,9 @@ def usage(brain: Brain) -> dict[str, Any]:
     hide = " AND o.visibility='normal'" if brain.for_model else ""
     base = f"FROM objects o WHERE o.partition=? AND o.id=o.note_id{hide}"
     db = brain.caches.catalog.db
-    by_kind = dict(db.execute(f"SELECT o.kind, count(*) {base} GROUP BY o.kind", (brain.partition,)))
+    by_kind = dict(
+        db.execute(f"SELECT o.kind, count(*) {base} GROUP BY o.kind", (brain.partition,))
+    )
     by_status = dict(
         db.execute(f"SELECT o.status, count(*) {base} GROUP BY o.status", (brain.partition,))
     )

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from brain import health, partitions
 from brain.brain import Brain
@@ -69,7 +69,9 @@ def build_server(brain: Brain) -> MCPServer:
     text_field = Field(description="The text, in Markdown.", min_length=1, max_length=limit)
     tools: list[Tool] = []
 
-    def tool(*, read_only: bool, destructive: bool = False, idempotent: bool = False) -> Any:
+    def tool(
+        *, read_only: bool, destructive: bool = False, idempotent: bool = False
+    ) -> Callable[[ToolFn], ToolFn]:
         def register(fn: ToolFn) -> ToolFn:
             hints = ToolAnnotations(
                 read_only_hint=read_only,
@@ -88,9 +90,12 @@ def build_server(brain: Brain) -> MCPServer:
         text: Annotated[str, text_field],
         title: Annotated[
             str | None,
-            Field(description="A short title. Remembering under an existing title in the same "
-                  "folder adds to that note instead of making a new one.", max_length=MAX_NAME),
-        ] = None,  # fmt: skip
+            Field(
+                description="A short title. Remembering under an existing title in the same "
+                "folder adds to that note instead of making a new one.",
+                max_length=MAX_NAME,
+            ),
+        ] = None,
         node: Node = None,
         tags: Annotated[
             list[Annotated[str, Field(max_length=60)]],
@@ -98,10 +103,12 @@ def build_server(brain: Brain) -> MCPServer:
         ] = [],  # noqa: B006 (the SDK copies defaults; the list is never mutated)
         kind: Annotated[
             Literal["titled", "singleton", "dated", "thread"] | None,
-            Field(description="titled (default): a note per title; singleton: one maintained "
-                  "note such as Biography or Goals, replaced in place; dated: a block appended "
-                  "to today's note; thread: multi-session work (needs a title)."),
-        ] = None,  # fmt: skip
+            Field(
+                description="titled (default): a note per title; singleton: one maintained "
+                "note such as Biography or Goals, replaced in place; dated: a block appended "
+                "to today's note; thread: multi-session work (needs a title)."
+            ),
+        ] = None,
     ) -> Result:
         """Store a memory in the current partition. Returns the note's id, title and path."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
@@ -111,9 +118,11 @@ def build_server(brain: Brain) -> MCPServer:
     @tool(read_only=True)
     async def recall(
         query: Annotated[
-            str, Field(description="What to look for, in plain words.", min_length=1,
-                       max_length=MAX_QUERY)
-        ],  # fmt: skip
+            str,
+            Field(
+                description="What to look for, in plain words.", min_length=1, max_length=MAX_QUERY
+            ),
+        ],
         k: Annotated[int, Field(description="How many results.", ge=1, le=MAX_K)] = 5,
         node: Node = None,
     ) -> Result:
@@ -149,8 +158,9 @@ def build_server(brain: Brain) -> MCPServer:
             Literal["active", "dormant", "archived", "resolved", "superseded"] | None,
             Field(description="Only notes with this status."),
         ] = None,
-        kind: Annotated[str | None, Field(description="Only notes of this kind.", max_length=20)]
-        = None,
+        kind: Annotated[
+            str | None, Field(description="Only notes of this kind.", max_length=20)
+        ] = None,
         limit: Annotated[int, Field(description="At most this many.", ge=1, le=MAX_LIST)] = 20,
     ) -> Result:
         """Notes of the current partition, newest first (ids, titles, dates; no text)."""
@@ -287,7 +297,9 @@ def _strict(tool: Tool) -> Tool:
     """The same tool, refusing arguments its schema does not name."""
     loose = tool.fn_metadata.arg_model
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    strict = type(loose.__name__, (loose,), {"model_config": config, "__module__": __name__})
+    strict: type[BaseModel] = type(
+        loose.__name__, (loose,), {"model_config": config, "__module__": __name__}
+    )
     metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
     schema = strict.model_json_schema(by_alias=True)
     return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})

@@ -45,7 +45,7 @@ def check_name(name: str) -> str:
     """A partition name: one plain folder name, not one of the vault's reserved folders."""
     check_segment(name, "partition")
     if _UNSAFE.search(name):
-        raise InvalidInput(f"partition {name!r} may not contain any of : * ? \" < > |")
+        raise InvalidInput(f'partition {name!r} may not contain any of : * ? " < > |')
     if name.casefold() in {r.casefold() for r in RESERVED_TOP}:
         raise InvalidInput(f"partition {name!r} is a reserved folder name")
     return name

@@ -65,7 +65,7 @@ class Gate:
 
     def addendum(self, text: str) -> Step:
         check_text(text, self.brain.settings.max_text_bytes)
-        return self._advance("addendum", text, lambda: {})
+        return self._advance("addendum", text, dict)
 
     def maintain(self) -> Step:
         return self._advance("maintain", "Maintenance run.", self.upkeep)
@@ -86,7 +86,7 @@ class Gate:
         if summary is not None:
             check_text(summary, self.brain.settings.max_text_bytes)
         text = "Session closed." + (f"\n\n{summary.strip()}" if summary else "")
-        return self._advance("close", text, lambda: {})
+        return self._advance("close", text, dict)
 
     # the label ---------------------------------------------------------------
     def _today(self) -> Note | None:
@@ -152,9 +152,7 @@ class Gate:
                 body = self.brain.store.read(found[0].path).body.strip()
                 cut = len(body) > BRIEF_CHARS
                 notes[title] = body[:BRIEF_CHARS] + ("…" if cut else "")
-        threads = self._rows(
-            "kind='thread' AND status='active' ORDER BY touched DESC LIMIT 20"
-        )
+        threads = self._rows("kind='thread' AND status='active' ORDER BY touched DESC LIMIT 20")
         defining = self._rows(
             "defining IS NOT NULL AND status!='superseded' ORDER BY created DESC LIMIT ?",
             (RECENT_DEFINING,),

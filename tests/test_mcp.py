@@ -166,7 +166,7 @@ def test_one_session_id_per_server_process(vault: Path, clock: FixedClock) -> No
     for _ in range(2):
         brain = open_vault(vault, clock=clock)
 
-        async def scenario(client: Client) -> None:
+        async def scenario(client: Client, brain: Brain = brain) -> None:
             one = await call(client, "remember", {"text": "one"})
             two = await call(client, "remember", {"text": "two"})
             sessions.append(brain.get(two["id"]).source["session"])
@@ -287,8 +287,14 @@ def test_partitions_over_mcp(brain: Brain, vault: Path) -> None:
     assert brain.doctor().ok
 
 
-GATE = (("session", {}), ("addendum", {"text": "We planned the launch."}), ("maintain", {}),
-        ("remarks", {}), ("diary", {"text": "A calm day."}), ("close", {"summary": "Done."}))  # fmt: skip
+GATE = (
+    ("session", {}),
+    ("addendum", {"text": "We planned the launch."}),
+    ("maintain", {}),
+    ("remarks", {}),
+    ("diary", {"text": "A calm day."}),
+    ("close", {"summary": "Done."}),
+)
 
 
 def test_the_session_gate_runs_in_order_only(brain: Brain, vault: Path) -> None:
