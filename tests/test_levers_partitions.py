@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.errors import NotFound
 from tests.conftest import tree_digest
 
 _register()
@@ -180,3 +181,20 @@ def test_rename_keeps_ids_and_local_only_notes(vault: Path, clock: FixedClock) -
     assert brain.doctor().ok
     brain.close()
     assert open_vault(vault).partition == "home"
+
+
+def test_a_partition_renamed_by_another_process_is_not_made_again(
+    vault: Path, clock: FixedClock
+) -> None:
+    from brain import partitions
+
+    partitions.create(open_vault(vault, clock=clock), "work")
+    renamer, other = open_vault(vault, clock=clock), open_vault(vault, clock=clock)
+    partitions.use(other, "work")
+    partitions.rename(renamer, "work", "job")
+    before = tree_digest(vault)
+    with pytest.raises(NotFound, match="'work' no longer exists"):
+        other.remember("lost?")
+    with pytest.raises(NotFound, match="no longer exists"):
+        other.recall("anything")
+    assert tree_digest(vault) == before and not (vault / "work").exists()
