@@ -18,6 +18,7 @@ from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.model import STATUSES, Hit, Note, is_id, iso, normalise_title
+from brain.partitions import check_recallable, check_writable, is_archived
 from brain.recall import (
     CANDIDATES,
     MODES,
@@ -82,6 +83,9 @@ class Brain:
     settings: settings_mod.Settings
     clock: Clock = field(default_factory=SystemClock)
     partition: str = ""
+    # Opened for a model (the MCP server): private and local-only notes and other partitions
+    # do not exist for it — not in recall, lists, counts, expand or forget.
+    for_model: bool = False
     store: NoteStore = field(init=False)
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
@@ -92,11 +96,19 @@ class Brain:
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
-        self.caches = Caches(self.root / CACHE_DIR, embedder=self.embedder)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
-        if self.caches.catalog.stale or self.caches.fulltext.fresh:
-            # New or wiped caches: build them now; embedding waits for the first recall.
-            self.reindex(embed=False)
+        folder = self.root / CACHE_DIR
+        if (folder / "fulltext" / "schema").exists():
+            self.caches = Caches(folder, embedder=self.embedder)
+            if self.caches.catalog.stale:
+                self.reindex(embed=False)
+            return
+        # New or wiped caches: one process builds them while the others wait; embedding
+        # waits for the first recall.
+        with self.lock.hold():
+            self.caches = Caches(folder, embedder=self.embedder)
+            if self.caches.catalog.stale or self.caches.fulltext.fresh:
+                self.reindex(embed=False)
 
     def close(self) -> None:
         self.caches.close()
@@ -120,12 +132,18 @@ class Brain:
             tags=clean_tags, source=source,
         )  # fmt: skip
         with self.lock.hold():
+            check_writable(self.root, self.partition)
             # No catch-up walk here: plan() reads the current file from disk, so hand edits
             # are kept, and a walk per write would make ingesting quadratic. Only a note
             # written by hand under this very title must be known before deduplicating.
             if title is not None and not node_is_dated(node):
                 self._refresh_title(f"{self.partition}/{node or INBOX}", title)
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
+            if self.for_model and note.visibility != "normal":
+                raise InvalidInput(
+                    f"title {note.title!r} belongs to a note the person keeps to themselves",
+                    "remember it under another title",
+                )
             return self.save(defining.mark(note, text))
 
     def save(self, note: Note) -> Note:
@@ -147,6 +165,7 @@ class Brain:
         mode: `auto` (a plain note and its children; the current version of a corrected note
         is reverted to the previous one), `version` (that version only), `history` (all).
         """
+        check_writable(self.root, self.row(note_id).partition)
         return forgetting.forget(self, note_id, mode)[1]
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
@@ -195,15 +214,30 @@ class Brain:
         if not is_id(object_id):
             raise InvalidInput(f"{object_id!r} is not a note id (ids look like 01JE2Z3K…)")
         row = self.caches.catalog.get(object_id.split("#", 1)[0])
+        if row is not None and self.for_model and not self.shows(row):
+            row = None
         if row is None:
             raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
+
+    def shows(self, row: ObjectRow) -> bool:
+        """Whether this Brain may show the object (always, unless opened for a model)."""
+        if not self.for_model:
+            return True
+        return row.visibility == "normal" and row.partition == self.partition
+
+    def set_field(self, note_id: str, field: str, value: str) -> Note:
+        """The person's levers: visibility, defining, eternal, status (see levers.py)."""
+        from brain.levers import set_field
+
+        return set_field(self, note_id, field, value)
 
     def expand(self, note_id: str, *, touch: bool = True) -> Note:
         """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
         self.catch_up()
         note = self.get(note_id)
-        if not touch or note.status == "superseded":  # history stays byte for byte as it was
+        # History stays byte for byte as it was; an archived partition is read-only.
+        if not touch or note.status == "superseded" or is_archived(self.root, note.partition):
             return note
         with self.lock.hold():
             note = self.get(note_id)
@@ -236,11 +270,13 @@ class Brain:
             raise InvalidInput(f"-k must be between 1 and 100, not {k}")
         if mode not in MODES:
             raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
+        check_recallable(self.root, self.partition)
         self.catch_up()
         filters = Filters(
             partition=self.partition,
             node=check_node(node) if node else None,
             exclude_status=() if include_superseded else ("superseded",),
+            visibility=("normal",) if self.for_model else None,
         )
         retrievers = self._retrievers(mode)
         self.flush()
@@ -285,6 +321,8 @@ class Brain:
         self.catch_up()
         where = ["partition=?", "id=note_id"]
         params: list[Any] = [self.partition]
+        if self.for_model:
+            where.append("visibility='normal'")
         if node:
             node = check_node(node)
             where.append("(node=? OR node LIKE ?)")

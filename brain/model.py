@@ -131,6 +131,9 @@ class Note:
 
     @property
     def visibility(self) -> str:
+        # The git-ignored folder decides: a file there is local-only whatever its field says.
+        if self.path.startswith(LOCAL_ONLY + "/"):
+            return LOCAL_ONLY
         return str(self.meta.get("visibility", "normal"))
 
     @property

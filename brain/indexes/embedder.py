@@ -101,6 +101,11 @@ class MiniLMEmbedder:
         return self.cache_dir / f"all-MiniLM-L6-v2-{_fingerprint(self.model_path)}.onnx"
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory already (without loading it)."""
+        return self._run is not None
+
+    @property
     def backend(self) -> str:
         """The runtime in use, `onnx` or `sentence-transformers` (loads the model if need be)."""
         self._load()

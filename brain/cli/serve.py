@@ -1,0 +1,169 @@
+"""Commands for hosts and for the person: `serve` (MCP over stdio), `set`, `partition …`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from brain.cli import (
+    JsonOpt,
+    VaultOpt,
+    _state,
+    app,
+    command,
+    emit_json,
+    err,
+    note_json,
+    open_brain,
+    out,
+)
+from brain.errors import BrainError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+partition_app = typer.Typer(
+    help="Partitions: separate memory trees in one vault.", no_args_is_help=True
+)
+app.add_typer(partition_app, name="partition")
+
+PartitionOpt = Annotated[
+    str | None,
+    typer.Option("--partition", help="The partition to work in (default: brain.yaml's)."),
+]
+NameArg = Annotated[str, typer.Argument(help="The partition's name.")]
+
+
+@command()
+def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
+    """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
+    from brain.brain import open_vault
+    from brain.cli import vault_path
+    from brain.mcp_server import serve as run
+    from brain.partitions import check_recallable
+
+    root, _how = vault_path(vault)
+    brain = open_vault(root, partition=partition)
+    check_recallable(brain.root, brain.partition)
+    try:
+        run(brain)
+    finally:
+        brain.close()
+
+
+@command("set")
+def set_field(
+    note_id: Annotated[str, typer.Argument(metavar="ID", help="The note's id.")],
+    field: Annotated[str, typer.Argument(help="visibility | defining | eternal | status.")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="visibility: normal|private|local-only; defining: decision|milestone|event|none;"
+            " eternal: true|false (threads); status: active|dormant|archived|resolved."
+        ),
+    ],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Set a field only the person may set (never reachable from a model)."""
+    note = open_brain(vault).set_field(note_id, field, value)
+    if as_json:
+        emit_json(note_json(note))
+    else:
+        out.print(f"Set {field} of [bold]{escape(note.title)}[/bold] to {escape(value)}"
+                  f" ({escape(note.path)})")  # fmt: skip
+
+
+def _partition_command(name: str) -> Callable[[F], F]:
+    """`brain partition NAME`, behind the same error boundary as every other command."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            try:
+                return fn(*args, **kw)
+            except BrainError as exc:
+                if _state["debug"]:
+                    raise
+                err.print(f"[red]error:[/red] {escape(str(exc))}")
+                raise typer.Exit(2) from None
+
+        partition_app.command(name)(guarded)
+        return fn
+
+    return wrap
+
+
+def _say(verb: str, partition: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(partition.to_json())
+    else:
+        out.print(f"{verb} partition [bold]{escape(partition.name)}[/bold]")
+
+
+@_partition_command("list")
+def partition_list(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """List the partitions; * marks the default one."""
+    from brain import partitions
+
+    found = partitions.listing(open_brain(vault))
+    if as_json:
+        emit_json({"partitions": [p.to_json() for p in found]})
+        return
+    table = Table("", "partition", "state", box=None)
+    for p in found:
+        table.add_row("*" if p.current else "", escape(p.name), "archived" if p.archived else "")
+    out.print(table)
+
+
+@_partition_command("create")
+def partition_create(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Create a partition from the template."""
+    from brain import partitions
+
+    _say("Created", partitions.create(open_brain(vault), name), as_json)
+
+
+@_partition_command("use")
+def partition_use(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Make a partition the default for commands (default_partition in brain.yaml)."""
+    from brain import partitions
+
+    brain = open_brain(vault)
+    chosen = partitions.use(brain, name)
+    with brain.lock.hold():
+        partitions.set_default(brain, name)
+    _say("Now using", chosen, as_json)
+
+
+@_partition_command("rename")
+def partition_rename(
+    name: NameArg,
+    new_name: Annotated[str, typer.Argument(help="The new name.")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rename a partition (note ids do not change)."""
+    from brain import partitions
+
+    _say("Renamed to", partitions.rename(open_brain(vault), name, new_name), as_json)
+
+
+@_partition_command("archive")
+def partition_archive(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Archive a partition: read-only and out of recall (nothing is deleted)."""
+    from brain import partitions
+
+    _say("Archived", partitions.archive(open_brain(vault), name), as_json)
+
+
+@_partition_command("restore")
+def partition_restore(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Bring an archived partition back."""
+    from brain import partitions
+
+    _say("Restored", partitions.restore(open_brain(vault), name), as_json)

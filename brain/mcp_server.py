@@ -1,0 +1,313 @@
+"""`brain serve`: the MCP tools, each a thin wrapper over one core call; the allowlist is here.
+
+The only module that imports `mcp`. Every tool takes a strict schema (an unknown argument is
+refused), and every BrainError comes back as a tool error carrying the core's message.
+Nothing administrative is reachable: no connect, sync, sleep, tiers, reindex, settings,
+visibility or provenance. The Brain is opened `for_model`, so private and local-only notes and
+other partitions do not exist for any tool (partition_list alone names the partitions).
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tools' annotations at
+# registration, and the size limits in them come from this vault's settings.
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain import health, partitions
+from brain.brain import Brain
+from brain.errors import BrainError
+from brain.model import Hit, iso, new_id
+from brain.sessions import Gate
+
+# The allowlist: exactly these tools, and no others, are served.
+TOOLS = (
+    "remember", "recall", "forget", "expand", "list_memories", "diagnostics", "usage", "ping",
+    "partition_create", "partition_list", "partition_use", "partition_rename",
+    "partition_archive", "partition_restore",
+    "session", "addendum", "maintain", "remarks", "diary", "close",
+)  # fmt: skip
+
+MAX_QUERY = 1000
+MAX_NAME = 200
+MAX_TAGS = 20
+MAX_K = 20
+MAX_LIST = 50
+MAX_EXPAND_CHARS = 20_000
+
+Result = dict[str, Any]
+ToolFn = Callable[..., Awaitable[Result]]
+
+Id = Annotated[
+    str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
+               min_length=1, max_length=40)
+]  # fmt: skip
+Node = Annotated[
+    str | None,
+    Field(description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
+          max_length=300),
+]  # fmt: skip
+PartitionName = Annotated[
+    str, Field(description="A partition name: one plain folder name such as `work`.",
+               min_length=1, max_length=100)
+]  # fmt: skip
+
+
+def build_server(brain: Brain) -> MCPServer:
+    """The MCP server over one Brain; the Brain is switched to its model-facing mode."""
+    brain.for_model = True
+    session_id = new_id(brain.clock.now())
+    source = {"via": "mcp", "session": session_id}
+    gate = Gate(brain, source)
+    limit = brain.settings.max_text_bytes
+    text_field = Field(description="The text, in Markdown.", min_length=1, max_length=limit)
+    tools: list[Tool] = []
+
+    def tool(
+        *, read_only: bool, destructive: bool = False, idempotent: bool = False
+    ) -> Callable[[ToolFn], ToolFn]:
+        def register(fn: ToolFn) -> ToolFn:
+            hints = ToolAnnotations(
+                read_only_hint=read_only,
+                destructive_hint=destructive,
+                idempotent_hint=idempotent,
+                open_world_hint=False,
+            )
+            tools.append(_strict(Tool.from_function(_errors(fn), annotations=hints)))
+            return fn
+
+        return register
+
+    # memories ------------------------------------------------------------------
+    @tool(read_only=False)
+    async def remember(
+        text: Annotated[str, text_field],
+        title: Annotated[
+            str | None,
+            Field(
+                description="A short title. Remembering under an existing title in the same "
+                "folder adds to that note instead of making a new one.",
+                max_length=MAX_NAME,
+            ),
+        ] = None,
+        node: Node = None,
+        tags: Annotated[
+            list[Annotated[str, Field(max_length=60)]],
+            Field(description="Tags, without #.", max_length=MAX_TAGS),
+        ] = [],  # noqa: B006 (the SDK copies defaults; the list is never mutated)
+        kind: Annotated[
+            Literal["titled", "singleton", "dated", "thread"] | None,
+            Field(
+                description="titled (default): a note per title; singleton: one maintained "
+                "note such as Biography or Goals, replaced in place; dated: a block appended "
+                "to today's note; thread: multi-session work (needs a title)."
+            ),
+        ] = None,
+    ) -> Result:
+        """Store a memory in the current partition. Returns the note's id, title and path."""
+        note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
+        return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
+                "created": note.created}  # fmt: skip
+
+    @tool(read_only=True)
+    async def recall(
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for, in plain words.", min_length=1, max_length=MAX_QUERY
+            ),
+        ],
+        k: Annotated[int, Field(description="How many results.", ge=1, le=MAX_K)] = 5,
+        node: Node = None,
+    ) -> Result:
+        """The few memories that best answer a query: id, title, snippet, date, source, flags.
+
+        Use `expand` with an id to read a whole note.
+        """
+        return {"hits": [_hit(h) for h in brain.recall(query, k=k, node=node)]}
+
+    @tool(read_only=False, destructive=True, idempotent=True)
+    async def forget(note_id: Id) -> Result:
+        """Remove a memory for good, from the files and every index. Cannot be undone."""
+        removed = brain.forget(note_id)
+        return {"forgotten": note_id, "objects_removed": len(removed)}
+
+    @tool(read_only=False, idempotent=True)
+    async def expand(note_id: Id) -> Result:
+        """A whole note by id (reading it keeps it alive, so it does not age)."""
+        note = brain.expand(note_id)
+        body = note.body
+        return {
+            "id": note.id, "title": note.title, "kind": note.kind, "status": note.status,
+            "created": note.created, "touched": note.touched, "node": note.node,
+            "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
+            "relations": [r.to_yaml() for r in note.relations],
+            "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
+        }  # fmt: skip
+
+    @tool(read_only=True)
+    async def list_memories(
+        node: Node = None,
+        status: Annotated[
+            Literal["active", "dormant", "archived", "resolved", "superseded"] | None,
+            Field(description="Only notes with this status."),
+        ] = None,
+        kind: Annotated[
+            str | None, Field(description="Only notes of this kind.", max_length=20)
+        ] = None,
+        limit: Annotated[int, Field(description="At most this many.", ge=1, le=MAX_LIST)] = 20,
+    ) -> Result:
+        """Notes of the current partition, newest first (ids, titles, dates; no text)."""
+        rows = brain.list(node=node, status=status, kind=kind, limit=limit)
+        return {"notes": [{"id": r.id, "title": r.title, "kind": r.kind, "status": r.status,
+                           "created": r.created, "node": r.node, "tags": list(r.tags)}
+                          for r in rows]}  # fmt: skip
+
+    @tool(read_only=True)
+    async def diagnostics() -> Result:
+        """Health: whether the caches are in step with the files, broken notes, pending
+        connectors, and which retrievers (and embedding model) are loaded."""
+        return health.diagnostics(brain)
+
+    @tool(read_only=True)
+    async def usage() -> Result:
+        """Counts of notes by kind and status in the current partition, and their size."""
+        return health.usage(brain)
+
+    @tool(read_only=True, idempotent=True)
+    async def ping() -> Result:
+        """Check that the memory server answers; says which partition is current."""
+        return {"ok": True, "partition": brain.partition, "time": iso(brain.clock.now())}
+
+    # partitions ------------------------------------------------------------------
+    @tool(read_only=False)
+    async def partition_create(name: PartitionName) -> Result:
+        """Create a new, empty partition (a separate memory tree) from the template."""
+        return partitions.create(brain, name).to_json()
+
+    @tool(read_only=True)
+    async def partition_list() -> Result:
+        """The partitions of this memory, which one is current, and which are archived."""
+        return {"partitions": [p.to_json() for p in partitions.listing(brain)]}
+
+    @tool(read_only=False, idempotent=True)
+    async def partition_use(name: PartitionName) -> Result:
+        """Work in another partition from now on (for this server only)."""
+        return partitions.use(brain, name).to_json()
+
+    @tool(read_only=False)
+    async def partition_rename(name: PartitionName, new_name: PartitionName) -> Result:
+        """Rename a partition; note ids stay the same."""
+        return partitions.rename(brain, name, new_name).to_json()
+
+    @tool(read_only=False)
+    async def partition_archive(name: PartitionName) -> Result:
+        """Archive a partition: read-only and out of recall until restored. Nothing is deleted."""
+        return partitions.archive(brain, name).to_json()
+
+    @tool(read_only=False)
+    async def partition_restore(name: PartitionName) -> Result:
+        """Bring an archived partition back into use."""
+        return partitions.restore(brain, name).to_json()
+
+    # the session gate --------------------------------------------------------------
+    gate_order = "Gate order: session → addendum → maintain → remarks → diary → close."
+
+    @tool(read_only=False)
+    async def session() -> Result:
+        """Open today's session and get the briefing: the person's Biography, Goals and
+        Preferences, your Responsibilities and Protocols, active threads and recent defining
+        memories. Call it first."""
+        return gate.session().to_json()
+
+    @tool(read_only=False)
+    async def addendum(text: Annotated[str, text_field]) -> Result:
+        """Record in today's session note what happened in this session (second step)."""
+        return gate.addendum(text).to_json()
+
+    @tool(read_only=False)
+    async def maintain() -> Result:
+        """Light upkeep, and what needs attention: broken notes, fading threads, the inbox
+        (third step)."""
+        return gate.maintain().to_json()
+
+    @tool(read_only=False)
+    async def remarks() -> Result:
+        """Reflection cues: what was corrected today, notes worth suspicion, threads touched
+        (fourth step). Read them before writing the diary."""
+        return gate.remarks().to_json()
+
+    @tool(read_only=False)
+    async def diary(text: Annotated[str, text_field]) -> Result:
+        """Write your diary entry for today, with the reflection cues in hand (fifth step)."""
+        return gate.diary(text).to_json()
+
+    @tool(read_only=False)
+    async def close(
+        summary: Annotated[
+            str | None,
+            Field(description="An optional closing line.", max_length=limit),
+        ] = None,
+    ) -> Result:
+        """Close the session (last step)."""
+        return gate.close(summary).to_json()
+
+    for fn_tool in tools:
+        if fn_tool.name in ("session", "addendum", "maintain", "remarks", "diary", "close"):
+            fn_tool.description += "\n" + gate_order
+
+    assert tuple(t.name for t in tools) == TOOLS, "the tools must be exactly the allowlist"
+    return MCPServer(
+        "brain",
+        instructions=(
+            "Long-term memory. Start with `session` for the briefing; `recall` before answering "
+            "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
+            "session with addendum → maintain → remarks → diary → close."
+        ),
+        tools=tools,
+        log_level="WARNING",
+    )
+
+
+def serve(brain: Brain) -> None:
+    """Run the server over stdio until the host closes it (stdout carries only MCP)."""
+    build_server(brain).run()
+
+
+def _errors(fn: ToolFn) -> ToolFn:
+    """A BrainError becomes a tool error carrying the core's own message."""
+
+    @functools.wraps(fn)
+    async def guarded(*args: Any, **kwargs: Any) -> Result:
+        try:
+            return await fn(*args, **kwargs)
+        except BrainError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return guarded
+
+
+def _strict(tool: Tool) -> Tool:
+    """The same tool, refusing arguments its schema does not name."""
+    loose = tool.fn_metadata.arg_model
+    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    strict: type[BaseModel] = type(
+        loose.__name__, (loose,), {"model_config": config, "__module__": __name__}
+    )
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    schema = strict.model_json_schema(by_alias=True)
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})
+
+
+def _hit(hit: Hit) -> Result:
+    return {
+        "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
+        "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
+        "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
+    }  # fmt: skip

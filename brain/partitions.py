@@ -1,0 +1,187 @@
+"""Partitions: separate trees of one vault; create, rename, archive (read-only) and restore.
+
+A partition is a top-level folder of the vault (its local-only notes live in
+`local-only/<partition>/`). An archived partition carries a marker file, `.archived`, in its
+own folder: it moves with a rename, is versioned with the vault, and needs no rewrite of the
+hand-edited brain.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.errors import InvalidInput, NotFound
+from brain.model import LOCAL_ONLY, iso
+from brain.settings import SETTINGS_FILE
+from brain.vault.files import atomic_write, fsync_dir, remove_file
+from brain.vault.paths import check_segment
+from brain.vault.store import RESERVED_TOP
+from brain.vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+ARCHIVED_MARK = ".archived"
+_UNSAFE = re.compile(r'[:*?"<>|]')
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str
+    archived: bool
+    current: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "archived": self.archived, "current": self.current}
+
+
+def check_name(name: str) -> str:
+    """A partition name: one plain folder name, not one of the vault's reserved folders."""
+    check_segment(name, "partition")
+    if _UNSAFE.search(name):
+        raise InvalidInput(f'partition {name!r} may not contain any of : * ? " < > |')
+    if name.casefold() in {r.casefold() for r in RESERVED_TOP}:
+        raise InvalidInput(f"partition {name!r} is a reserved folder name")
+    return name
+
+
+def is_archived(root: Path, name: str) -> bool:
+    return (root / name / ARCHIVED_MARK).is_file()
+
+
+def check_present(root: Path, name: str) -> None:
+    """A partition renamed or removed by another process is not silently made again."""
+    if not (root / name).is_dir():
+        raise NotFound(
+            f"partition {name!r} no longer exists (renamed or removed by another process?)",
+            "choose one with partition_use, or `brain partition list`",
+        )
+
+
+def check_writable(root: Path, name: str) -> None:
+    """Refuse to change anything in an archived (or vanished) partition."""
+    check_present(root, name)
+    if is_archived(root, name):
+        raise InvalidInput(
+            f"partition {name!r} is archived (read-only)",
+            f"restore it first: `brain partition restore {name}`",
+        )
+
+
+def check_recallable(root: Path, name: str) -> None:
+    check_present(root, name)
+    if is_archived(root, name):
+        raise InvalidInput(
+            f"partition {name!r} is archived and out of recall",
+            f"restore it first: `brain partition restore {name}`",
+        )
+
+
+def existing(brain: Brain, name: str) -> str:
+    check_name(name)
+    known = brain.store.partitions()
+    if name not in known:
+        raise NotFound(f"no partition {name!r}", f"partitions: {', '.join(known) or 'none'}")
+    return name
+
+
+def listing(brain: Brain) -> list[Partition]:
+    """Every partition of the vault, with its state."""
+    return [
+        Partition(name, is_archived(brain.root, name), name == brain.partition)
+        for name in brain.store.partitions()
+    ]
+
+
+def create(brain: Brain, name: str) -> Partition:
+    """A new partition: a stamped copy of the template's structural notes."""
+    check_name(name)
+    with brain.lock.hold():
+        if (brain.root / name).exists() or (brain.root / LOCAL_ONLY / name).exists():
+            raise InvalidInput(f"partition {name!r} already exists")
+        # Built in a hidden folder beside the partitions and renamed, so nobody sees half of it.
+        staging = brain.root / f".partition-{name}.{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(template_dir() / TEMPLATE_PARTITION, staging)
+        stamp_notes(staging, brain.clock.now())
+        os.replace(staging, brain.root / name)
+        fsync_dir(brain.root)
+        brain.catch_up()
+    return Partition(name, False, name == brain.partition)
+
+
+def rename(brain: Brain, old: str, new: str) -> Partition:
+    """Move a partition's folders; note ids stay the same, the caches follow the new paths."""
+    check_name(new)
+    with brain.lock.hold():
+        existing(brain, old)
+        if old == new:
+            raise InvalidInput(f"partition {old!r} already has that name")
+        if (brain.root / new).exists() or (brain.root / LOCAL_ONLY / new).exists():
+            raise InvalidInput(f"partition {new!r} already exists")
+        os.replace(brain.root / old, brain.root / new)
+        fsync_dir(brain.root)
+        hidden = brain.root / LOCAL_ONLY / old
+        if hidden.is_dir():
+            os.replace(hidden, brain.root / LOCAL_ONLY / new)
+            fsync_dir(hidden.parent)
+        if brain.settings.default_partition == old:
+            set_default(brain, new)
+        if brain.partition == old:
+            brain.partition = new
+        brain.catch_up()
+    return Partition(new, is_archived(brain.root, new), new == brain.partition)
+
+
+def archive(brain: Brain, name: str) -> Partition:
+    """Make a partition read-only and take it out of recall; its files stay as they are."""
+    with brain.lock.hold():
+        existing(brain, name)
+        if is_archived(brain.root, name):
+            raise InvalidInput(f"partition {name!r} is already archived")
+        stamp = iso(brain.clock.now())
+        atomic_write(
+            brain.root / name / ARCHIVED_MARK,
+            f"# This partition is archived (read-only, out of recall) since {stamp}.\n"
+            f"# `brain partition restore {name}` brings it back.\n",
+        )
+    return Partition(name, True, name == brain.partition)
+
+
+def restore(brain: Brain, name: str) -> Partition:
+    with brain.lock.hold():
+        existing(brain, name)
+        if not is_archived(brain.root, name):
+            raise InvalidInput(f"partition {name!r} is not archived")
+        remove_file(brain.root / name / ARCHIVED_MARK)
+    return Partition(name, False, name == brain.partition)
+
+
+def use(brain: Brain, name: str) -> Partition:
+    """Make this Brain work in another partition (a server remembers it for its lifetime)."""
+    existing(brain, name)
+    check_recallable(brain.root, name)
+    brain.partition = name
+    return Partition(name, False, True)
+
+
+_DEFAULT_LINE = re.compile(r"^default_partition:.*$", re.MULTILINE)
+
+
+def set_default(brain: Brain, name: str) -> None:
+    """Record the partition commands use by default, editing only that line of brain.yaml."""
+    path = brain.root / SETTINGS_FILE
+    text = path.read_text(encoding="utf-8")
+    line = f"default_partition: {json.dumps(name, ensure_ascii=False)}"
+    if _DEFAULT_LINE.search(text):
+        text = _DEFAULT_LINE.sub(line, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n" + line + "\n"
+    atomic_write(path, text)
+    brain.settings = replace(brain.settings, default_partition=name)
