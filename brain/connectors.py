@@ -130,27 +130,28 @@ def render_connectors(text: str, connectors: Mapping[str, Declared]) -> str:
     """brain.yaml text with its `connectors:` block replaced (or added at the end)."""
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.startswith("connectors:")), None)
-    comment = ""
+    comment, column = "", 0
     if start is None:
         start = end = len(lines)
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
     else:
         found = re.search(r"\s(#.*)$", lines[start].rstrip("\n"))
-        comment = found.group(1) if found else ""
+        comment, column = (found.group(1), found.start(1)) if found else ("", 0)
         end = start + 1
         while end < len(lines) and not _TOP_KEY.match(lines[end]):
             end += 1
         # Trailing blank or comment lines belong to what follows, not to the block.
         while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip()[0] == "#"):
             end -= 1
+    header = "connectors:" if connectors else "connectors: {}"
+    if comment:  # the comment stays in its column
+        header += " " * max(2, column - len(header)) + comment
+    block = header + "\n"
     if connectors:
         body = {n: d.to_yaml() for n, d in connectors.items()}
         dumped = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, default_flow_style=False)
-        block = "connectors:" + (f"  {comment}" if comment else "") + "\n"
         block += "".join(f"  {line}\n" for line in dumped.splitlines())
-    else:
-        block = "connectors: {}" + (f"  {comment}" if comment else "") + "\n"
     return "".join(lines[:start]) + block + "".join(lines[end:])
 
 
