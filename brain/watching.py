@@ -40,6 +40,7 @@ class Watcher:
     on_catch_up: Callable[[CatchUp], None] | None = None
     on_error: Callable[[BrainError], None] | None = None
     watched: list[str] = field(default_factory=list)
+    ready: threading.Event = field(default_factory=threading.Event)  # set after the first sync
     _events: queue.Queue[str] = field(default_factory=queue.Queue)
 
     def run(self, stop: threading.Event) -> None:
@@ -55,6 +56,7 @@ class Watcher:
         observer.start()
         try:
             self._handle({VAULT, *self.watched})
+            self.ready.set()
             while not stop.is_set():
                 try:
                     dirty = {self._events.get(timeout=0.1)}

@@ -88,7 +88,8 @@ def test_a_file_becomes_one_document_with_typed_chunks(brain: Brain, folder: Pat
         kinds[section.block_type] = section
         assert c.heading_path == section.heading_path
     assert set(kinds) >= {"paragraph", "table", "code", "list"}
-    assert kinds["table"].table_data == (("plant", "water"), ("tomato", "daily"), ("basil", "weekly"))
+    rows = (("plant", "water"), ("tomato", "daily"), ("basil", "weekly"))
+    assert kinds["table"].table_data == rows
     assert kinds["list"].heading_path == ("Garden guide", "Pests")
     text = doc_of(brain, "sub/letter.txt")
     assert brain.get(text.id).title == "letter.txt"

@@ -143,13 +143,18 @@ def import_export(
 
     brain = open_brain(vault)
     columns = (TextColumn("Importing"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("import", total=None)
+    bar = Progress(*columns, console=err, transient=True)
+    task = bar.add_task("import", total=None)
 
-        def step(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+    def step(done: int, total: int) -> None:
+        if done == 1:  # the export parsed: only now is there something to show
+            bar.start()
+        bar.update(task, completed=done, total=total)
 
+    try:
         report = brain.import_export(platform, export, progress=step)
+    finally:
+        bar.stop()
     render_import(report, as_json)
 
 
