@@ -35,15 +35,3 @@ def ask_at_terminal(summary: str, question: str) -> str:
         return answer.decode("utf-8", errors="replace").strip()
     finally:
         os.close(fd)
-
-
-def tell_at_terminal(text: str) -> None:
-    """A closing line on the terminal that was asked (best effort)."""
-    try:
-        fd = os.open(TTY, os.O_WRONLY | os.O_NOCTTY)
-    except OSError:
-        return
-    try:
-        os.write(fd, (text.rstrip("\n") + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
