@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain import corrections, defining, forgetting, graph, relations
 from brain import settings as settings_mod
@@ -34,6 +34,12 @@ from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
 from brain.writing import INBOX, Request, check_text, node_is_dated, plan
+
+if TYPE_CHECKING:
+    from brain.connectors import Status
+    from brain.documents import SyncReport
+    from brain.recalls import ImportReport
+    from brain.sections import Section
 
 Progress = Callable[[int, int], None]
 
@@ -197,6 +203,54 @@ class Brain:
     def write_graph(self) -> Note:
         """Regenerate `<partition>/Insights/Graph.md` from the relations."""
         return graph.write_graph(self)
+
+    # ingestion: connectors, transcripts, exports (documents.py, recalls.py) ----
+    def connect(self, path: Path, name: str | None = None) -> SyncReport:
+        """Ask the person at the terminal, then read the folder as document notes."""
+        from brain import documents
+
+        return documents.connect(self, path, name)
+
+    def connectors(self) -> list[Status]:
+        from brain import documents
+
+        return documents.statuses(self)
+
+    def disconnect(self, name: str, *, forget: bool = False) -> int:
+        from brain import documents
+
+        return documents.disconnect(self, name, forget=forget)
+
+    def sync(self, names: Sequence[str] = ()) -> list[SyncReport]:
+        from brain import documents
+
+        return documents.sync(self, list(names))
+
+    def ingest(self, path: Path) -> ImportReport:
+        """Store one transcript file (seed JSON or Markdown chat) as a recall note."""
+        from brain import recalls
+
+        return recalls.store_transcripts(self, [recalls.read_transcript(path)], "ingest")
+
+    def import_export(
+        self, platform: str, path: Path, progress: Progress | None = None
+    ) -> ImportReport:
+        """Store every conversation of a ChatGPT or Claude export as a recall note."""
+        from brain import recalls
+
+        found = recalls.read_export(platform, path)
+        return recalls.store_transcripts(self, found, "import", progress)
+
+    def section(self, object_id: str) -> tuple[Note, Section]:
+        """A chunk or turn (`<note id>#<n>`): its note and its section record."""
+        from brain.sections import sections_of
+
+        note = self.get(object_id)
+        number = object_id.partition("#")[2]
+        found = next((s for s in sections_of(note) if str(s.number) == number), None)
+        if found is None:
+            raise NotFound(f"no section {object_id}", "chunk ids look like <note id>#<n>")
+        return note, found
 
     # reading -----------------------------------------------------------------
     def get(self, note_id: str) -> Note:

@@ -31,3 +31,11 @@ class BrokenNote(BrainError):
 
 class VaultBusy(BrainError):
     """Another process holds the vault's writer lock for too long."""
+
+
+class NoTerminal(BrainError):
+    """Something that only the person at a terminal may approve, asked where there is none."""
+
+
+class NotConfirmed(BrainError):
+    """The person did not confirm at the terminal."""

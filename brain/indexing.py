@@ -6,13 +6,14 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
 from brain.model import Note, normalise_title
+from brain.sections import SECTIONED_KINDS, section_text, sections_of
 from brain.vault.store import content_hash
 
 if TYPE_CHECKING:
@@ -29,7 +30,11 @@ class IndexObject:
 
 
 def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
-    """The objects a note contributes to the caches (a plain note: exactly itself)."""
+    """The objects a note contributes to the caches: itself, and a document's or recall's sections.
+
+    A sectioned note's own object carries only the text before its sections (a recall's summary),
+    so hits go to the passage that answers, `<note id>#<n>`, whose parent is the note.
+    """
     row = ObjectRow(
         id=note.id,
         note_id=note.id,
@@ -51,7 +56,20 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
         heading_path=(),
         text_hash=text_hash,
     )
-    return [IndexObject(row, note.body)]
+    if note.kind not in SECTIONED_KINDS:
+        return [IndexObject(row, note.body)]
+    sections = sections_of(note)
+    # The note itself is found by what precedes its sections (a recall's title and summary).
+    own = IndexObject(row, note.body[: sections[0].start].strip() if sections else note.body)
+    parts = []
+    for section in sections:
+        text = section_text(note, section)
+        part = replace(
+            row, id=f"{note.id}#{section.number}", kind="chunk", parent=note.id,
+            heading_path=section.heading_path, text_hash=content_hash(text.encode("utf-8")),
+        )  # fmt: skip
+        parts.append(IndexObject(part, text))
+    return [own, *parts]
 
 
 def text_hash(text: str) -> str:

@@ -67,7 +67,7 @@ def test_importing_loads_no_heavy_library() -> None:
 
 def test_hashing_rows_are_unit_float32() -> None:
     vectors = HashingEmbedder().embed(["one text", "another text here", "x"])
-    assert vectors.shape == (3, 64)
+    assert vectors.shape == (3, 256)
     assert vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
 
@@ -225,7 +225,7 @@ def test_cache_embeds_misses_in_batches_and_duplicates_once(tmp_path: Path) -> N
     items = [(f"n{i}", "h", f"text {i}") for i in range(5)]
     with EmbeddingCache(tmp_path, batch_size=2) as cache:
         vectors = cache.embed_cached(counting, [*items, items[0]])
-        assert cache.embed_cached(counting, []).shape == (0, 64)
+        assert cache.embed_cached(counting, []).shape == (0, 256)
     assert [len(call) for call in counting.calls] == [2, 2, 1]
     assert np.array_equal(vectors[0], vectors[5])
 

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from brain.errors import BrainError
+from brain.ingest.exports import parse_chatgpt_export, parse_claude_export
 from brain.ingest.transcripts import (
     Transcript,
     Turn,
-    parse_chatgpt_export,
-    parse_claude_export,
     parse_markdown_chat,
     parse_seed_json,
     summarize,

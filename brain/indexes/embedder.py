@@ -6,7 +6,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from brain.errors import BrainError, InvalidInput
+from brain.words import content_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +30,6 @@ MAX_TOKENS = 256
 Backend = Literal["auto", "onnx", "sentence-transformers"]
 
 _log = logging.getLogger(__name__)
-_WORD = re.compile(r"\w+")
 # Texts to check an export against torch with: short, long, padded together, non-ASCII.
 _PROBES = (
     "A short one.",
@@ -49,11 +48,12 @@ class Embedder(Protocol):
 
 
 class HashingEmbedder:
-    """Words and character trigrams hashed into buckets: no model, deterministic, for tests."""
+    """Content words and their character trigrams hashed into buckets: no model,
+    deterministic, for tests. Stopwords are left out so "is the" makes nothing similar."""
 
     name = "hashing"
 
-    def __init__(self, dim: int = 64) -> None:
+    def __init__(self, dim: int = 256) -> None:
         self.dim = dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -61,7 +61,7 @@ class HashingEmbedder:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
+            for word in content_words(text):
                 bucket, sign = _slot(word, self.dim)
                 out[row, bucket] += sign
                 padded = f"<{word}>"

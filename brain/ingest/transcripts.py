@@ -1,16 +1,18 @@
-"""Read conversation transcripts (seed recall JSON, Markdown chats, ChatGPT and Claude exports)."""
+"""Read conversation transcripts (seed recall JSON, Markdown chats) and summarise them.
+
+The ChatGPT and Claude export readers live in exports.py and share the helpers here.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-import zipfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from brain.errors import InvalidInput
@@ -64,7 +66,7 @@ _Opened = tuple[str, str, str | None, bool, list[str]]  # role, label, stamp, qu
 
 def parse_seed_json(data: str, source_name: str) -> Transcript:
     """A recall file in the seed-004 shape: recall_id, platform, metadata, summary, transcript."""
-    document = _json(data, source_name)
+    document = read_json(data, source_name)
     if not isinstance(document, dict):
         raise InvalidInput(f"{source_name}: expected a JSON object with a 'transcript' list")
     entries = document.get("transcript")
@@ -80,7 +82,7 @@ def parse_seed_json(data: str, source_name: str) -> Transcript:
                 raise InvalidInput(f"{where}: missing field '{name}'")
         if entry["content"].strip():
             turns.append(
-                Turn(entry["role"], entry["content"].strip(), _iso_utc(entry.get("timestamp")))
+                Turn(entry["role"], entry["content"].strip(), iso_utc(entry.get("timestamp")))
             )
     recall_id = document.get("recall_id")
     external_id = (
@@ -88,15 +90,15 @@ def parse_seed_json(data: str, source_name: str) -> Transcript:
     )
     # The seed's own metadata object is flattened in, then its other top-level fields (node_id,
     # summary, conversation_type, ...); where the file came from always wins "source".
-    metadata: dict[str, Any] = dict(_object(document.get("metadata")))
+    metadata: dict[str, Any] = dict(as_object(document.get("metadata")))
     consumed = {"recall_id", "title", "platform", "created_at", "transcript", "metadata"}
     metadata.update({k: v for k, v in document.items() if k not in consumed and k not in metadata})
     metadata["source"] = source_name
-    created = _iso_utc(document.get("created_at")) or (turns[0].timestamp if turns else None)
+    created = iso_utc(document.get("created_at")) or (turns[0].timestamp if turns else None)
     platform = document.get("platform")
     return Transcript(
         external_id=external_id,
-        title=_text(document.get("title")) or _title_from(turns, external_id),
+        title=as_text(document.get("title")) or title_from(turns, external_id),
         platform=platform if isinstance(platform, str) and platform else "unknown",
         created=created,
         turns=tuple(turns),
@@ -131,7 +133,7 @@ def parse_markdown_chat(text: str, source_name: str) -> Transcript:
             hint="start each turn with a line such as '**User:**', 'Assistant:' or '## User'",
         )
     turns = tuple(
-        Turn(role, "\n".join(body).strip(), _iso_utc(stamp))
+        Turn(role, "\n".join(body).strip(), iso_utc(stamp))
         for role, _, stamp, _, body in opened
         if "\n".join(body).strip()
     )
@@ -142,22 +144,12 @@ def parse_markdown_chat(text: str, source_name: str) -> Transcript:
     fallback = PurePosixPath(source_name.replace("\\", "/")).stem or source_name
     return Transcript(
         external_id=content_hash(text.encode()),
-        title=title or _title_from(turns, fallback),
+        title=title or title_from(turns, fallback),
         platform="markdown",
         created=next((t.timestamp for t in turns if t.timestamp), None),
         turns=turns,
         metadata=metadata,
     )
-
-
-def parse_chatgpt_export(path: Path) -> list[Transcript]:
-    """The ChatGPT data export (.zip, folder or conversations.json): each conversation as shown."""
-    return _conversations(path, "title", _chatgpt_conversation)
-
-
-def parse_claude_export(path: Path) -> list[Transcript]:
-    """The Claude.ai data export (.zip, folder or conversations.json): messages in order."""
-    return _conversations(path, "name", _claude_conversation)
 
 
 def summarize(turns: Sequence[Turn], max_sentences: int = 3) -> str:
@@ -190,7 +182,7 @@ def summarize(turns: Sequence[Turn], max_sentences: int = 3) -> str:
     return " ".join(sentence for _, sentence in sorted(chosen.values()))
 
 
-def _json(data: str, name: str) -> Any:
+def read_json(data: str, name: str) -> Any:
     try:
         return json.loads(data)
     except json.JSONDecodeError as error:
@@ -198,197 +190,6 @@ def _json(data: str, name: str) -> Any:
             f"{name}: not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
             hint="the file may be cut short or hand-edited; export it again",
         ) from None
-
-
-def _export(path: Path) -> tuple[list[dict[str, Any]], str]:
-    """The conversations list of an export and the name to report problems against."""
-    data, name = _conversations_file(path)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InvalidInput(f"{name}: not UTF-8 text (bad byte at offset {error.start})") from None
-    conversations = _json(text, name)
-    if not isinstance(conversations, list):
-        raise InvalidInput(
-            f"{name}: expected a list of conversations, got a JSON {type(conversations).__name__}"
-        )
-    if not conversations:
-        raise InvalidInput(f"{name}: the export holds no conversations")
-    for number, conversation in enumerate(conversations, start=1):
-        if not isinstance(conversation, dict):
-            raise InvalidInput(f"{name}: conversation {number} is not a JSON object")
-    return conversations, name
-
-
-def _conversations_file(path: Path) -> tuple[bytes, str]:
-    hint = "give the export's .zip, its unpacked folder, or its conversations.json"
-    try:
-        if path.is_dir():
-            candidates = [path / "conversations.json", *sorted(path.glob("*/conversations.json"))]
-            found = next((c for c in candidates if c.is_file()), None)
-            if found is None:
-                raise InvalidInput(f"{path}: no conversations.json in this folder", hint)
-            return found.read_bytes(), str(found)
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                members = [
-                    m
-                    for m in archive.namelist()
-                    if PurePosixPath(m).name == "conversations.json"
-                    and not m.startswith("__MACOSX/")
-                ]
-                if not members:
-                    raise InvalidInput(f"{path}: no conversations.json inside this zip", hint)
-                member = min(members, key=lambda m: (m.count("/"), m))
-                return archive.read(member), f"{member} in {path}"
-        return path.read_bytes(), str(path)
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file or folder", hint) from None
-    except (OSError, zipfile.BadZipFile) as error:
-        raise InvalidInput(f"{path}: cannot be read ({error})", hint) from None
-
-
-def _conversations(
-    path: Path, title_field: str, read: Callable[[dict[str, Any], str, str], Transcript | None]
-) -> list[Transcript]:
-    conversations, name = _export(path)
-    found = []
-    for number, conversation in enumerate(conversations, start=1):
-        title = _text(conversation.get(title_field))
-        where = f"{name}: conversation {number}" + (f" ({title!r})" if title else "")
-        transcript = read(conversation, where, str(path))
-        if transcript is not None:  # conversations with no shown message are left out
-            found.append(transcript)
-    if not found:
-        raise InvalidInput(f"{name}: no conversation in the export has any messages")
-    return found
-
-
-def _chatgpt_conversation(
-    conversation: dict[str, Any], where: str, source: str
-) -> Transcript | None:
-    mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict):
-        hint = "this looks like a Claude.ai export" if "chat_messages" in conversation else None
-        raise InvalidInput(f"{where}: missing field 'mapping'", hint)
-    external_id = _text(conversation.get("conversation_id")) or _text(conversation.get("id"))
-    if not external_id:
-        raise InvalidInput(f"{where}: missing field 'id' (or 'conversation_id')")
-    found = (_chatgpt_turn(mapping[node].get("message")) for node in _branch(mapping, conversation))
-    turns = tuple(turn for turn in found if turn is not None)
-    metadata = {
-        "source": source,
-        "updated": _iso_utc(conversation.get("update_time")),
-        "model": _text(conversation.get("default_model_slug")),
-    }
-    return _transcript(
-        external_id,
-        conversation.get("title"),
-        "chatgpt",
-        conversation.get("create_time"),
-        turns,
-        metadata,
-    )
-
-
-def _claude_conversation(
-    conversation: dict[str, Any], where: str, source: str
-) -> Transcript | None:
-    messages = conversation.get("chat_messages")
-    if not isinstance(messages, list):
-        hint = "this looks like a ChatGPT export" if "mapping" in conversation else None
-        raise InvalidInput(f"{where}: missing field 'chat_messages'", hint)
-    external_id = _text(conversation.get("uuid"))
-    if not external_id:
-        raise InvalidInput(f"{where}: missing field 'uuid'")
-    turns = []
-    for number, message in enumerate(messages, start=1):
-        sender = message.get("sender") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(sender, str):
-            raise InvalidInput(f"{where}, message {number}: missing field 'sender'")
-        content = _text(message.get("text")) or _claude_content(message.get("content"))
-        if content:
-            role = {"human": "user"}.get(sender, sender)
-            turns.append(Turn(role, content, _iso_utc(message.get("created_at"))))
-    metadata = {
-        "source": source,
-        "updated": _iso_utc(conversation.get("updated_at")),
-        "summary": _text(conversation.get("summary")),
-    }
-    return _transcript(
-        external_id,
-        conversation.get("name"),
-        "claude",
-        conversation.get("created_at"),
-        tuple(turns),
-        metadata,
-    )
-
-
-def _transcript(
-    external_id: str,
-    title: object,
-    platform: str,
-    created: object,
-    turns: tuple[Turn, ...],
-    metadata: dict[str, Any],
-) -> Transcript | None:
-    if not turns:
-        return None
-    kept = {key: value for key, value in metadata.items() if value}
-    title_text = _text(title) or _title_from(turns, external_id)
-    return Transcript(external_id, title_text, platform, _iso_utc(created), turns, kept)
-
-
-def _branch(mapping: dict[str, Any], conversation: dict[str, Any]) -> list[str]:
-    """Node ids from the root down to current_node: the branch the person last saw."""
-    nodes = {k: v for k, v in mapping.items() if isinstance(v, dict)}
-    current = conversation.get("current_node")
-    if not isinstance(current, str) or current not in nodes:
-        # No usable current_node: start at a root and take the newest child at every fork.
-        roots = [k for k, v in nodes.items() if v.get("parent") not in nodes]
-        current = roots[0] if roots else None
-        while isinstance(current, str) and (children := nodes[current].get("children")):
-            child = children[-1]
-            if child not in nodes or child == current:
-                break
-            current = child
-    path: list[str] = []
-    while isinstance(current, str) and current in nodes and current not in path:
-        path.append(current)
-        current = nodes[current].get("parent")
-    return path[::-1]
-
-
-def _chatgpt_turn(message: object) -> Turn | None:
-    """A shown user or assistant message; None for system, tool, hidden and tool-call ones."""
-    if not isinstance(message, dict):
-        return None
-    role = _object(message.get("author")).get("role")
-    content = _object(message.get("content"))
-    hidden = _object(message.get("metadata")).get("is_visually_hidden_from_conversation")
-    if role not in ("user", "assistant") or hidden or message.get("recipient", "all") != "all":
-        return None
-    if content.get("content_type") not in ("text", "multimodal_text"):
-        return None  # code calls, tool output, browsing, reasoning, custom instructions
-    parts = []
-    for part in content.get("parts") or []:
-        if isinstance(part, str) and part.strip():
-            parts.append(part.strip())
-        elif isinstance(part, dict) and "image" in str(part.get("content_type", "")):
-            parts.append("[image]")
-        elif isinstance(part, dict) and _text(part.get("text")):
-            parts.append(_text(part.get("text")))  # e.g. a voice message's transcription
-    if not parts:
-        return None
-    return Turn(role, "\n\n".join(parts), _iso_utc(message.get("create_time")))
-
-
-def _claude_content(items: object) -> str:
-    if not isinstance(items, list):
-        return ""
-    texts = [_text(i.get("text")) for i in items if isinstance(i, dict) and i.get("type") == "text"]
-    return "\n\n".join(t for t in texts if t)
 
 
 def _speaker(line: str) -> tuple[str, str, str, str | None, bool] | None:
@@ -459,7 +260,7 @@ def _content_words(sentence: str) -> list[str]:
     ]
 
 
-def _title_from(turns: Sequence[Turn], fallback: str) -> str:
+def title_from(turns: Sequence[Turn], fallback: str) -> str:
     """A title from the first user line, cut at a word near 80 characters."""
     for turn in turns:
         if turn.role == "user":
@@ -470,15 +271,15 @@ def _title_from(turns: Sequence[Turn], fallback: str) -> str:
     return fallback
 
 
-def _object(value: object) -> dict[str, Any]:
+def as_object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _text(value: object) -> str:
+def as_text(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _iso_utc(value: object) -> str | None:
+def iso_utc(value: object) -> str | None:
     """ISO 8601 UTC (YYYY-MM-DDTHH:MM:SSZ) from epoch seconds or an ISO string; None if unknown."""
     try:
         if isinstance(value, int | float) and not isinstance(value, bool):
