@@ -6,20 +6,27 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain import settings as settings_mod
+from brain import tiers
 from brain.clock import Clock, SystemClock
 from brain.errors import BrokenNote, InvalidInput, NotFound
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
+from brain.journal import Event, Journal
 from brain.model import STATUSES, Hit, Note, is_id, iso
 from brain.recall import Retriever, TextRetriever, load_rows, rank, to_hit
+from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
 from brain.writing import Request, check_text, plan
+
+if TYPE_CHECKING:
+    from brain.sleep import SleepReport
+    from brain.splits import Suggestion
 
 Progress = Callable[[int, int], None]
 
@@ -68,12 +75,14 @@ class Brain:
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
     retrievers: list[Retriever] = field(init=False)
+    journal: Journal = field(init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
         self.caches = Caches(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.retrievers = [TextRetriever(self.caches.fulltext)]
         if self.caches.catalog.stale:
             self.reindex()
@@ -102,20 +111,43 @@ class Brain:
         with self.lock.hold():
             self.catch_up()
             note = plan(request, self.store, self.caches.catalog, self.clock.now())
-            return self.save(note)
+            # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
+            return self.save(self.touched(note))
 
     def save(self, note: Note) -> Note:
-        """Write a note atomically and bring every cache in step. Callers hold the lock."""
+        """Write a note atomically and bring every cache in step. Callers hold the lock.
+
+        A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
+        """
         assert self.lock.held, "save() needs the writer lock"
+        before = self.caches.catalog.get(note.id) if note.id else None
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())
+        if before is not None and before.path != note.path:
+            tiers.moved(self, before, note)
+        elif before is None and note.supersedes:
+            self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
 
     def delete(self, note: Note) -> list[str]:
         """Remove a note file and everything cached about it. Callers hold the lock."""
         assert self.lock.held, "delete() needs the writer lock"
         self.store.delete(note.path)
+        current = self.caches.catalog.get(note.id)
+        if current is not None and current.path != note.path:
+            # An old location of a note that lives elsewhere now: only the file row goes.
+            self.caches.catalog.drop_file(note.path)
+            return []
+        self.record_event("forgotten", note.id, note, anonymous=True)
         return self.caches.drop_note(note.id, note.path)
+
+    def record_event(
+        self, kind: str, note_id: str, note: Note, detail: str = "", *, anonymous: bool = False
+    ) -> None:
+        """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
+        title = "" if anonymous else note.title
+        self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
+                                  note.visibility, detail))  # fmt: skip
 
     def forget(self, note_id: str) -> list[str]:
         """Remove a note completely; returns the object ids removed from the caches."""
@@ -161,6 +193,8 @@ class Brain:
             changes["status"] = "active"
             kept = [t for t in note.tags if t not in ("archived", "closed")]
             changes["tags"] = kept or None
+        if is_cold(note.path):
+            note = note.with_path(tiers.free_hot_path(self.store, note.path))
         return note.with_meta(**changes)
 
     def recall(
@@ -342,6 +376,32 @@ class Brain:
             )
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                             tuple(stale))  # fmt: skip
+
+    # upkeep ------------------------------------------------------------------
+    def sleep(
+        self, *, dry_run: bool = False, waiting: Callable[[], None] | None = None
+    ) -> SleepReport:
+        """One pass of the sleep cycle at the clock's time (see sleep.py)."""
+        from brain import sleep
+
+        return sleep.run(self, self.clock.now(), dry_run=dry_run, waiting=waiting)
+
+    def tier_move(self, note_id: str, tier: str) -> tiers.Move | None:
+        """Move a note to the hot or cold tier, byte for byte; None if it is already there."""
+        return tiers.move(self, note_id, tier)
+
+    def tier_status(self) -> tiers.TierStatus:
+        return tiers.status(self)
+
+    def tier_retrain(self) -> int:
+        """Train a new cold-tier dictionary; returns its id (old ones are kept)."""
+        return tiers.retrain(self)
+
+    def split(self, node: str, *, apply: bool = False) -> tuple[Suggestion, Sequence[tiers.Move]]:
+        """The suggested split of a crowded node; `apply` moves the files (ids unchanged)."""
+        from brain import splits
+
+        return splits.split(self, node, apply=apply)
 
     def notes(self) -> Iterator[Note]:
         """Every parseable note of the vault (all partitions), read from disk."""

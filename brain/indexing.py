@@ -110,6 +110,21 @@ class Caches:
             listener([], ids)
         return ids
 
+    def compact(self) -> None:
+        """Leave no byte of a removed note on disk: rewrite the full text, vacuum the catalog.
+
+        Lock held. Caches added later (vectors) compact here too.
+        """
+        if self.fulltext.has_deletes():
+            stored = self.fulltext.everything()
+            rows = self.catalog.get_many(sorted(stored))
+            self.fulltext.compact(
+                [_text_doc(IndexObject(rows[oid], stored[oid]["body"])) for oid in sorted(rows)]
+            )
+        else:
+            self.fulltext.compact()
+        self.catalog.compact()
+
     def clear(self) -> None:
         with self.catalog.transaction():
             self.catalog.clear()
