@@ -31,11 +31,19 @@ def log_path(partition: str, day: str) -> str:
 
 
 def regenerate(
-    brain: Brain, now: datetime, splits: Sequence[Suggestion], *, dry_run: bool = False
+    brain: Brain,
+    now: datetime,
+    splits: Sequence[Suggestion],
+    *,
+    dry_run: bool = False,
+    pending: Sequence[Event] = (),
 ) -> list[str]:
-    """Write today's log in every partition where something happened; returns changed paths."""
+    """Write today's log in every partition where something happened; returns changed paths.
+
+    `pending`: events not journaled (a dry run's would-be changes).
+    """
     day = iso(now)[:10]
-    events = brain.journal.on(day)
+    events = brain.journal.on(day) + list(pending)
     changed = []
     with brain.lock.hold():
         for partition in brain.store.partitions():

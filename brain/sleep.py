@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from brain import dailylog, lifecycle, splits, tiers
+from brain.journal import Event
 from brain.model import iso
 from brain.vault.paths import CACHE_DIR
 
@@ -83,9 +84,21 @@ def _split_suggestions(brain: Brain, now: datetime, report: SleepReport) -> str:
 
 
 def _daily_log(brain: Brain, now: datetime, report: SleepReport) -> str:
-    if not report.dry_run:
+    pending = []
+    if report.dry_run:
+        # Nothing was journaled: tell the log what the pass would have done.
+        changes = [("aged", a.id, f"{a.before} → {a.after}") for a in report.aged]
+        changes += [("moved", m.id, "hot → cold") for m in report.moved]
+        for kind, note_id, detail in changes:
+            row = brain.caches.catalog.get(note_id)
+            if row is not None:
+                pending.append(Event(iso(now), kind, note_id, row.title, row.partition,
+                                     row.visibility, detail))  # fmt: skip
+    else:
         brain.journal.trim(now)
-    report.logs = dailylog.regenerate(brain, now, report.splits, dry_run=report.dry_run)
+    report.logs = dailylog.regenerate(
+        brain, now, report.splits, dry_run=report.dry_run, pending=pending
+    )
     return f"{len(report.logs)} regenerated" if report.logs else "up to date"
 
 

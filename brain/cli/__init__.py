@@ -124,4 +124,4 @@ def main() -> None:
 
 def _register() -> None:
     # Importing a command module registers its commands on `app`.
-    from brain.cli import notes  # noqa: F401
+    from brain.cli import notes, upkeep  # noqa: F401
