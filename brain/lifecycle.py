@@ -87,7 +87,8 @@ def due(brain: Brain, now: datetime) -> list[tuple[ObjectRow, str, int]]:
 def sweep(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Aging]:
     """Age every note that is due; returns what changed (or would change)."""
     done = []
-    with brain.lock.hold():
+    # One full-text commit for the whole batch: a commit per note would dominate the pass.
+    with brain.lock.hold(), brain.caches.fulltext.writing():
         for row, after, days in due(brain, now):
             try:
                 note = brain.store.read(row.path)

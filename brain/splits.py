@@ -127,7 +127,7 @@ def split(brain: Brain, node: str, *, apply: bool = False) -> tuple[Suggestion, 
     if not apply:
         return suggestion, []
     moves = []
-    with brain.lock.hold():
+    with brain.lock.hold(), brain.caches.fulltext.writing():
         for cluster in suggestion.clusters:
             for oid in cluster.ids:
                 row = brain.caches.catalog.get(oid)

@@ -144,13 +144,11 @@ def cool(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Move]:
     rows = due(brain, now)
     if dry_run:
         return [Move(r.id, r.title, r.path, cold_path(r.path), "cold") for r in rows]
-    moves = []
     with brain.lock.hold():
         if rows:
             _ensure_dictionary(brain)
-        for row in rows:
-            moves.append(relocate(brain, row, cold_path(row.path)))
-    return moves
+        with brain.caches.fulltext.writing():  # one commit for the batch
+            return [relocate(brain, row, cold_path(row.path)) for row in rows]
 
 
 def retrain(brain: Brain) -> int:
