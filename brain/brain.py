@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import corrections, defining, forgetting, graph, relations
+from brain import corrections, defining, forgetting, graph, relations, tiers
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
@@ -17,6 +17,7 @@ from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
+from brain.journal import Event, Journal
 from brain.model import STATUSES, Hit, Note, is_id, iso, normalise_title
 from brain.partitions import check_recallable, check_writable, is_archived
 from brain.recall import (
@@ -30,6 +31,7 @@ from brain.recall import (
     rank,
     to_hit,
 )
+from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
     from brain.documents import SyncReport
     from brain.recalls import ImportReport
     from brain.sections import Section
+
+if TYPE_CHECKING:
+    from brain.sleep import SleepReport
+    from brain.splits import Suggestion
 
 Progress = Callable[[int, int], None]
 
@@ -98,11 +104,13 @@ class Brain:
     embedder: Embedder | None = None
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     _last_walk: float = field(default=-1e9, init=False)
+    journal: Journal = field(init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         folder = self.root / CACHE_DIR
         if (folder / "fulltext" / "schema").exists():
             self.caches = Caches(folder, embedder=self.embedder)
@@ -150,19 +158,34 @@ class Brain:
                     f"title {note.title!r} belongs to a note the person keeps to themselves",
                     "remember it under another title",
                 )
-            return self.save(defining.mark(note, text))
+            # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
+            return self.save(self.touched(defining.mark(note, text)))
 
     def save(self, note: Note) -> Note:
-        """Write a note atomically and bring every cache in step. Callers hold the lock."""
+        """Write a note atomically and bring every cache in step. Callers hold the lock.
+
+        A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
+        """
         assert self.lock.held, "save() needs the writer lock"
+        before = self.caches.catalog.get(note.id) if note.id else None
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())
+        if before is not None and before.path != note.path:
+            tiers.moved(self, before, note)
+        elif before is None and note.supersedes:
+            self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
 
     def delete(self, note: Note) -> list[str]:
         """Remove a note file and everything cached about it. Callers hold the lock."""
         assert self.lock.held, "delete() needs the writer lock"
         self.store.delete(note.path)
+        current = self.caches.catalog.get(note.id)
+        if current is not None and current.path != note.path:
+            # An old location of a note that lives elsewhere now: only the file row goes.
+            self.caches.catalog.drop_file(note.path)
+            return []
+        self.record_event("forgotten", note.id, note, anonymous=True)
         return self.caches.drop_note(note.id, note.path)
 
     def forget(self, note_id: str, mode: str = "auto") -> list[str]:
@@ -252,6 +275,14 @@ class Brain:
             raise NotFound(f"no section {object_id}", "chunk ids look like <note id>#<n>")
         return note, found
 
+    def record_event(
+        self, kind: str, note_id: str, note: Note, detail: str = "", *, anonymous: bool = False
+    ) -> None:
+        """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
+        title = "" if anonymous else note.title
+        self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
+                                  note.visibility, detail))  # fmt: skip
+
     # reading -----------------------------------------------------------------
     def get(self, note_id: str) -> Note:
         """The note with this id (a chunk id gives its note), read from its file."""
@@ -304,6 +335,8 @@ class Brain:
             changes["status"] = "active"
             kept = [t for t in note.tags if t not in ("archived", "closed")]
             changes["tags"] = kept or None
+        if is_cold(note.path):
+            note = note.with_path(tiers.free_hot_path(self.store, note.path))
         return note.with_meta(**changes)
 
     def recall(
@@ -554,6 +587,32 @@ class Brain:
         cycles, dangling = relations.check(parsed, self.caches.catalog)
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                             tuple(stale), tuple(cycles), tuple(dangling))  # fmt: skip
+
+    # upkeep ------------------------------------------------------------------
+    def sleep(
+        self, *, dry_run: bool = False, waiting: Callable[[], None] | None = None
+    ) -> SleepReport:
+        """One pass of the sleep cycle at the clock's time (see sleep.py)."""
+        from brain import sleep
+
+        return sleep.run(self, self.clock.now(), dry_run=dry_run, waiting=waiting)
+
+    def tier_move(self, note_id: str, tier: str) -> tiers.Move | None:
+        """Move a note to the hot or cold tier, byte for byte; None if it is already there."""
+        return tiers.move(self, note_id, tier)
+
+    def tier_status(self) -> tiers.TierStatus:
+        return tiers.status(self)
+
+    def tier_retrain(self) -> int:
+        """Train a new cold-tier dictionary; returns its id (old ones are kept)."""
+        return tiers.retrain(self)
+
+    def split(self, node: str, *, apply: bool = False) -> tuple[Suggestion, Sequence[tiers.Move]]:
+        """The suggested split of a crowded node; `apply` moves the files (ids unchanged)."""
+        from brain import splits
+
+        return splits.split(self, node, apply=apply)
 
     def notes(self) -> Iterator[Note]:
         """Every parseable note of the vault (all partitions), read from disk."""

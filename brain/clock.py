@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Protocol
 
+from brain.errors import InvalidInput
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
@@ -28,3 +30,14 @@ class FixedClock:
 
     def set(self, moment: datetime) -> None:
         self.moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def fixed_at(text: str, what: str = "--now") -> FixedClock:
+    """A clock stopped at an ISO 8601 moment given as input (naive values are UTC)."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            f"{what} {text!r} is not an ISO 8601 date and time", "e.g. 2026-12-02T10:31:00Z"
+        ) from None
+    return FixedClock(moment)

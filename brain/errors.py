@@ -29,6 +29,10 @@ class BrokenNote(BrainError):
     """A note file on disk that cannot be parsed (usually after a hand edit)."""
 
 
+class ColdFileError(BrokenNote):
+    """A cold-tier file that cannot be read back (damaged, or its dictionary is missing)."""
+
+
 class VaultBusy(BrainError):
     """Another process holds the vault's writer lock for too long."""
 

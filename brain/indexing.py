@@ -155,6 +155,26 @@ class Caches:
             listener([], ids)
         return ids
 
+    def compact(self) -> None:
+        """Leave no byte of a removed note on disk: rewrite the full text, vacuum the catalog.
+
+        Lock held.
+        """
+        self.flush_text()
+        if self.vectors_on:
+            self.flush_vectors()
+            self.embeddings.prune(r[0] for r in self.catalog.db.execute("SELECT id FROM objects"))
+            self.embeddings.compact()
+        if self.fulltext.has_deletes():
+            stored = self.fulltext.everything()
+            rows = self.catalog.get_many(sorted(stored))
+            self.fulltext.compact(
+                [_text_doc(IndexObject(rows[oid], stored[oid]["body"])) for oid in sorted(rows)]
+            )
+        else:
+            self.fulltext.compact()
+        self.catalog.compact()
+
     def clear(self) -> None:
         with self.catalog.transaction():
             self.catalog.clear()

@@ -64,10 +64,13 @@ def parse_iso(text: str) -> datetime:
 
 
 LOCAL_ONLY = "local-only"
+COLD_TIER = "cold"  # compressed notes keep their hot path under it: cold/<hot path>.zst
 
 
 def _in_partition(path: str) -> tuple[str, str]:
     """`main/A/b.md` → (`main`, `A/b.md`); local-only notes live under `local-only/<partition>/`."""
+    if path.startswith(COLD_TIER + "/"):
+        path = path[len(COLD_TIER) + 1 :]
     if path.startswith(LOCAL_ONLY + "/"):
         path = path[len(LOCAL_ONLY) + 1 :]
     partition, _, rest = path.partition("/")

@@ -79,11 +79,10 @@ def store_transcripts(
     report = ImportReport()
     with brain.lock.hold():
         brain.catch_up()
-        with brain.caches.fulltext.writing():
-            for done, transcript in enumerate(transcripts, 1):
-                _store(brain, transcript, via, report)
-                if progress:
-                    progress(done, len(transcripts))
+        for done, transcript in enumerate(transcripts, 1):
+            _store(brain, transcript, via, report)
+            if progress:
+                progress(done, len(transcripts))
     return report
 
 

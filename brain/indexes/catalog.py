@@ -296,6 +296,12 @@ class Catalog:
         assert queue in self.QUEUES
         self.db.execute(f"DELETE FROM {queue} WHERE seq <= ?", (upto,))
 
+    def compact(self) -> None:
+        """Rewrite the database so deleted rows leave the disk (free pages and the WAL too)."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
 
 class _Tx:
     def __init__(self, db: sqlite3.Connection) -> None:

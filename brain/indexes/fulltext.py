@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -120,15 +121,44 @@ class FullText:
         with self.writing():
             self._writer.delete_all_documents()
 
-    def compact(self) -> None:
-        """Merge segments and drop dead files, so deleted text leaves the disk."""
-        with self.writing():
-            pass
+    def has_deletes(self) -> bool:
+        """Whether some segment still holds deleted documents (their text is still on disk)."""
+        try:
+            meta = json.loads((self.folder / "meta.json").read_text(encoding="utf-8"))
+            return any(seg.get("deletes") for seg in meta.get("segments", []))
+        except (OSError, ValueError, AttributeError):
+            return True  # cannot tell: assume so, a rewrite is always safe
+
+    def everything(self) -> dict[str, dict[str, str]]:
+        """Every live object's stored title and body, by id."""
+        searcher = self.index.searcher()
+        count = int(searcher.num_docs)
+        if not count:
+            return {}
+        result = searcher.search(self._t.Query.all_query(), count)
+        out = {}
+        for _score, address in result.hits:
+            doc = searcher.doc(address)
+            out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+        return out
+
+    def compact(self, docs: Sequence[TextDoc] | None = None) -> None:
+        """Drop dead files; with `docs`, first rewrite the index as exactly those documents.
+
+        Deletes in tantivy are only marks until segments merge; rewriting every live document
+        in one commit leaves the old segments wholly dead, so their files (and any forgotten
+        text in them) are removed.
+        """
+        if docs is not None:
+            with self.writing():
+                self._writer.delete_all_documents()
+                self.upsert(docs)
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
         try:
             writer.garbage_collect_files()
         finally:
             writer.wait_merging_threads()
+        self.index.reload()
 
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)

@@ -34,8 +34,10 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 
 def remove_file(path: Path) -> None:
     """Delete a file and make the deletion durable."""
-    with contextlib.suppress(FileNotFoundError):
+    try:
         path.unlink()
+    except FileNotFoundError:
+        return  # already gone (perhaps with its folder): nothing to make durable
     fsync_dir(path.parent)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
+from brain.vault.cold import ColdCodec, is_cold
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
@@ -26,6 +27,7 @@ class NoteStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.cold = ColdCodec(root)
 
     def partitions(self) -> list[str]:
         return sorted(
@@ -39,13 +41,15 @@ class NoteStore:
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every note file with its stat, in a stable order; symlinks are never followed.
 
-        Local-only notes (git-ignored `local-only/<partition>/…`) are part of the vault too.
+        Local-only notes (git-ignored `local-only/<partition>/…`) are part of the vault too,
+        and so are the compressed notes of the cold tier (`cold/…/*.md.zst`).
         """
         for partition in self.partitions():
             yield from self._walk(partition)
             yield from self._walk(f"{LOCAL_ONLY}/{partition}")
+        yield from self._walk(COLD_DIR, ".md.zst")
 
-    def _walk(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+    def _walk(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
         try:
             entries = sorted(os.scandir(self.root / rel), key=lambda e: e.name)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -55,21 +59,31 @@ class NoteStore:
                 continue
             child = f"{rel}/{entry.name}"
             if entry.is_dir(follow_symlinks=False):
-                yield from self._walk(child)
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                yield from self._walk(child, suffix)
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
                 yield child, entry.stat(follow_symlinks=False)
 
     def path(self, rel: str) -> Path:
         return inside(self.root, rel)
 
     def read_bytes(self, rel: str) -> bytes:
+        """The file as stored (a cold note: its compressed frame)."""
         return self.path(rel).read_bytes()
+
+    def note_bytes(self, rel: str) -> bytes:
+        """The Markdown bytes of a note, hot or cold."""
+        return self.markdown(rel, self.read_bytes(rel))
+
+    def markdown(self, rel: str, data: bytes) -> bytes:
+        """Stored bytes → Markdown bytes (a damaged cold file raises ColdFileError)."""
+        return self.cold.decompress(data, rel) if is_cold(rel) else data
 
     def read(self, rel: str) -> Note:
         return self.parse(rel, self.read_bytes(rel))
 
-    @staticmethod
-    def parse(rel: str, data: bytes) -> Note:
+    def parse(self, rel: str, data: bytes) -> Note:
+        """Stored bytes → a note; broken front-matter or a damaged cold file raise BrokenNote."""
+        data = self.markdown(rel, data)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -78,10 +92,14 @@ class NoteStore:
 
     def write(self, note: Note) -> bytes:
         """Write a note atomically; returns the bytes written (for hashing)."""
-        if not note.path.endswith(".md"):
+        if not note.path.endswith(".md") and not is_cold(note.path):
             raise InvalidInput(f"note path {note.path!r} must end in .md")
-        data = notefile.render(note).encode("utf-8")
-        atomic_write(self.path(note.path), data)
+        return self.write_bytes(note.path, notefile.render(note).encode("utf-8"))
+
+    def write_bytes(self, rel: str, markdown: bytes) -> bytes:
+        """Store a note's exact Markdown (compressed under `cold/`); returns the stored bytes."""
+        data = self.cold.compress(markdown) if is_cold(rel) else markdown
+        atomic_write(self.path(rel), data)
         return data
 
     def delete(self, rel: str) -> None:
