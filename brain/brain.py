@@ -15,6 +15,7 @@ from brain.indexes.catalog import ObjectRow
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.model import STATUSES, Hit, Note, is_id, iso
+from brain.nodeindex import NodeIndex
 from brain.recall import Retriever, TextRetriever, load_rows, rank, to_hit
 from brain.vault.files import WriterLock
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
@@ -68,17 +69,23 @@ class Brain:
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
     retrievers: list[Retriever] = field(init=False)
+    node_index: NodeIndex = field(init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
         self.caches = Caches(self.root / CACHE_DIR)
+        self.node_index = NodeIndex(self.root, self.caches.catalog)
+        self.caches.listeners.append(self.node_index.on_change)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
         self.retrievers = [TextRetriever(self.caches.fulltext)]
         if self.caches.catalog.stale or (
             self.caches.fulltext.fresh and self.caches.catalog.count() > 0
         ):
             self.reindex()
+        elif self.node_index.stale:
+            with self.lock.hold():
+                self.node_index.rebuild(self.store)
 
     def close(self) -> None:
         self.caches.close()
@@ -103,8 +110,16 @@ class Brain:
         )  # fmt: skip
         with self.lock.hold():
             self.catch_up()
-            note = plan(request, self.store, self.caches.catalog, self.clock.now())
+            note = plan(request, self.store, self.caches.catalog, self.clock.now(), self.place)
             return self.save(note)
+
+    def place(self, request: Request) -> str:
+        """The node for a memory given no --node: its best-matching topic, else the inbox."""
+        from brain.scoping import place
+
+        return place(
+            self.node_index, self.caches.catalog, request.partition, request.text, request.title
+        )
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock."""
@@ -172,17 +187,25 @@ class Brain:
         k: int | None = None,
         node: str | None = None,
         include_superseded: bool = False,
+        scope: str | None = None,
     ) -> list[Hit]:
-        """The few objects that best answer the query, best first."""
+        """The few objects that best answer the query, best first.
+
+        `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
+        """
         if not query or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
         k = self.settings.recall_k if k is None else k
         if k < 1 or k > 100:
             raise InvalidInput(f"-k must be between 1 and 100, not {k}")
         self.catch_up()
+        # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
+        from brain.scoping import resolve_scope
+
         filters = Filters(
             partition=self.partition,
             node=check_node(node) if node else None,
+            nodes=resolve_scope(self, query, scope),
             exclude_status=() if include_superseded else ("superseded",),
         )
         self.flush()
@@ -248,6 +271,10 @@ class Brain:
             return self._apply(todo, gone)
 
     def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        with self.node_index.batch():
+            return self._apply_files(todo, gone)
+
+    def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
         changed, broken, removed = [], [], []
         for rel in gone:
             row = self.caches.catalog.file(rel)
@@ -308,7 +335,7 @@ class Brain:
 
     def reindex(self, progress: Progress | None = None) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
-        with self.lock.hold():
+        with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.caches.clear()
             files = list(self.store.walk())
             count = 0

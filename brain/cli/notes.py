@@ -79,12 +79,18 @@ def recall(
     superseded: Annotated[
         bool, typer.Option("--superseded", help="Include superseded versions.")
     ] = False,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            help="auto (the nodes whose index.json match the query), all, or a node to search."
+        ),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that best answer a query."""
     brain = open_brain(vault)
-    hits = brain.recall(query, k=k, node=node, include_superseded=superseded)
+    hits = brain.recall(query, k=k, node=node, include_superseded=superseded, scope=scope)
     if as_json:
         emit_json({"query": query, "hits": [h.to_json() for h in hits]})
         return

@@ -1,0 +1,455 @@
+"""Per-node index.json files: statistics kept in step on every write, files made from them.
+
+Every folder inside a partition is a node. The catalog database under `.brain/` holds, for each
+counted note, the few terms and names it contributes, and for each node (its whole subtree) the
+memory count, the date range and how many notes contribute each term. A write changes those rows
+and regenerates the index.json of the note's node and its ancestors from them, so no write ever
+re-reads the notes of a large node. `rebuild` recomputes everything from the note files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brain import keywords
+from brain.errors import BrokenNote
+from brain.model import LOCAL_ONLY
+from brain.vault.files import atomic_write, remove_file
+from brain.vault.paths import inside
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+    from brain.indexes.catalog import Catalog
+    from brain.indexing import IndexObject
+    from brain.vault.store import NoteStore
+
+INDEX_FILE = "index.json"
+TOP_LEVEL_THRESHOLD = 5  # a node right under the partition gets an index at 5 memories
+NESTED_THRESHOLD = 10  # a node below another gets its own index at 10
+AGGREGATE_KEYWORDS = 20
+SUB_NODE_KEYWORDS = 8
+KEY_ENTITIES = 12
+SCHEMA = "1"
+
+# node_id is derived from the node's place, so it never churns while the folder keeps its path.
+_NODE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "brain:node")
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS node_notes (
+    note_id TEXT PRIMARY KEY, partition TEXT NOT NULL, node TEXT NOT NULL, day TEXT NOT NULL,
+    terms TEXT NOT NULL, entities TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS node_notes_node ON node_notes(partition, node, day);
+CREATE TABLE IF NOT EXISTS node_counts (
+    partition TEXT NOT NULL, node TEXT NOT NULL, parent TEXT NOT NULL, memories INTEGER NOT NULL,
+    oldest TEXT NOT NULL, newest TEXT NOT NULL, PRIMARY KEY (partition, node)
+);
+CREATE INDEX IF NOT EXISTS node_counts_parent ON node_counts(partition, parent, node);
+CREATE TABLE IF NOT EXISTS node_terms (
+    partition TEXT NOT NULL, node TEXT NOT NULL, kind TEXT NOT NULL, term TEXT NOT NULL,
+    notes INTEGER NOT NULL, points INTEGER NOT NULL, PRIMARY KEY (partition, node, kind, term)
+);
+CREATE INDEX IF NOT EXISTS node_terms_top
+    ON node_terms(partition, node, kind, notes DESC, points DESC, term);
+"""
+_KEYWORD, _ENTITY = "k", "e"
+
+
+@dataclass(frozen=True)
+class NoteStats:
+    """What one counted note contributes to its node and every ancestor."""
+
+    partition: str
+    node: str
+    day: str
+    terms: tuple[tuple[str, int], ...]  # (word, weight in the note)
+    entities: tuple[tuple[str, int], ...]  # (name, mentions)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What a full pass over the index files did (vault-relative paths)."""
+
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+def ancestors(node: str) -> list[str]:
+    """`A/B/C` → [`A`, `A/B`, `A/B/C`]; the partition root itself is not a node."""
+    parts = [p for p in node.split("/") if p]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def threshold(node: str) -> int:
+    return TOP_LEVEL_THRESHOLD if "/" not in node else NESTED_THRESHOLD
+
+
+def node_id(partition: str, node: str) -> str:
+    return str(uuid.uuid5(_NODE_NAMESPACE, f"{partition}/{node}"))
+
+
+def index_path(partition: str, node: str) -> str:
+    return f"{partition}/{node}/{INDEX_FILE}"
+
+
+def note_stats(objects: Sequence[IndexObject]) -> NoteStats | None:
+    """A note's contribution, from all its objects; None if it is not counted at all.
+
+    Local-only notes are left out entirely (index files travel with git; they must not).
+    Superseded versions are history, not memories. Private notes count, but lend no words.
+    """
+    note = next((o.row for o in objects if o.row.id == o.row.note_id), objects[0].row)
+    local = note.path.startswith(LOCAL_ONLY + "/") or note.visibility == LOCAL_ONLY
+    if local or note.status == "superseded" or not note.node:
+        return None
+    if note.visibility == "private":
+        return NoteStats(note.partition, note.node, note.created[:10], (), ())
+    text = keywords.memory_text(o.text for o in objects)
+    return NoteStats(
+        note.partition,
+        note.node,
+        note.created[:10],
+        tuple(keywords.terms(note.title, text)),
+        tuple(keywords.entities(f"{note.title}\n{text}")),
+    )
+
+
+@dataclass
+class NodeIndex:
+    """Node statistics in the catalog database and the index.json files made from them."""
+
+    root: Path
+    catalog: Catalog
+    stale: bool = field(init=False)
+    last_settled: Settled = field(default_factory=Settled, init=False)
+    _depth: int = field(default=0, init=False)
+    _dirty: set[tuple[str, str]] = field(default_factory=set, init=False)
+    _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
+        default_factory=dict, init=False
+    )
+
+    def __post_init__(self) -> None:
+        self.db = self.catalog.db
+        self.db.executescript(_TABLES)
+        self.stale = self.catalog.info("node_index") != SCHEMA
+
+    # keeping the statistics in step ------------------------------------------
+    def on_change(self, objects: Sequence[IndexObject], gone: Sequence[str]) -> None:
+        """The `Caches` listener: a note's objects were (re)written, or ids were removed."""
+        by_note: dict[str, list[IndexObject]] = {}
+        for obj in objects:
+            by_note.setdefault(obj.row.note_id, []).append(obj)
+        with self.catalog.transaction():
+            for note_id, objs in by_note.items():
+                self._put(note_id, note_stats(objs))
+            for object_id in gone:
+                if "#" not in object_id and object_id not in by_note:
+                    self._put(object_id, None)
+        if self._depth == 0:
+            self.flush()
+
+    def _put(self, note_id: str, new: NoteStats | None) -> None:
+        row = self.db.execute(
+            "SELECT partition, node, day, terms, entities FROM node_notes WHERE note_id=?",
+            (note_id,),
+        ).fetchone()
+        old = None
+        if row is not None:
+            old = NoteStats(row[0], row[1], row[2], _pairs(row[3]), _pairs(row[4]))
+        if old == new:
+            return
+        if old is not None:
+            self.db.execute("DELETE FROM node_notes WHERE note_id=?", (note_id,))
+            self._count(old, -1)
+        if new is not None:
+            self.db.execute(
+                "INSERT INTO node_notes VALUES (?, ?, ?, ?, ?, ?)",
+                (note_id, new.partition, new.node, new.day, json.dumps(list(new.terms)),
+                 json.dumps(list(new.entities))),
+            )  # fmt: skip
+            self._count(new, +1)
+
+    def _count(self, stats: NoteStats, sign: int) -> None:
+        nodes = ancestors(stats.node)
+        self._dirty.update((stats.partition, n) for n in nodes)
+        for node in nodes:
+            parent = node.rpartition("/")[0]
+            self.db.execute(
+                "INSERT INTO node_counts VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (partition, node) DO UPDATE SET "
+                "memories = memories + excluded.memories, "
+                "oldest = min(oldest, excluded.oldest), newest = max(newest, excluded.newest)",
+                (stats.partition, node, parent, sign, stats.day, stats.day),
+            )
+        # Points (uses, title words more) order the terms that as many notes share.
+        rows = [
+            (stats.partition, node, kind, term, sign, sign * points)
+            for kind, items in ((_KEYWORD, stats.terms), (_ENTITY, stats.entities))
+            for term, points in items
+            for node in nodes
+        ]
+        self.db.executemany(
+            "INSERT INTO node_terms VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT "
+            "(partition, node, kind, term) DO UPDATE SET notes = notes + excluded.notes, "
+            "points = points + excluded.points",
+            rows,
+        )
+        if sign > 0:
+            return
+        self.db.executemany(
+            "DELETE FROM node_terms WHERE partition=? AND node=? AND kind=? AND term=? "
+            "AND notes <= 0",
+            [row[:4] for row in rows],
+        )
+        for node in nodes:
+            self._narrow(stats.partition, node, stats.day)
+
+    def _narrow(self, partition: str, node: str, day: str) -> None:
+        """After a removal: drop an emptied node, or look again at its date range."""
+        counts = self._counts(partition, node)
+        if counts is None:
+            return
+        if counts[0] <= 0:
+            self.db.execute(
+                "DELETE FROM node_counts WHERE partition=? AND node=?", (partition, node)
+            )
+            return
+        if day not in (counts[1], counts[2]):
+            return
+        found = self.db.execute(
+            "SELECT min(day), max(day) FROM node_notes WHERE partition=? AND "
+            "(node=? OR (node >= ? AND node < ?))",
+            (partition, node, node + "/", node + "0"),
+        ).fetchone()
+        self.db.execute(
+            "UPDATE node_counts SET oldest=?, newest=? WHERE partition=? AND node=?",
+            (found[0], found[1], partition, node),
+        )
+
+    def clear(self) -> None:
+        with self.catalog.transaction():
+            for table in ("node_notes", "node_counts", "node_terms"):
+                self.db.execute(f"DELETE FROM {table}")
+            self.catalog.set_info("node_index", SCHEMA)
+        self.stale = False
+        self._dirty.clear()
+
+    # batching ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Regenerate touched index files once, at the end, rather than after every note."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        if self._depth == 0:
+            self.flush()
+
+    @contextlib.contextmanager
+    def rebuilding(self, store: NoteStore) -> Iterator[None]:
+        """Start the statistics from nothing; the body feeds every note (through the listener);
+        then every index file is settled. Callers hold the vault lock."""
+        self.clear()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        self.last_settled = self.settle(store.partitions())
+
+    def rebuild(self, store: NoteStore) -> Settled:
+        """Recompute every statistic from the note files the catalog knows, then settle the files.
+
+        Callers hold the vault lock.
+        """
+        from brain.indexing import objects_of, text_hash
+
+        with self.rebuilding(store):
+            for row in self.catalog.select("id=note_id ORDER BY path"):
+                try:
+                    note = store.read(row.path)
+                except (BrokenNote, FileNotFoundError):
+                    continue
+                self.on_change(objects_of(note, text_hash(note.body)), [])
+        return self.last_settled
+
+    # the files -------------------------------------------------------------------
+    def flush(self) -> None:
+        """Bring the index.json of every node touched since the last flush in step."""
+        dirty, self._dirty = sorted(self._dirty), set()
+        for partition, node in dirty:
+            self.write(partition, node)
+
+    def write(self, partition: str, node: str) -> str | None:
+        """Write (or remove) one node's index.json; returns its path if the file changed."""
+        rel = index_path(partition, node)
+        path = inside(self.root, rel)
+        doc = self.document(partition, node)
+        if doc is None:
+            if not path.exists():
+                return None
+            remove_file(path)
+            _tidy(path.parent, self.root / partition)
+            return rel
+        data = render(doc)
+        with contextlib.suppress(FileNotFoundError):
+            if path.read_bytes() == data:
+                return None
+        atomic_write(path, data)
+        return rel
+
+    def settle(self, partitions: Sequence[str]) -> Settled:
+        """Write every index that should exist and remove every index.json that should not."""
+        written, removed = [], []
+        wanted = set()
+        for partition in partitions:
+            for node in self.indexed_nodes(partition):
+                wanted.add(index_path(partition, node))
+                if self.write(partition, node):
+                    written.append(index_path(partition, node))
+            for rel in _index_files(self.root, partition):
+                if rel not in wanted:
+                    remove_file(self.root / rel)
+                    _tidy((self.root / rel).parent, self.root / partition)
+                    removed.append(rel)
+        self._dirty.clear()
+        return Settled(tuple(written), tuple(removed))
+
+    def indexed_nodes(self, partition: str) -> list[str]:
+        """Nodes of a partition that have (or should have) an index.json."""
+        rows = self.db.execute(
+            "SELECT node, memories FROM node_counts WHERE partition=? ORDER BY node", (partition,)
+        )
+        return [node for node, memories in rows if memories >= threshold(node)]
+
+    def document(self, partition: str, node: str) -> dict[str, Any] | None:
+        """The index of a node, or None if it holds too few memories for one."""
+        counts = self._counts(partition, node)
+        if counts is None or counts[0] < threshold(node):
+            return None
+        total, oldest, newest = counts
+        sub_nodes = []
+        for child, memories, c_oldest, c_newest in self.db.execute(
+            "SELECT node, memories, oldest, newest FROM node_counts "
+            "WHERE partition=? AND parent=? ORDER BY node",
+            (partition, node),
+        ).fetchall():
+            sub_nodes.append({
+                "name": child.rpartition("/")[2],
+                "memory_count": memories,
+                "keywords": self._top(partition, child, _KEYWORD, SUB_NODE_KEYWORDS),
+                "date_range": {"oldest": c_oldest, "newest": c_newest},
+            })  # fmt: skip
+        doc: dict[str, Any] = {
+            "node_id": node_id(partition, node),
+            "node_name": node.rpartition("/")[2],
+            "sub_nodes": sub_nodes,
+            "aggregate_keywords": self._top(partition, node, _KEYWORD, AGGREGATE_KEYWORDS),
+            "key_entities": self._top(partition, node, _ENTITY, KEY_ENTITIES),
+            "total_memory_count": total,
+            "date_range": {"oldest": oldest, "newest": newest},
+        }
+        doc["summary"] = summary(doc)
+        return doc
+
+    def _counts(self, partition: str, node: str) -> tuple[int, str, str] | None:
+        row = self.db.execute(
+            "SELECT memories, oldest, newest FROM node_counts WHERE partition=? AND node=?",
+            (partition, node),
+        ).fetchone()
+        return (int(row[0]), str(row[1]), str(row[2])) if row else None
+
+    def _top(self, partition: str, node: str, kind: str, limit: int) -> list[str]:
+        return [
+            str(r[0])
+            for r in self.db.execute(
+                "SELECT term FROM node_terms WHERE partition=? AND node=? AND kind=? "
+                "ORDER BY notes DESC, points DESC, term LIMIT ?",
+                (partition, node, kind, limit),
+            )
+        ]
+
+    def read(self, partition: str, node: str) -> dict[str, Any] | None:
+        """A node's index.json as on disk (parsed once per version of the file)."""
+        rel = index_path(partition, node)
+        path = inside(self.root, rel)
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+            cached = self._read_cache.get(rel)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            doc = json.loads(path.read_bytes())
+        except (FileNotFoundError, ValueError):
+            return None
+        if not isinstance(doc, dict):
+            return None
+        self._read_cache[rel] = (stamp, doc)
+        return doc
+
+
+def _pairs(data: str) -> tuple[tuple[str, int], ...]:
+    return tuple((str(term), int(points)) for term, points in json.loads(data))
+
+
+def render(doc: dict[str, Any]) -> bytes:
+    """Deterministic bytes: sorted keys, two-space indent, a trailing newline."""
+    return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def summary(doc: dict[str, Any]) -> str:
+    """One or two sentences made from the counts and the metadata alone, never from note text."""
+    total = doc["total_memory_count"]
+    dates = doc["date_range"]
+    span = dates["oldest"] if dates["oldest"] == dates["newest"] else (
+        f"{dates['oldest']} to {dates['newest']}")  # fmt: skip
+    text = f"{doc['node_name']} holds {_plural(total, 'memory', 'memories')} ({span})"
+    subs = doc["sub_nodes"]
+    if subs:
+        inside_subs = sum(s["memory_count"] for s in subs)
+        names = [s["name"] for s in subs[:5]] + ([f"{len(subs) - 5} more"] if len(subs) > 5 else [])
+        text += (f", {inside_subs} of them in {_plural(len(subs), 'sub-node', 'sub-nodes')}: "
+                 f"{', '.join(names)}")  # fmt: skip
+    text += "."
+    if doc["aggregate_keywords"]:
+        text += f" Frequent words: {', '.join(doc['aggregate_keywords'][:5])}."
+    if doc["key_entities"]:
+        text += f" Names: {', '.join(doc['key_entities'][:3])}."
+    return text
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _index_files(root: Path, partition: str) -> Iterator[str]:
+    """Every index.json inside a partition (hidden folders and symlinks are not followed)."""
+    for folder, dirs, files in os.walk(root / partition):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if INDEX_FILE in files:
+            yield Path(folder, INDEX_FILE).relative_to(root).as_posix()
+
+
+def _tidy(folder: Path, stop: Path) -> None:
+    """Remove folders left empty by a removed index, up to (not including) the partition."""
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def rebuild_node_indexes(brain: Brain) -> Settled:
+    """Recompute every node's statistics and index.json from the files (sleep, reindex)."""
+    with brain.lock.hold():
+        brain.catch_up()
+        return brain.node_index.rebuild(brain.store)
