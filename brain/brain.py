@@ -85,7 +85,7 @@ class Brain:
             self.reindex()
         elif self.node_index.stale:
             with self.lock.hold():
-                self.node_index.rebuild(self.store)
+                self.node_index.resume(self.store)
 
     def close(self) -> None:
         self.caches.close()

@@ -146,7 +146,9 @@ class NodeIndex:
         by_note: dict[str, list[IndexObject]] = {}
         for obj in objects:
             by_note.setdefault(obj.row.note_id, []).append(obj)
-        with self.catalog.transaction():
+        # Inside a caller's transaction (a rebuild), the changes join it.
+        own = contextlib.nullcontext() if self.db.in_transaction else self.catalog.transaction()
+        with own:
             for note_id, objs in by_note.items():
                 self._put(note_id, note_stats(objs))
             for object_id in gone:
@@ -265,6 +267,14 @@ class NodeIndex:
             self._depth -= 1
         self.last_settled = self.settle(store.partitions())
 
+    def resume(self, store: NoteStore) -> None:
+        """On opening: statistics missing or from an older brain are rebuilt from the notes the
+        catalog knows; if it knows none yet, the next catch-up feeds them note by note."""
+        if self.catalog.count("id=note_id") == 0:
+            self.clear()
+        else:
+            self.rebuild(store)
+
     def rebuild(self, store: NoteStore) -> Settled:
         """Recompute every statistic from the note files the catalog knows, then settle the files.
 
@@ -272,8 +282,8 @@ class NodeIndex:
         """
         from brain.indexing import objects_of, text_hash
 
-        with self.rebuilding(store):
-            for row in self.catalog.select("id=note_id ORDER BY path"):
+        with self.rebuilding(store), self.catalog.transaction():
+            for row in list(self.catalog.select("id=note_id ORDER BY path")):
                 try:
                     note = store.read(row.path)
                 except (BrokenNote, FileNotFoundError):

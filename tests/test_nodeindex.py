@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
+from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.keywords import entities, terms
@@ -267,6 +268,25 @@ def test_an_unrelated_write_changes_no_other_index(brain: Brain, vault: Path) ->
             assert after[rel] == contents[rel]
             assert (vault / rel).stat().st_mtime_ns == before[rel]  # not even rewritten
     assert after["main/Projects/index.json"] != contents["main/Projects/index.json"]
+
+
+def test_the_statistics_are_a_cache_the_files_survive_losing_it(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    fill(brain, "Knowledge/Domains/Cooking", COOKING)
+    first = index_files(vault)
+    brain.close()
+    shutil.rmtree(vault / ".brain")
+    again = open_vault(vault, clock=clock)
+    assert again.recall("pasta")  # the first catch-up feeds every note back in
+    assert index_files(vault) == first
+    # Statistics from an older version (or none) are rebuilt when the vault is opened.
+    again.caches.catalog.set_info("node_index", "0")
+    (vault / "main/Knowledge/index.json").unlink()
+    again.close()
+    third = open_vault(vault, clock=clock)
+    assert index_files(vault) == first
+    third.close()
 
 
 def test_hand_edits_reach_the_index_on_catch_up(brain: Brain, vault: Path) -> None:
