@@ -1,10 +1,8 @@
-"""Per-node index.json files: statistics kept in step on every write, files made from them.
+"""Per-node index.json files: made from the node statistics, kept in step on every write.
 
-Every folder inside a partition is a node. The catalog database under `.brain/` holds, for each
-counted note, the few terms and names it contributes, and for each node (its whole subtree) the
-memory count, the date range and how many notes contribute each term. A write changes those rows
-and regenerates the index.json of the note's node and its ancestors from them, so no write ever
-re-reads the notes of a large node. `rebuild` recomputes everything from the note files.
+Every folder inside a partition is a node. A write updates the statistics of the note's node and
+ancestors (`brain/indexes/nodestats.py`) and regenerates their index.json from them, so no write
+ever re-reads the notes of a large node. `rebuild` recomputes everything from the note files.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain import keywords
 from brain.errors import BrokenNote
+from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
 from brain.model import LOCAL_ONLY
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
@@ -36,41 +35,9 @@ NESTED_THRESHOLD = 10  # a node below another gets its own index at 10
 AGGREGATE_KEYWORDS = 20
 SUB_NODE_KEYWORDS = 8
 KEY_ENTITIES = 12
-SCHEMA = "1"
 
 # node_id is derived from the node's place, so it never churns while the folder keeps its path.
 _NODE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "brain:node")
-
-_TABLES = """
-CREATE TABLE IF NOT EXISTS node_notes (
-    note_id TEXT PRIMARY KEY, partition TEXT NOT NULL, node TEXT NOT NULL, day TEXT NOT NULL,
-    terms TEXT NOT NULL, entities TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS node_notes_node ON node_notes(partition, node, day);
-CREATE TABLE IF NOT EXISTS node_counts (
-    partition TEXT NOT NULL, node TEXT NOT NULL, parent TEXT NOT NULL, memories INTEGER NOT NULL,
-    oldest TEXT NOT NULL, newest TEXT NOT NULL, PRIMARY KEY (partition, node)
-);
-CREATE INDEX IF NOT EXISTS node_counts_parent ON node_counts(partition, parent, node);
-CREATE TABLE IF NOT EXISTS node_terms (
-    partition TEXT NOT NULL, node TEXT NOT NULL, kind TEXT NOT NULL, term TEXT NOT NULL,
-    notes INTEGER NOT NULL, points INTEGER NOT NULL, PRIMARY KEY (partition, node, kind, term)
-);
-CREATE INDEX IF NOT EXISTS node_terms_top
-    ON node_terms(partition, node, kind, notes DESC, points DESC, term);
-"""
-_KEYWORD, _ENTITY = "k", "e"
-
-
-@dataclass(frozen=True)
-class NoteStats:
-    """What one counted note contributes to its node and every ancestor."""
-
-    partition: str
-    node: str
-    day: str
-    terms: tuple[tuple[str, int], ...]  # (word, weight in the note)
-    entities: tuple[tuple[str, int], ...]  # (name, mentions)
 
 
 @dataclass(frozen=True)
@@ -79,12 +46,6 @@ class Settled:
 
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
-
-
-def ancestors(node: str) -> list[str]:
-    """`A/B/C` → [`A`, `A/B`, `A/B/C`]; the partition root itself is not a node."""
-    parts = [p for p in node.split("/") if p]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def threshold(node: str) -> int:
@@ -127,7 +88,7 @@ class NodeIndex:
 
     root: Path
     catalog: Catalog
-    stale: bool = field(init=False)
+    stats: NodeStats = field(init=False)
     last_settled: Settled = field(default_factory=Settled, init=False)
     _depth: int = field(default=0, init=False)
     _dirty: set[tuple[str, str]] = field(default_factory=set, init=False)
@@ -136,111 +97,29 @@ class NodeIndex:
     )
 
     def __post_init__(self) -> None:
-        self.db = self.catalog.db
-        self.db.executescript(_TABLES)
-        self.stale = self.catalog.info("node_index") != SCHEMA
+        self.stats = NodeStats(self.catalog)
 
-    # keeping the statistics in step ------------------------------------------
+    @property
+    def stale(self) -> bool:
+        return self.stats.stale
+
+    # keeping in step ---------------------------------------------------------------
     def on_change(self, objects: Sequence[IndexObject], gone: Sequence[str]) -> None:
         """The `Caches` listener: a note's objects were (re)written, or ids were removed."""
         by_note: dict[str, list[IndexObject]] = {}
         for obj in objects:
             by_note.setdefault(obj.row.note_id, []).append(obj)
-        # Inside a caller's transaction (a rebuild), the changes join it.
-        own = contextlib.nullcontext() if self.db.in_transaction else self.catalog.transaction()
-        with own:
+        with self.stats.transaction():
             for note_id, objs in by_note.items():
-                self._put(note_id, note_stats(objs))
+                self._dirty |= self.stats.put(note_id, note_stats(objs))
             for object_id in gone:
                 if "#" not in object_id and object_id not in by_note:
-                    self._put(object_id, None)
+                    self._dirty |= self.stats.put(object_id, None)
         if self._depth == 0:
             self.flush()
 
-    def _put(self, note_id: str, new: NoteStats | None) -> None:
-        row = self.db.execute(
-            "SELECT partition, node, day, terms, entities FROM node_notes WHERE note_id=?",
-            (note_id,),
-        ).fetchone()
-        old = None
-        if row is not None:
-            old = NoteStats(row[0], row[1], row[2], _pairs(row[3]), _pairs(row[4]))
-        if old == new:
-            return
-        if old is not None:
-            self.db.execute("DELETE FROM node_notes WHERE note_id=?", (note_id,))
-            self._count(old, -1)
-        if new is not None:
-            self.db.execute(
-                "INSERT INTO node_notes VALUES (?, ?, ?, ?, ?, ?)",
-                (note_id, new.partition, new.node, new.day, json.dumps(list(new.terms)),
-                 json.dumps(list(new.entities))),
-            )  # fmt: skip
-            self._count(new, +1)
-
-    def _count(self, stats: NoteStats, sign: int) -> None:
-        nodes = ancestors(stats.node)
-        self._dirty.update((stats.partition, n) for n in nodes)
-        for node in nodes:
-            parent = node.rpartition("/")[0]
-            self.db.execute(
-                "INSERT INTO node_counts VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (partition, node) DO UPDATE SET "
-                "memories = memories + excluded.memories, "
-                "oldest = min(oldest, excluded.oldest), newest = max(newest, excluded.newest)",
-                (stats.partition, node, parent, sign, stats.day, stats.day),
-            )
-        # Points (uses, title words more) order the terms that as many notes share.
-        rows = [
-            (stats.partition, node, kind, term, sign, sign * points)
-            for kind, items in ((_KEYWORD, stats.terms), (_ENTITY, stats.entities))
-            for term, points in items
-            for node in nodes
-        ]
-        self.db.executemany(
-            "INSERT INTO node_terms VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT "
-            "(partition, node, kind, term) DO UPDATE SET notes = notes + excluded.notes, "
-            "points = points + excluded.points",
-            rows,
-        )
-        if sign > 0:
-            return
-        self.db.executemany(
-            "DELETE FROM node_terms WHERE partition=? AND node=? AND kind=? AND term=? "
-            "AND notes <= 0",
-            [row[:4] for row in rows],
-        )
-        for node in nodes:
-            self._narrow(stats.partition, node, stats.day)
-
-    def _narrow(self, partition: str, node: str, day: str) -> None:
-        """After a removal: drop an emptied node, or look again at its date range."""
-        counts = self._counts(partition, node)
-        if counts is None:
-            return
-        if counts[0] <= 0:
-            self.db.execute(
-                "DELETE FROM node_counts WHERE partition=? AND node=?", (partition, node)
-            )
-            return
-        if day not in (counts[1], counts[2]):
-            return
-        found = self.db.execute(
-            "SELECT min(day), max(day) FROM node_notes WHERE partition=? AND "
-            "(node=? OR (node >= ? AND node < ?))",
-            (partition, node, node + "/", node + "0"),
-        ).fetchone()
-        self.db.execute(
-            "UPDATE node_counts SET oldest=?, newest=? WHERE partition=? AND node=?",
-            (found[0], found[1], partition, node),
-        )
-
     def clear(self) -> None:
-        with self.catalog.transaction():
-            for table in ("node_notes", "node_counts", "node_terms"):
-                self.db.execute(f"DELETE FROM {table}")
-            self.catalog.set_info("node_index", SCHEMA)
-        self.stale = False
+        self.stats.clear()
         self._dirty.clear()
 
     # batching ------------------------------------------------------------------
@@ -282,7 +161,7 @@ class NodeIndex:
         """
         from brain.indexing import objects_of, text_hash
 
-        with self.rebuilding(store), self.catalog.transaction():
+        with self.rebuilding(store), self.stats.transaction():
             for row in list(self.catalog.select("id=note_id ORDER BY path")):
                 try:
                     note = store.read(row.path)
@@ -335,57 +214,34 @@ class NodeIndex:
 
     def indexed_nodes(self, partition: str) -> list[str]:
         """Nodes of a partition that have (or should have) an index.json."""
-        rows = self.db.execute(
-            "SELECT node, memories FROM node_counts WHERE partition=? ORDER BY node", (partition,)
-        )
-        return [node for node, memories in rows if memories >= threshold(node)]
+        return [c.node for c in self.stats.nodes(partition) if c.memories >= threshold(c.node)]
 
     def document(self, partition: str, node: str) -> dict[str, Any] | None:
         """The index of a node, or None if it holds too few memories for one."""
-        counts = self._counts(partition, node)
-        if counts is None or counts[0] < threshold(node):
+        count = self.stats.count(partition, node)
+        if count is None or count.memories < threshold(node):
             return None
-        total, oldest, newest = counts
-        sub_nodes = []
-        for child, memories, c_oldest, c_newest in self.db.execute(
-            "SELECT node, memories, oldest, newest FROM node_counts "
-            "WHERE partition=? AND parent=? ORDER BY node",
-            (partition, node),
-        ).fetchall():
-            sub_nodes.append({
-                "name": child.rpartition("/")[2],
-                "memory_count": memories,
-                "keywords": self._top(partition, child, _KEYWORD, SUB_NODE_KEYWORDS),
-                "date_range": {"oldest": c_oldest, "newest": c_newest},
-            })  # fmt: skip
+        top = self.stats.top
+        sub_nodes = [
+            {
+                "name": child.node.rpartition("/")[2],
+                "memory_count": child.memories,
+                "keywords": top(partition, child.node, KEYWORD, SUB_NODE_KEYWORDS),
+                "date_range": {"oldest": child.oldest, "newest": child.newest},
+            }
+            for child in self.stats.children(partition, node)
+        ]
         doc: dict[str, Any] = {
             "node_id": node_id(partition, node),
             "node_name": node.rpartition("/")[2],
             "sub_nodes": sub_nodes,
-            "aggregate_keywords": self._top(partition, node, _KEYWORD, AGGREGATE_KEYWORDS),
-            "key_entities": self._top(partition, node, _ENTITY, KEY_ENTITIES),
-            "total_memory_count": total,
-            "date_range": {"oldest": oldest, "newest": newest},
+            "aggregate_keywords": top(partition, node, KEYWORD, AGGREGATE_KEYWORDS),
+            "key_entities": top(partition, node, ENTITY, KEY_ENTITIES),
+            "total_memory_count": count.memories,
+            "date_range": {"oldest": count.oldest, "newest": count.newest},
         }
         doc["summary"] = summary(doc)
         return doc
-
-    def _counts(self, partition: str, node: str) -> tuple[int, str, str] | None:
-        row = self.db.execute(
-            "SELECT memories, oldest, newest FROM node_counts WHERE partition=? AND node=?",
-            (partition, node),
-        ).fetchone()
-        return (int(row[0]), str(row[1]), str(row[2])) if row else None
-
-    def _top(self, partition: str, node: str, kind: str, limit: int) -> list[str]:
-        return [
-            str(r[0])
-            for r in self.db.execute(
-                "SELECT term FROM node_terms WHERE partition=? AND node=? AND kind=? "
-                "ORDER BY notes DESC, points DESC, term LIMIT ?",
-                (partition, node, kind, limit),
-            )
-        ]
 
     def read(self, partition: str, node: str) -> dict[str, Any] | None:
         """A node's index.json as on disk (parsed once per version of the file)."""
@@ -404,10 +260,6 @@ class NodeIndex:
             return None
         self._read_cache[rel] = (stamp, doc)
         return doc
-
-
-def _pairs(data: str) -> tuple[tuple[str, int], ...]:
-    return tuple((str(term), int(points)) for term, points in json.loads(data))
 
 
 def render(doc: dict[str, Any]) -> bytes:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.indexes.fulltext import Filters
 from brain.keywords import entities, terms
 from brain.model import Note, iso, new_id
 from brain.nodeindex import rebuild_node_indexes
@@ -281,7 +282,7 @@ def test_the_statistics_are_a_cache_the_files_survive_losing_it(
     assert again.recall("pasta")  # the first catch-up feeds every note back in
     assert index_files(vault) == first
     # Statistics from an older version (or none) are rebuilt when the vault is opened.
-    again.caches.catalog.set_info("node_index", "0")
+    again.caches.catalog.set_info("node_stats", "0")
     (vault / "main/Knowledge/index.json").unlink()
     again.close()
     third = open_vault(vault, clock=clock)
@@ -335,6 +336,16 @@ def test_scope_node_never_returns_notes_outside_it(topics: Brain) -> None:
     auto = topics.recall("kubernetes ingress cluster", k=20, scope="auto")
     assert auto and all(h.node == "Knowledge/Domains/Infra" for h in auto)
     assert {h.node for h in topics.recall("pasta", k=20, scope="all")} == everywhere
+
+
+def test_a_scope_of_several_nodes_searches_exactly_those(topics: Brain) -> None:
+    topics.flush()
+    wanted = ("Knowledge/Domains/Infra", "Knowledge/Inbox")
+    filters = Filters(partition="main", nodes=wanted)
+    found = topics.caches.fulltext.search("pasta cluster", 50, filters)
+    nodes = {topics.row(oid).node for oid, _ in found}
+    assert nodes == set(wanted)
+    assert topics.caches.fulltext.search("pasta", 50, Filters(nodes=())) == []
 
 
 def test_recall_scope_on_the_command_line(
