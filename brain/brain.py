@@ -19,6 +19,7 @@ from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.journal import Event, Journal
 from brain.model import STATUSES, Hit, Note, is_id, iso, normalise_title
+from brain.nodeindex import NodeIndex
 from brain.partitions import check_recallable, check_writable, is_archived
 from brain.recall import (
     CANDIDATES,
@@ -105,6 +106,7 @@ class Brain:
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     _last_walk: float = field(default=-1e9, init=False)
     journal: Journal = field(init=False)
+    node_index: NodeIndex = field(init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
@@ -113,16 +115,24 @@ class Brain:
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         folder = self.root / CACHE_DIR
         if (folder / "fulltext" / "schema").exists():
-            self.caches = Caches(folder, embedder=self.embedder)
+            self._open_caches(folder)
             if self.caches.catalog.stale:
                 self.reindex(embed=False)
+            elif self.node_index.stale:
+                with self.lock.hold():
+                    self.node_index.resume(self.store)
             return
         # New or wiped caches: one process builds them while the others wait; embedding
         # waits for the first recall.
         with self.lock.hold():
-            self.caches = Caches(folder, embedder=self.embedder)
+            self._open_caches(folder)
             if self.caches.catalog.stale or self.caches.fulltext.fresh:
                 self.reindex(embed=False)
+
+    def _open_caches(self, folder: Path) -> None:
+        self.caches = Caches(folder, embedder=self.embedder)
+        self.node_index = NodeIndex(self.root, self.caches.catalog)
+        self.caches.listeners.append(self.node_index.on_change)
 
     def close(self) -> None:
         self.caches.close()
@@ -152,7 +162,7 @@ class Brain:
             # written by hand under this very title must be known before deduplicating.
             if title is not None and not node_is_dated(node):
                 self._refresh_title(f"{self.partition}/{node or INBOX}", title)
-            note = plan(request, self.store, self.caches.catalog, self.clock.now())
+            note = plan(request, self.store, self.caches.catalog, self.clock.now(), self.place)
             if self.for_model and note.visibility != "normal":
                 raise InvalidInput(
                     f"title {note.title!r} belongs to a note the person keeps to themselves",
@@ -160,6 +170,14 @@ class Brain:
                 )
             # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
             return self.save(self.touched(defining.mark(note, text)))
+
+    def place(self, request: Request) -> str:
+        """The node for a memory given no --node: its best-matching topic, else the inbox."""
+        from brain.scoping import place
+
+        return place(
+            self.node_index, self.caches.catalog, request.partition, request.text, request.title
+        )
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock.
@@ -348,8 +366,12 @@ class Brain:
         include_superseded: bool = False,
         mode: str = "hybrid",
         defining_first: bool = False,
+        scope: str | None = None,
     ) -> list[Hit]:
-        """The few objects that best answer the query, best first."""
+        """The few objects that best answer the query, best first.
+
+        `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
+        """
         if not query or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
         k = self.settings.recall_k if k is None else k
@@ -359,9 +381,13 @@ class Brain:
             raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
         check_recallable(self.root, self.partition)
         self.catch_up()
+        # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
+        from brain.scoping import resolve_scope
+
         filters = Filters(
             partition=self.partition,
             node=check_node(node) if node else None,
+            nodes=resolve_scope(self, query, scope),
             exclude_status=() if include_superseded else ("superseded",),
             visibility=("normal",) if self.for_model else None,
         )
@@ -465,6 +491,10 @@ class Brain:
             return self._apply(todo, gone)
 
     def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        with self.node_index.batch():
+            return self._apply_files(todo, gone)
+
+    def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
         changed, broken, removed = [], [], []
         for rel in gone:
             row = self.caches.catalog.file(rel)
@@ -540,7 +570,7 @@ class Brain:
 
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
-        with self.lock.hold():
+        with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.caches.clear()
             files = list(self.store.walk())
             count = 0

@@ -74,9 +74,9 @@ def passes(row: Brief, filters: Filters) -> bool:
     """The same filters the full-text index applies, on a catalog row."""
     if filters.partition is not None and row.partition != filters.partition:
         return False
-    nodes = _scope_nodes(filters)
-    if nodes and not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
-        return False
+    for nodes in _scopes(filters):
+        if not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
+            return False
     if row.status in filters.exclude_status:
         return False
     if filters.visibility is not None and row.visibility not in filters.visibility:
@@ -90,8 +90,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.partition is not None:
         where.append("partition=?")
         params.append(filters.partition)
-    nodes = _scope_nodes(filters)
-    if nodes:
+    for nodes in _scopes(filters):
         where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
         for n in nodes:
             params += [n, n.replace("%", r"\%") + "/%"]
@@ -105,8 +104,14 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return " AND ".join(where), params
 
 
-def _scope_nodes(filters: Filters) -> tuple[str, ...]:
-    return (filters.node.strip("/"),) if filters.node else ()
+def _scopes(filters: Filters) -> list[tuple[str, ...]]:
+    """Each restriction to a set of subtrees; a row must fall in one subtree of every set."""
+    scopes: list[tuple[str, ...]] = []
+    if filters.node:
+        scopes.append((filters.node.strip("/"),))
+    if filters.nodes is not None:
+        scopes.append(tuple(n.strip("/") for n in filters.nodes))
+    return scopes
 
 
 def fuse(lists: dict[str, list[tuple[str, float]]]) -> list[tuple[str, float]]:

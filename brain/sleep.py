@@ -83,6 +83,33 @@ def _split_suggestions(brain: Brain, now: datetime, report: SleepReport) -> str:
     return f"{len(report.splits)} node(s) worth splitting"
 
 
+def _node_indexes(brain: Brain, now: datetime, report: SleepReport) -> str:
+    if report.dry_run:
+        return "skipped (dry run)"
+    from brain.nodeindex import rebuild_node_indexes
+
+    settled = rebuild_node_indexes(brain)
+    return f"{len(settled.written)} written, {len(settled.removed)} removed"
+
+
+def _graph(brain: Brain, now: datetime, report: SleepReport) -> str:
+    if report.dry_run:
+        return "skipped (dry run)"
+    from brain.partitions import is_archived
+
+    drawn = []
+    current = brain.partition
+    try:
+        for name in brain.store.partitions():
+            if not is_archived(brain.root, name):
+                brain.partition = name  # write_graph draws the current partition
+                brain.write_graph()
+                drawn.append(name)
+    finally:
+        brain.partition = current
+    return f"regenerated for {', '.join(drawn) or 'no partition'}"
+
+
 def _daily_log(brain: Brain, now: datetime, report: SleepReport) -> str:
     pending = []
     if report.dry_run:
@@ -111,15 +138,16 @@ def _compaction(brain: Brain, now: datetime, report: SleepReport) -> str:
     return "full text rewritten if needed, catalog vacuumed"
 
 
-# The pass, in order. Steps built on other branches slot in where marked (merge-time wiring):
+# The pass, in order.
 STEPS: list[tuple[str, Step]] = [
     ("catch up", _catch_up),
     ("lifecycle", _lifecycle),
     ("cold tier", _cold_tier),
-    # ── MERGE: ("index.json", …) here: settle deletions into index.json files, recompute
-    #    keywords, entities and summaries, drop indexes of nodes under the threshold.
+    # Settle deletions into index.json files, recompute keywords, entities and summaries,
+    # drop the indexes of nodes that fell under the threshold.
+    ("index.json", _node_indexes),
     ("split suggestions", _split_suggestions),
-    # ── MERGE: ("graph", …) here: `brain.write_graph()` regenerates Insights/Graph.md.
+    ("graph", _graph),
     ("daily log", _daily_log),
     ("compaction", _compaction),
 ]

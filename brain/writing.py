@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -75,12 +75,23 @@ def derive_title(text: str, words: int = 8) -> str:
     return title[:80] + ("…" if len(parts) > words or len(title) > 80 else "")
 
 
-def plan(request: Request, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
-    """The note to write for a remember: a new note, or an existing one updated."""
+def plan(
+    request: Request,
+    store: NoteStore,
+    catalog: Catalog,
+    now: datetime,
+    placer: Callable[[Request], str] | None = None,
+) -> Note:
+    """The note to write for a remember: a new note, or an existing one updated.
+
+    A titled memory given no node goes where `placer` says (its topic), else to the inbox.
+    """
     node = check_node(request.node) if request.node else None
     kind = check_kind(request.kind)
     if kind is None:
         kind = _kind_for(node, request.title)
+    if node is None and kind == "titled" and placer is not None:
+        node = placer(request)
     if kind == "dated":
         return _dated(request, node or "Memory/Sessions", store, now)
     if kind == "thread":

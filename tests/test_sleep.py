@@ -280,3 +280,23 @@ def test_sleep_beside_a_writer_process_loses_no_note(brain: Brain, vault: Path) 
     assert {f"written {n}" for n in range(150)} <= titles
     assert len(brain.recall("memory from the writer", k=100)) == 100
     assert brain.doctor().ok
+
+
+def test_sleep_regenerates_the_graph_and_settles_index_files(brain: Brain, vault: Path) -> None:
+    notes = [
+        brain.remember(f"Pruning roses in spring, lesson {n}", node="Knowledge/Garden")
+        for n in range(6)
+    ]
+    brain.relate(notes[0].id, "supports", notes[1].id)
+    index = vault / "main/Knowledge/index.json"
+    assert index.is_file()
+    index.unlink()  # lost by hand, or a merge that dropped it
+    graph = vault / "main/Insights/Graph.md"
+    assert "supports" not in graph.read_text()
+    report = brain.sleep()
+    steps = dict(report.steps)
+    assert "index.json" in steps and "graph" in steps
+    assert index.is_file() and json.loads(index.read_text())["total_memory_count"] == 6
+    assert "supports" in graph.read_text()
+    again = brain.sleep()
+    assert dict(again.steps)["index.json"] == "0 written, 0 removed"

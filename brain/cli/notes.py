@@ -85,13 +85,25 @@ def recall(
     defining: Annotated[
         bool, typer.Option("--defining", help="Defining memories (decisions, milestones…) first.")
     ] = False,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            help="auto (the nodes whose index.json match the query), all, or a node to search."
+        ),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that best answer a query."""
     brain = open_brain(vault)
     hits = brain.recall(
-        query, k=k, node=node, include_superseded=superseded, mode=mode, defining_first=defining
+        query,
+        k=k,
+        node=node,
+        include_superseded=superseded,
+        mode=mode,
+        defining_first=defining,
+        scope=scope,
     )
     if as_json:
         emit_json({"query": query, "hits": [h.to_json() for h in hits]})

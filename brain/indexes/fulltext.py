@@ -36,6 +36,7 @@ class Filters:
 
     partition: str | None = None
     node: str | None = None  # this node and everything below it
+    nodes: tuple[str, ...] | None = None  # any of these nodes and below (a chosen scope)
     exclude_status: tuple[str, ...] = ("superseded",)
     visibility: tuple[str, ...] | None = None  # None: any
     kinds: tuple[str, ...] | None = None
@@ -194,6 +195,9 @@ class FullText:
             clauses.append((t.Occur.Must, any_of("partition", [filters.partition])))
         if filters.node:
             clauses.append((t.Occur.Must, any_of("nodes", [filters.node.strip("/")])))
+        if filters.nodes is not None:
+            wanted = [n.strip("/") for n in filters.nodes]
+            clauses.append((t.Occur.Must, any_of("nodes", wanted)))
         if filters.exclude_status:
             clauses.append((t.Occur.MustNot, any_of("status", filters.exclude_status)))
         if filters.visibility is not None:
