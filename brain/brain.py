@@ -31,6 +31,7 @@ from brain.recall import (
     load_rows,
     rank,
     to_hit,
+    with_context,
 )
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock
@@ -394,8 +395,11 @@ class Brain:
         retrievers = self._retrievers(mode)
         self.flush()
         lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
-        fused = fuse(lists) if len(lists) > 1 else next(iter(lists.values()))
+        floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
+        fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
         briefs = load_rows(self.caches.catalog, [oid for oid, _ in fused])
+        if len(lists) > 1:
+            fused = with_context(fused, briefs)
         ranked = rank(fused, briefs)
         best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
         rows = self.caches.catalog.get_many([oid for oid, _ in best])

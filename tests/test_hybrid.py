@@ -34,7 +34,7 @@ class CountingEmbedder(HashingEmbedder):
 
 
 def test_fusion_rewards_agreement() -> None:
-    fused = fuse({"text": [("a", 9.0), ("b", 5.0)], "vector": [("b", 0.9), ("c", 0.8)]})
+    fused = fuse({"text": [("a", 9.0), ("b", 8.0)], "vector": [("b", 0.9), ("c", 0.8)]})
     assert [oid for oid, _ in fused] == ["b", "a", "c"]
 
 
@@ -134,3 +134,19 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert "Caroline adopted a puppy" in result.stdout, result.stdout + result.stderr
     assert result.stdout.strip().endswith("NO-TORCH")
+
+
+def test_memories_written_together_lend_each_other_context() -> None:
+    from brain.indexes.catalog import Brief
+    from brain.recall import with_context
+
+    def brief(oid: str, created: str) -> Brief:
+        return Brief(oid, "main", "Inbox", "active", "normal", "titled", created, None)
+
+    rows = {
+        "lonely": brief("lonely", "2026-01-01T10:00:00Z"),
+        "answer": brief("answer", "2026-02-01T09:00:00Z"),
+        "context": brief("context", "2026-02-01T09:00:00Z"),
+    }
+    fused = [("lonely", 0.50), ("answer", 0.45), ("context", 0.40)]
+    assert [oid for oid, _ in with_context(fused, rows)] == ["answer", "context", "lonely"]
