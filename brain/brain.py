@@ -562,14 +562,17 @@ class Brain:
         return "changed"
 
     def _adopt(self, note: Note, st: os.stat_result) -> Note:
-        """A Markdown file dropped in by hand gets an id, keeping its text as it is."""
+        """A Markdown file written by hand gets an id; the fields the person wrote are kept
+        (first, in their order) and only the missing ones are added."""
         from brain.model import new_id
 
         now = self.clock.now()
-        title = Path(note.path).stem
         stamp = iso(now)
-        meta = {"id": new_id(now), "title": title, "kind": "titled", "status": "active",
-                "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
+        defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
+                    "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
+        meta = {"id": new_id(now), **dict(note.meta)}
+        for key, value in defaults.items():
+            meta.setdefault(key, value)
         return Note(meta=meta, body=note.body, path=note.path)
 
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:

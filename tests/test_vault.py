@@ -232,3 +232,15 @@ def test_local_only_notes_live_in_their_git_ignored_folder(brain: Brain, vault: 
     assert hit.path == "local-only/main/Knowledge/Inbox/Secret.md"
     assert hit.node == "Knowledge/Inbox"
     assert "local-only/" in (vault / ".gitignore").read_text()
+
+
+def test_adopting_a_hand_written_note_keeps_its_fields(brain: Brain, vault: Path) -> None:
+    path = vault / "main/Knowledge/Inbox/Recipes.md"
+    path.write_text(
+        "---\ntitle: Grandma's recipes\ntags: [food]\nvisibility: private\n---\nFlan.\n"
+    )
+    brain.catch_up()
+    note = notefile.parse(path.read_text(), "x")
+    assert is_id(note.id) and note.title == "Grandma's recipes"
+    assert note.tags == ("food",) and note.visibility == "private"
+    assert note.body == "Flan.\n"
