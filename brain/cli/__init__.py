@@ -48,8 +48,9 @@ VaultOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
-def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
-    """Register a command behind the error boundary: BrainError → one red line, exit 2."""
+def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command (on `app`, or a sub-command group) behind the error boundary:
+    BrainError → one red line on stderr, exit 2."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
@@ -62,7 +63,7 @@ def command(*names: str, **kwargs: Any) -> Callable[[F], F]:
                 err.print(f"[red]error:[/red] {escape(str(exc))}")
                 raise typer.Exit(2) from None
 
-        app.command(*names, **kwargs)(guarded)
+        (group or app).command(*names, **kwargs)(guarded)
         return fn
 
     return wrap

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -13,16 +12,13 @@ from rich.table import Table
 from brain.cli import (
     JsonOpt,
     VaultOpt,
-    _state,
     app,
     command,
     emit_json,
-    err,
     note_json,
     open_brain,
     out,
 )
-from brain.errors import BrainError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,22 +76,7 @@ def set_field(
 
 def _partition_command(name: str) -> Callable[[F], F]:
     """`brain partition NAME`, behind the same error boundary as every other command."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def guarded(*args: Any, **kw: Any) -> Any:
-            try:
-                return fn(*args, **kw)
-            except BrainError as exc:
-                if _state["debug"]:
-                    raise
-                err.print(f"[red]error:[/red] {escape(str(exc))}")
-                raise typer.Exit(2) from None
-
-        partition_app.command(name)(guarded)
-        return fn
-
-    return wrap
+    return command(name, group=partition_app)
 
 
 def _say(verb: str, partition: Any, as_json: bool) -> None:
