@@ -186,6 +186,8 @@ class Brain:
         A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
         """
         assert self.lock.held, "save() needs the writer lock"
+        # The one place every write passes: an archived partition is read-only, whoever asks.
+        check_writable(self.root, note.partition)
         before = self.caches.catalog.get(note.id) if note.id else None
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())

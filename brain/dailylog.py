@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from brain.errors import BrokenNote
 from brain.journal import Event
 from brain.model import Note, iso, new_id
+from brain.partitions import is_archived
 from brain.splits import Suggestion
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ def regenerate(
     changed = []
     with brain.lock.hold():
         for partition in brain.store.partitions():
+            if is_archived(brain.root, partition):
+                continue  # read-only: nothing happens there
             body = _body(brain, partition, day, [e for e in events if e.partition == partition],
                          [s for s in splits if s.partition == partition])  # fmt: skip
             path = log_path(partition, day)

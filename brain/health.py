@@ -76,8 +76,4 @@ def diagnostics(brain: Brain) -> dict[str, Any]:
 
 def _pending(brain: Brain) -> int:
     """Connectors declared in brain.yaml that wait for the person's confirmation."""
-    pending = getattr(brain, "pending_connectors", None)
-    if callable(pending):
-        return len(pending())
-    connectors = brain.settings.raw.get("connectors") or {}
-    return len(connectors) if isinstance(connectors, dict) else 0
+    return sum(1 for status in brain.connectors() if status.state == "pending")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrokenNote
 from brain.indexes.catalog import ObjectRow
 from brain.model import parse_iso
+from brain.partitions import is_archived
 from brain.settings import Settings
 
 if TYPE_CHECKING:
@@ -74,7 +75,10 @@ def due(brain: Brain, now: datetime) -> list[tuple[ObjectRow, str, int]]:
         AGING_KINDS,
     )
     found = []
+    frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
     for row in rows:
+        if row.partition in frozen:
+            continue  # an archived partition is read-only: its notes do not age
         touched = last_touch(brain, row)
         if touched is None:
             continue

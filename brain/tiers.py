@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrainError, InvalidInput
 from brain.indexes.catalog import ObjectRow
 from brain.model import parse_iso
+from brain.partitions import is_archived
 from brain.vault.cold import MIN_SAMPLES, cold_path, hot_path, is_cold
 from brain.vault.store import NoteStore
 
@@ -134,7 +135,8 @@ def due(brain: Brain, now: datetime) -> list[ObjectRow]:
         "ORDER BY path",
         (*COLD_STATUSES, *COLD_KINDS),
     )
-    return [r for r in rows if _older(r.touched, horizon)]
+    frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
+    return [r for r in rows if r.partition not in frozen and _older(r.touched, horizon)]
 
 
 def cool(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Move]:

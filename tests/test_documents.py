@@ -203,6 +203,9 @@ def test_a_connector_from_brain_yaml_alone_is_pending(brain: Brain, folder: Path
     assert brain.caches.catalog.count("kind='document'") == 0
     [status] = brain.connectors()
     assert status.state == "pending" and "not confirmed" in status.reason
+    from brain.health import diagnostics
+
+    assert diagnostics(brain)["pending_connectors"] == 1
 
 
 def test_moving_or_linking_the_folder_makes_it_pending(brain: Brain, folder: Path) -> None:

@@ -198,3 +198,37 @@ def test_a_partition_renamed_by_another_process_is_not_made_again(
     with pytest.raises(NotFound, match="no longer exists"):
         other.recall("anything")
     assert tree_digest(vault) == before and not (vault / "work").exists()
+
+
+def test_an_archived_partition_refuses_every_writer_and_sleep_leaves_it_be(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    from datetime import timedelta
+
+    from brain import partitions
+    from brain.errors import InvalidInput
+
+    partitions.create(brain, "old")
+    brain.partition = "old"
+    a = brain.remember("Old plan to visit Lisbon", title="Lisbon")
+    b = brain.remember("Old budget for the trip", title="Budget")
+    brain.partition = "main"
+    partitions.archive(brain, "old")
+
+    def old_files() -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in sorted((vault / "old").rglob("*")) if p.is_file()}
+
+    before = old_files()
+    brain.partition = "old"
+    for attempt in (
+        lambda: brain.correct(a.id, "Porto instead"),
+        lambda: brain.relate(a.id, "supports", b.id),
+        lambda: brain.set_field(a.id, "status", "resolved"),
+    ):
+        with pytest.raises(InvalidInput, match="archived"):
+            attempt()
+    brain.partition = "main"
+    clock.set(clock.now() + timedelta(days=200))
+    brain.sleep()  # 200 days untouched, but nothing in an archived partition ages or logs
+    assert old_files() == before
+    assert "status: active" in (vault / a.path).read_text()
