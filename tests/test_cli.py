@@ -153,7 +153,7 @@ print("HEAVY:" + ",".join(heavy))
         ["--help"],
         ["init", "{vault}"],
         ["remember", "hello", "--vault", "{vault}"],
-        ["recall", "hello", "--vault", "{vault}"],
+        ["recall", "hello", "--mode", "text", "--vault", "{vault}"],
     ],
 )
 def test_start_up_never_imports_torch(tmp_path: Path, args: list[str]) -> None:
