@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import corrections, defining, forgetting, gitvault, graph, relations, tiers
+from brain import corrections, defining, forgetting, githistory, gitvault, graph, relations, tiers
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
@@ -638,7 +638,7 @@ class Brain:
                 "run `brain reindex`"
             )
         cycles, dangling = relations.check(parsed, self.caches.catalog)
-        conflicts = gitvault.conflict_markers(self.root, sorted(seen))
+        conflicts = githistory.conflict_markers(self.root, sorted(seen))
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                             tuple(stale), tuple(cycles), tuple(dangling),
                             tuple(conflicts))  # fmt: skip
@@ -674,7 +674,7 @@ class Brain:
         return splits.split(self, node, apply=apply)
 
     # the vault under git (gitvault.py) -------------------------------------------
-    def git_log(self, note_id: str | None = None, limit: int = 20) -> Sequence[gitvault.Entry]:
+    def git_log(self, note_id: str | None = None, limit: int = 20) -> Sequence[githistory.Entry]:
         """Recent commits, newest first: all, or one note's (found by id, across renames)."""
         path = None
         if note_id is not None:
@@ -682,15 +682,15 @@ class Brain:
             if row.visibility == "local-only":
                 raise InvalidInput(f"note {note_id} is local-only; git never carries it")
             path = row.path
-        return gitvault.log(self.root, path, limit)
+        return githistory.log(self.root, path, limit)
 
     def git_undo(self) -> tuple[str, str]:
         """Revert brain's last commit; returns (the commit undone, the commit that undoes it)."""
-        gitvault.require_repo(self.root)
+        githistory.require_repo(self.root)
         with self.lock.hold():
             self.changes.commit()  # what is pending first: undo names brain's real last change
-            target = gitvault.undo_target(self.root)
-            made = gitvault.undo(self.root, target)
+            target = githistory.undo_target(self.root)
+            made = githistory.undo(self.root, target)
             self.catch_up(force=True)
         return target, made
 

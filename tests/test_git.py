@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from brain import gitvault
+from brain import githistory, gitvault
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
@@ -181,7 +181,7 @@ def test_hand_changes_are_left_out_and_reported(
     (repo / "main/Knowledge/Inbox/Scratch.md").write_text("# scratch\n")
     note = gbrain.remember("a fact", title="Fact", node="Projects")
     assert files_of(repo) == {note.path}
-    report = gitvault.status(repo, gbrain.settings)
+    report = githistory.status(repo, gbrain.settings)
     assert "main/Master/Goals.md" in report.by_hand
     assert report.pending == () and report.pending_error is None
     monkeypatch.setenv("BRAIN_VAULT", str(repo))
@@ -196,13 +196,13 @@ def test_a_failed_commit_keeps_the_write_and_the_next_operation_retries(
     lock.write_text("")  # another git process holds the index: commits fail
     first = gbrain.remember("kept on disk", title="First")
     assert (repo / first.path).exists() and gbrain.get(first.id).body == "kept on disk\n"
-    report = gitvault.status(repo, gbrain.settings)
+    report = githistory.status(repo, gbrain.settings)
     assert report.pending == (first.path,) and "index.lock" in (report.pending_error or "")
     lock.unlink()
     second = gbrain.remember("and this one", title="Second")
     assert files_of(repo) == {first.path, second.path}
     assert subjects(repo)[0] == f'brain: remember "First" ({first.id}) (+1 more)'
-    assert gitvault.status(repo, gbrain.settings).pending == ()
+    assert githistory.status(repo, gbrain.settings).pending == ()
 
 
 def test_one_mcp_session_is_one_commit(repo: Path, clock: FixedClock) -> None:
@@ -370,7 +370,7 @@ def test_two_clones_remember_write_diaries_sleep_and_merge_both_ways(
         report = brain.doctor()
         assert report.ok, report.to_json()
         brain.close()
-        assert gitvault.status(root, brain.settings).conflicts == ()
+        assert githistory.status(root, brain.settings).conflicts == ()
         assert git(root, "status", "--porcelain") == ""
     # The clone that merged regenerated what the merge kept from one side, and committed it.
     assert "brain: regenerate index.json and Graph.md after a merge" in subjects(other)[:3]

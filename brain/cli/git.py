@@ -66,11 +66,11 @@ def enable(vault: VaultOpt = None) -> None:
 @_git_command("status")
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """What brain has not committed yet, what was changed by hand, conflicts."""
-    from brain import gitvault
+    from brain import githistory
     from brain.settings import load
 
     root, _how = vault_path(vault)
-    report = gitvault.status(root, load(root))
+    report = githistory.status(root, load(root))
     if as_json:
         emit_json(report.to_json())
         return
