@@ -390,3 +390,40 @@ def test_merge_driver_runs_as_git_calls_it(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "a").read_text()
     assert text.index("yours") < text.index("first") < text.index("mine")
+
+
+def test_two_edits_to_one_singleton_conflict_and_doctor_names_the_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "HEAD:main")
+    other = _clone_b(remote, tmp_path / "b")
+    for root, goal in ((repo, "Ship the launch."), (other, "Learn the cello.")):
+        brain = open_vault(root, clock=FixedClock(T0))
+        brain.remember(goal, title="Goals", node="Master")
+        brain.close()
+    git(repo, "push", "-q", "origin", "HEAD:main")
+    pull = [
+        "git",
+        "-C",
+        str(other),
+        "-c",
+        "pull.rebase=false",
+        "pull",
+        "--no-edit",
+        "origin",
+        "main",
+    ]
+    done = subprocess.run(pull, capture_output=True, text=True)
+    assert done.returncode != 0 and "CONFLICT" in done.stdout + done.stderr
+    brain = open_vault(other, clock=FixedClock(T0 + timedelta(minutes=5)))
+    assert brain.doctor().conflicts == ("main/Master/Goals.md",)
+    # While git is merging, brain writes but does not commit; it says why.
+    note = brain.remember("unrelated", title="Later")
+    assert (other / note.path).exists()
+    report = githistory.status(other, brain.settings)
+    assert report.busy == "a merge" and report.conflicts == ("main/Master/Goals.md",)
+    assert note.path in report.pending and "middle of a merge" in (report.pending_error or "")
+    brain.close()
