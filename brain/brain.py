@@ -514,6 +514,7 @@ class Brain:
     # After a pull or hand edits the caches rewrite index.json: brain's own change, committed.
     @recorded(lambda _, a: f"catch up with {len(a['todo']) + len(a['gone'])} changed file(s)")
     def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        self.changes.leave([*todo, *gone])  # the person's own changes stay theirs to commit
         with self.node_index.batch():
             return self._apply_files(todo, gone)
 

@@ -275,6 +275,7 @@ class Autocommit:
         self._before: dict[str, str] = {}
         self._said: list[str] = []
         self._quiet = True
+        self._leave: set[str] = set()
 
     @contextlib.contextmanager
     def operation(self, *, quiet: bool = False) -> Iterator[Operation]:
@@ -290,7 +291,7 @@ class Autocommit:
                     "run `brain git enable`, or set `git: {autocommit: false}`",
                 )
             self._before = snapshot(self.root)
-            self._said, self._quiet = [], True
+            self._said, self._quiet, self._leave = [], True, set()
         self._depth += 1
         failed = False
         try:
@@ -306,10 +307,16 @@ class Autocommit:
             if self._depth == 0:
                 self._finish(commit=not failed)
 
+    def leave(self, paths: Sequence[str]) -> None:
+        """Files a catch-up found changed: those already changed before this operation began
+        are the person's and stay uncommitted (even when the catch-up gave one its id)."""
+        self._leave.update(paths)
+
     def _finish(self, *, commit: bool) -> None:
         after = snapshot(self.root)
         changed = {p for p in set(after) | set(self._before)
-                   if after.get(p) != self._before.get(p) and not never_committed(p)}  # fmt: skip
+                   if after.get(p) != self._before.get(p) and not never_committed(p)
+                   and not (p in self._leave and p in self._before)}  # fmt: skip
         with self.lock.hold():
             pending = Pending.load(self.root)
             if changed:

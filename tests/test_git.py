@@ -181,8 +181,12 @@ def test_hand_changes_are_left_out_and_reported(
     (repo / "main/Knowledge/Inbox/Scratch.md").write_text("# scratch\n")
     note = gbrain.remember("a fact", title="Fact", node="Projects")
     assert files_of(repo) == {note.path}
+    gbrain.list()  # the catch-up gives Scratch.md an id, yet leaves it to the person
+    assert "id:" in (repo / "main/Knowledge/Inbox/Scratch.md").read_text()
+    assert files_of(repo) == {note.path}
     report = githistory.status(repo, gbrain.settings)
     assert "main/Master/Goals.md" in report.by_hand
+    assert "main/Knowledge/Inbox/Scratch.md" in report.by_hand
     assert report.pending == () and report.pending_error is None
     monkeypatch.setenv("BRAIN_VAULT", str(repo))
     shown = CliRunner().invoke(app, ["git", "status"])
