@@ -117,6 +117,12 @@ def undo(root: Path, commit: str) -> str:
             f"{in_the_way[0]} has uncommitted changes; undo would overwrite them",
             "commit or discard them first (`brain git status` lists them)",
         )
+    staged = run(root, "diff", "--cached", "--name-only", "-z").split("\0")
+    if any(staged):
+        raise GitError(
+            f"{staged[0]} is staged; undo commits the whole index and would take it along",
+            "commit or unstage it first",
+        )
     done = subprocess.run(
         [git_binary(), "-C", str(root), "revert", "--no-commit", commit],
         capture_output=True, check=False,

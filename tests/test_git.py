@@ -267,8 +267,15 @@ def test_undo_reverts_brains_last_commit_and_refuses_after_a_person_commits(
     assert subjects(repo)[0] == f'brain: undo "remember "Bad" ({bad.id})"'
     b = open_vault(repo, clock=gbrain.clock)
     assert [r.id for r in b.list(node="Knowledge")] == [kept.id]
+    assert not (repo / ".git/REVERT_HEAD").exists()
+    (repo / "staged.txt").write_text("mine\n")
+    git(repo, "add", "staged.txt")
+    result = runner.invoke(app, ["undo"])
+    assert result.exit_code == 2 and "staged.txt is staged" in result.output
+    git(repo, "rm", "-q", "--cached", "staged.txt")
     result = runner.invoke(app, ["undo"])  # the next undo reaches the write before
     assert result.exit_code == 0 and not (repo / kept.path).exists()
+    assert "staged.txt" not in files_of(repo)
     (repo / "mine.txt").write_text("mine\n")
     git(repo, "add", "mine.txt")
     git(repo, "commit", "-qm", "my own change")
