@@ -209,6 +209,20 @@ def test_a_failed_commit_keeps_the_write_and_the_next_operation_retries(
     assert githistory.status(repo, gbrain.settings).pending == ()
 
 
+def test_an_import_of_many_conversations_is_one_commit(
+    gbrain: Brain, repo: Path, tmp_path: Path
+) -> None:
+    from tests.test_recalls import chatgpt, zipped
+
+    before = len(subjects(repo))
+    report = gbrain.import_export("chatgpt", zipped(tmp_path, chatgpt(6), "chatgpt.zip"))
+    assert len(report.added) == 6
+    assert len(subjects(repo)) == before + 1
+    assert subjects(repo)[0] == "brain: import a chatgpt export"
+    assert sum(p.endswith(".md") for p in files_of(repo)) == 6
+    assert git(repo, "status", "--porcelain") == ""
+
+
 def test_one_mcp_session_is_one_commit(repo: Path, clock: FixedClock) -> None:
     b = open_vault(repo, clock=clock)
     before = len(subjects(repo))
