@@ -231,7 +231,7 @@ class Pending:
 
     paths: set[str] = field(default_factory=set)
     messages: list[str] = field(default_factory=list)
-    quiet: int = 0  # operations that only touched notes (reads) or caught up after a pull
+    quiet: int = 0  # reads that only touched notes: they ride along with the next commit
     error: str | None = None
 
     @classmethod
@@ -352,7 +352,8 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
     if busy:
         raise GitError(f"git is in the middle of {busy}", "finish it; brain commits afterwards")
     wanted = sorted(p for p in pending.paths if not never_committed(p))
-    still = sorted(dirty(root, wanted)) if wanted else []
+    # All of git status, intersected: a pathspec per file could outgrow the argument list.
+    still = sorted(set(dirty(root)) & set(wanted)) if wanted else []
     if not still:
         return None
     messages = pending.messages or ["catch up"]
@@ -360,7 +361,7 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
     subject = f"brain: {messages[0]}{more}"
     body = [f"- {m}" for m in messages] if more else []
     if pending.quiet:
-        body.append(f"- {pending.quiet} read(s) or catch-up(s) that touched notes")
+        body.append(f"- {pending.quiet} read(s) that touched notes")
     verb = messages[0].split(" ", 1)[0]
     _commit(root, subject + ("\n\n" + "\n".join(body) if body else ""), verb, still)
     return run(root, "rev-parse", "HEAD").strip()
