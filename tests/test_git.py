@@ -147,6 +147,20 @@ def test_each_operation_is_one_commit_of_exactly_its_files(gbrain: Brain, repo: 
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_a_read_that_touches_a_note_rides_along_with_the_next_commit(
+    gbrain: Brain, repo: Path, clock: FixedClock
+) -> None:
+    read = gbrain.remember("read me later", title="Reading")
+    count = len(subjects(repo))
+    clock.set(T0 + timedelta(days=1))
+    gbrain.expand(read.id)  # marks the note touched: no commit of its own
+    assert len(subjects(repo)) == count
+    assert githistory.status(repo, gbrain.settings).pending == (read.path,)
+    other = gbrain.remember("a new fact", title="New")
+    assert files_of(repo) == {read.path, other.path}
+    assert "1 read(s) that touched notes" in git(repo, "log", "-1", "--format=%B")
+
+
 def test_sleep_is_one_commit_with_a_summary(gbrain: Brain, repo: Path, clock: FixedClock) -> None:
     for n in range(3):
         gbrain.remember(f"old fact {n}", title=f"Old {n}")
