@@ -592,11 +592,13 @@ class Brain:
                 "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
         return Note(meta=meta, body=note.body, path=note.path)
 
+    @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.caches.clear()
             files = list(self.store.walk())
+            self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
             for done, (rel, _st) in enumerate(files, 1):
                 if self._index_file(rel) == "changed":
