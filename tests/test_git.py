@@ -280,6 +280,10 @@ def test_log_of_a_note_follows_it_across_a_rename(
     assert f'brain: remember "Launch date" ({note.id})' in messages
     assert not any("Other" in m for m in messages)
     assert all(e["date"].startswith("20") for e in json.loads(result.output))
+    recent = CliRunner().invoke(app, ["log", "-n", "2"])
+    assert recent.exit_code == 0
+    assert "partition rename main to work" in recent.output and '"Other"' in recent.output
+    assert "start the vault's history" not in recent.output
 
 
 def test_undo_reverts_brains_last_commit_and_refuses_after_a_person_commits(
