@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import corrections, defining, forgetting, graph, relations, tiers
+from brain import corrections, defining, forgetting, githistory, gitvault, graph, relations, tiers
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.gitvault import recorded, title_of
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
@@ -70,11 +71,12 @@ class DoctorReport:
     stale: tuple[str, ...] = ()  # problems with the caches themselves
     cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
     dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
+    conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
 
     @property
     def ok(self) -> bool:
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling)  # fmt: skip
+                    or self.cycles or self.dangling or self.conflicts)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +88,7 @@ class DoctorReport:
             "stale": list(self.stale),
             "cycles": list(self.cycles),
             "dangling": list(self.dangling),
+            "conflicts": list(self.conflicts),
         }
 
 
@@ -108,12 +111,14 @@ class Brain:
     _last_walk: float = field(default=-1e9, init=False)
     journal: Journal = field(init=False)
     node_index: NodeIndex = field(init=False)
+    changes: gitvault.Autocommit = field(init=False)  # the vault under git (gitvault.py)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
+        self.changes = gitvault.Autocommit(self.root, self.settings, self.lock)
         folder = self.root / CACHE_DIR
         if (folder / "fulltext" / "schema").exists():
             self._open_caches(folder)
@@ -122,6 +127,8 @@ class Brain:
             elif self.node_index.stale:
                 with self.lock.hold():
                     self.node_index.resume(self.store)
+            if self.changes.enabled:
+                gitvault.regenerate_after_merge(self)
             return
         # New or wiped caches: one process builds them while the others wait; embedding
         # waits for the first recall.
@@ -139,6 +146,7 @@ class Brain:
         self.caches.close()
 
     # writing -----------------------------------------------------------------
+    @recorded(lambda note, a: f"remember {title_of(note)}")
     def remember(
         self,
         text: str,
@@ -209,6 +217,8 @@ class Brain:
         self.record_event("forgotten", note.id, note, anonymous=True)
         return self.caches.drop_note(note.id, note.path)
 
+    # A forgotten note's title stays out of git's history: the commit names the id only.
+    @recorded(lambda gone, a: f"forget {a['note_id']} ({len(gone)} objects)")
     def forget(self, note_id: str, mode: str = "auto") -> list[str]:
         """Forget a note (see forgetting.py); returns the object ids removed from the caches.
 
@@ -223,6 +233,7 @@ class Brain:
         self.catch_up()
         return forgetting.plan(self, note_id, mode)
 
+    @recorded(lambda note, a: f"correct {title_of(note)}, superseding {a['note_id']}")
     def correct(self, note_id: str, text: str, *, source: dict[str, Any] | None = None) -> Note:
         """A new version of a note that supersedes it; the old one is kept as history."""
         return corrections.correct(self, note_id, text, source)
@@ -231,10 +242,12 @@ class Brain:
         """Every version of a note, oldest first."""
         return corrections.history(self, note_id)
 
+    @recorded(lambda _, a: f"relate {a['src']} {a['kind']} {a['dst']}")
     def relate(self, src: str, kind: str, dst: str, weight: float | None = None) -> Note:
         """Add a typed relation from one note to another (stored in the source's front-matter)."""
         return relations.relate(self, src, kind, dst, weight)
 
+    @recorded(lambda _, a: f"unrelate {a['src']} {a['kind']} {a['dst']}")
     def unrelate(self, src: str, kind: str, dst: str) -> Note:
         """Remove a typed relation."""
         return relations.unrelate(self, src, kind, dst)
@@ -244,11 +257,13 @@ class Brain:
         self.catch_up()
         return relations.links(self.caches.catalog, self.row(note_id).note_id)
 
+    @recorded(lambda note, a: f"graph {note.path}")
     def write_graph(self) -> Note:
         """Regenerate `<partition>/Insights/Graph.md` from the relations."""
         return graph.write_graph(self)
 
     # ingestion: connectors, transcripts, exports (documents.py, recalls.py) ----
+    @recorded(lambda report, a: f"connect {report.connector}")
     def connect(self, path: Path, name: str | None = None) -> SyncReport:
         """Ask the person at the terminal, then read the folder as document notes."""
         from brain import documents
@@ -260,22 +275,26 @@ class Brain:
 
         return documents.statuses(self)
 
+    @recorded(lambda n, a: f"disconnect {a['name']} ({n} notes)")
     def disconnect(self, name: str, *, forget: bool = False) -> int:
         from brain import documents
 
         return documents.disconnect(self, name, forget=forget)
 
+    @recorded(lambda reports, a: f"sync {', '.join(r.connector for r in reports) or 'nothing'}")
     def sync(self, names: Sequence[str] = ()) -> list[SyncReport]:
         from brain import documents
 
         return documents.sync(self, list(names))
 
+    @recorded(lambda report, a: f"ingest {Path(a['path']).name}")
     def ingest(self, path: Path) -> ImportReport:
         """Store one transcript file (seed JSON or Markdown chat) as a recall note."""
         from brain import recalls
 
         return recalls.store_transcripts(self, [recalls.read_transcript(path)], "ingest")
 
+    @recorded(lambda report, a: f"import a {a['platform']} export")
     def import_export(
         self, platform: str, path: Path, progress: Progress | None = None
     ) -> ImportReport:
@@ -332,12 +351,14 @@ class Brain:
             return True
         return row.visibility == "normal" and row.partition == self.partition
 
+    @recorded(lambda note, a: f"set {a['field']}={a['value']} on {title_of(note)}")
     def set_field(self, note_id: str, field: str, value: str) -> Note:
         """The person's levers: visibility, defining, eternal, status (see levers.py)."""
         from brain.levers import set_field
 
         return set_field(self, note_id, field, value)
 
+    @recorded(quiet=True)  # a touch rides along with the next commit
     def expand(self, note_id: str, *, touch: bool = True) -> Note:
         """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
         self.catch_up()
@@ -496,7 +517,10 @@ class Brain:
         with self.lock.hold():
             return self._apply(todo, gone)
 
+    # After a pull or hand edits the caches rewrite index.json: brain's own change, committed.
+    @recorded(lambda _, a: f"catch up with {len(a['todo']) + len(a['gone'])} changed file(s)")
     def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        self.changes.leave([*todo, *gone])  # the person's own changes stay theirs to commit
         with self.node_index.batch():
             return self._apply_files(todo, gone)
 
@@ -577,11 +601,13 @@ class Brain:
             meta.setdefault(key, value)
         return Note(meta=meta, body=note.body, path=note.path)
 
+    @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.caches.clear()
             files = list(self.store.walk())
+            self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
             for done, (rel, _st) in enumerate(files, 1):
                 if self._index_file(rel) == "changed":
@@ -624,10 +650,13 @@ class Brain:
                 "run `brain reindex`"
             )
         cycles, dangling = relations.check(parsed, self.caches.catalog)
+        conflicts = githistory.conflict_markers(self.root, sorted(seen))
         return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
-                            tuple(stale), tuple(cycles), tuple(dangling))  # fmt: skip
+                            tuple(stale), tuple(cycles), tuple(dangling),
+                            tuple(conflicts))  # fmt: skip
 
     # upkeep ------------------------------------------------------------------
+    @recorded(lambda report, a: f"sleep — {gitvault.sleep_summary(report)}")
     def sleep(
         self, *, dry_run: bool = False, waiting: Callable[[], None] | None = None
     ) -> SleepReport:
@@ -636,6 +665,7 @@ class Brain:
 
         return sleep.run(self, self.clock.now(), dry_run=dry_run, waiting=waiting)
 
+    @recorded(lambda move, a: f"move {a['note_id']} to the {a['tier']} tier")
     def tier_move(self, note_id: str, tier: str) -> tiers.Move | None:
         """Move a note to the hot or cold tier, byte for byte; None if it is already there."""
         return tiers.move(self, note_id, tier)
@@ -643,15 +673,38 @@ class Brain:
     def tier_status(self) -> tiers.TierStatus:
         return tiers.status(self)
 
+    @recorded(lambda dict_id, a: f"train cold-tier dictionary {dict_id}")
     def tier_retrain(self) -> int:
         """Train a new cold-tier dictionary; returns its id (old ones are kept)."""
         return tiers.retrain(self)
 
+    @recorded(lambda result, a: f"split {a['node']}")
     def split(self, node: str, *, apply: bool = False) -> tuple[Suggestion, Sequence[tiers.Move]]:
         """The suggested split of a crowded node; `apply` moves the files (ids unchanged)."""
         from brain import splits
 
         return splits.split(self, node, apply=apply)
+
+    # the vault under git (gitvault.py) -------------------------------------------
+    def git_log(self, note_id: str | None = None, limit: int = 20) -> Sequence[githistory.Entry]:
+        """Recent commits, newest first: all, or one note's (found by id, across renames)."""
+        path = None
+        if note_id is not None:
+            row = self.row(note_id)
+            if row.visibility == "local-only":
+                raise InvalidInput(f"note {note_id} is local-only; git never carries it")
+            path = row.path
+        return githistory.log(self.root, path, limit)
+
+    def git_undo(self) -> tuple[str, str]:
+        """Revert brain's last commit; returns (the commit undone, the commit that undoes it)."""
+        githistory.require_repo(self.root)
+        with self.lock.hold():
+            self.changes.commit()  # what is pending first: undo names brain's real last change
+            target = githistory.undo_target(self.root)
+            made = githistory.undo(self.root, target)
+            self.catch_up(force=True)
+        return target, made
 
     def notes(self) -> Iterator[Note]:
         """Every parseable note of the vault (all partitions), read from disk."""

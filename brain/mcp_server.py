@@ -62,6 +62,8 @@ PartitionName = Annotated[
 def build_server(brain: Brain) -> MCPServer:
     """The MCP server over one Brain; the Brain is switched to its model-facing mode."""
     brain.for_model = True
+    # Under git, a session's writes become one commit at `close` (or when the server stops).
+    brain.changes.defer = True
     session_id = new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
     gate = Gate(brain, source)
@@ -79,7 +81,8 @@ def build_server(brain: Brain) -> MCPServer:
                 idempotent_hint=idempotent,
                 open_world_hint=False,
             )
-            tools.append(_strict(Tool.from_function(_errors(fn), annotations=hints)))
+            call = fn if read_only else _one_operation(brain, fn)
+            tools.append(_strict(Tool.from_function(_errors(call), annotations=hints)))
             return fn
 
         return register
@@ -256,7 +259,9 @@ def build_server(brain: Brain) -> MCPServer:
         ] = None,
     ) -> Result:
         """Close the session (last step)."""
-        return gate.close(summary).to_json()
+        closed = gate.close(summary).to_json()
+        brain.changes.commit()
+        return closed
 
     for fn_tool in tools:
         if fn_tool.name in ("session", "addendum", "maintain", "remarks", "diary", "close"):
@@ -277,7 +282,22 @@ def build_server(brain: Brain) -> MCPServer:
 
 def serve(brain: Brain) -> None:
     """Run the server over stdio until the host closes it (stdout carries only MCP)."""
-    build_server(brain).run()
+    try:
+        build_server(brain).run()
+    finally:
+        brain.changes.commit()
+
+
+def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
+    """A writing tool call is one operation: what it changed joins the session's commit."""
+
+    @functools.wraps(fn)
+    async def recorded(*args: Any, **kwargs: Any) -> Result:
+        with brain.changes.operation() as op:
+            op.said, op.fallback = f"{fn.__name__} (MCP)", True
+            return await fn(*args, **kwargs)
+
+    return recorded
 
 
 def _errors(fn: ToolFn) -> ToolFn:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput, NotFound
+from brain.gitvault import recorded
 from brain.model import LOCAL_ONLY, iso
 from brain.settings import SETTINGS_FILE
 from brain.vault.files import atomic_write, fsync_dir, remove_file
@@ -99,6 +100,7 @@ def listing(brain: Brain) -> list[Partition]:
     ]
 
 
+@recorded(lambda p, a: f"partition create {p.name}")
 def create(brain: Brain, name: str) -> Partition:
     """A new partition: a stamped copy of the template's structural notes."""
     check_name(name)
@@ -116,6 +118,7 @@ def create(brain: Brain, name: str) -> Partition:
     return Partition(name, False, name == brain.partition)
 
 
+@recorded(lambda p, a: f"partition rename {a['old']} to {p.name}")
 def rename(brain: Brain, old: str, new: str) -> Partition:
     """Move a partition's folders; note ids stay the same, the caches follow the new paths."""
     check_name(new)
@@ -139,6 +142,7 @@ def rename(brain: Brain, old: str, new: str) -> Partition:
     return Partition(new, is_archived(brain.root, new), new == brain.partition)
 
 
+@recorded(lambda p, a: f"partition archive {p.name}")
 def archive(brain: Brain, name: str) -> Partition:
     """Make a partition read-only and take it out of recall; its files stay as they are."""
     with brain.lock.hold():
@@ -154,6 +158,7 @@ def archive(brain: Brain, name: str) -> Partition:
     return Partition(name, True, name == brain.partition)
 
 
+@recorded(lambda p, a: f"partition restore {p.name}")
 def restore(brain: Brain, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
@@ -174,6 +179,7 @@ def use(brain: Brain, name: str) -> Partition:
 _DEFAULT_LINE = re.compile(r"^default_partition:.*$", re.MULTILINE)
 
 
+@recorded(lambda _, a: f"partition default {a['name']}")
 def set_default(brain: Brain, name: str) -> None:
     """Record the partition commands use by default, editing only that line of brain.yaml."""
     path = brain.root / SETTINGS_FILE

@@ -31,16 +31,28 @@ if TYPE_CHECKING:
 def init(
     path: Annotated[Path | None, typer.Argument(help="Where to create the vault.")] = None,
     vault: VaultOpt = None,
+    git: Annotated[
+        bool, typer.Option("--git", help="Also put the vault under git (see `brain git`).")
+    ] = False,
 ) -> None:
     """Create a vault from the template (does nothing if one is already there)."""
     from brain.clock import SystemClock
     from brain.vault.template import init_vault
 
     root = path.expanduser().absolute() if path else vault_path(vault)[0]
+    if git:
+        from brain.gitvault import git_binary
+
+        git_binary()  # no git: say so before anything is created
     if init_vault(root, SystemClock().now()):
         out.print(f"Created a vault at [bold]{escape(str(root))}[/bold]")
     else:
         out.print(f"A vault is already at {escape(str(root))}; nothing changed.")
+    if git:
+        from brain.gitvault import enable
+
+        enable(root)
+        out.print("It is under git: every brain change is a commit (docs/git.md).")
 
 
 @command()
@@ -221,6 +233,8 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             out.print(f"[red]cycle[/red]   {escape(problem)}")
         for problem in report.dangling:
             out.print(f"[yellow]dangling[/yellow] {escape(problem)}")
+        for path in report.conflicts:
+            out.print(f"[red]conflict[/red] {escape(path)} (git conflict markers: resolve them)")
         if report.ok:
             out.print("[green]All well.[/green]")
     if not report.ok:
