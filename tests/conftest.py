@@ -18,6 +18,12 @@ from brain.vault.template import init_vault
 T0 = datetime(2026, 12, 2, 10, 31, 0, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands work in their own process unless a test asks for the daemon (test_daemon.py)."""
+    monkeypatch.setenv("BRAIN_DAEMON", "off")
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(T0)

@@ -34,7 +34,7 @@ def open_backend(explicit: Path | None) -> Backend:
     from brain.daemon.client import connect_or_start
 
     root, _how = vault_path(explicit)
-    client = connect_or_start(root)
+    client = connect_or_start(root, os.environ)
     if client is not None:
         return DaemonBackend(client)
     from brain.brain import open_vault

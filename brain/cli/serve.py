@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -43,7 +44,7 @@ def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
     from brain.brain import open_vault
     from brain.cli import vault_path
-    from brain.daemon.client import McpForwarder, connect_or_start
+    from brain.daemon.client import McpForwarder
     from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
     from brain.model import new_id
@@ -55,7 +56,7 @@ def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     # The daemon does the work when it runs (or starts); this process checks each call against
     # the tools' schemas and forwards only the allowlisted names.
     session = new_id(brain.clock.now())
-    forward = McpForwarder(root, connect_or_start(root), session, brain.partition, TOOLS)
+    forward = McpForwarder(root, os.environ, session, brain.partition, TOOLS)
     try:
         run(brain, session_id=session, forward=forward)
     finally:

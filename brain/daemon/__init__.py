@@ -5,6 +5,7 @@ Where its files live under `.brain/`, and its settings (the `daemon:` section of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from brain.errors import InvalidInput
 from brain.settings import SETTINGS_FILE, Settings
 from brain.vault.paths import CACHE_DIR
 
+DAEMON_ENV = "BRAIN_DAEMON"  # `off`: never use or start a daemon; work in this process
 SOCKET = "daemon.sock"
 PID_FILE = "daemon.pid"
 LOG_FILE = "daemon.log"
@@ -46,6 +48,14 @@ def daemon_settings(settings: Settings) -> DaemonSettings:
             )
         flags[name] = value
     return DaemonSettings(idle_seconds=float(idle), **flags)
+
+
+def daemon_off(env: Mapping[str, str]) -> bool:
+    """Whether BRAIN_DAEMON=off asks clients to work in their own process."""
+    value = env.get(DAEMON_ENV, "auto").strip().lower() or "auto"
+    if value not in ("auto", "off"):
+        raise InvalidInput(f"{DAEMON_ENV}={value!r} is not understood; use `auto` or `off`")
+    return value == "off"
 
 
 def socket_path(root: Path) -> Path:

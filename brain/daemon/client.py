@@ -9,11 +9,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from brain.daemon import log_path, pid_path, socket_path
+from brain.daemon import daemon_off, log_path, pid_path, socket_path
 from brain.daemon.wire import (
     VERSION,
     WireError,
@@ -172,11 +172,14 @@ def start(root: Path, wait: float = START_WAIT) -> DaemonClient:
         delay = min(delay * 2, 0.1)
 
 
-def connect_or_start(root: Path) -> DaemonClient | None:
+def connect_or_start(root: Path, env: Mapping[str, str]) -> DaemonClient | None:
     """A client of the running daemon, else one started now if brain.yaml allows; else None.
 
-    None means: use the core in this process (no daemon, it may not start, or it cannot).
+    None means: use the core in this process (BRAIN_DAEMON=off, no daemon and it may not
+    start, or it cannot).
     """
+    if daemon_off(env):
+        return None
     try:
         return DaemonClient.connect(root)
     except DaemonUnavailable:
@@ -206,13 +209,14 @@ class McpForwarder:
     def __init__(
         self,
         root: Path,
-        client: DaemonClient | None,
+        env: Mapping[str, str],
         session: str,
         partition: str,
         allowed: tuple[str, ...],
     ) -> None:
         self.root = root
-        self.client = client
+        self.env = env
+        self.client = connect_or_start(root, env)
         self.session = session
         self.partition = partition
         self.allowed = allowed
@@ -226,14 +230,18 @@ class McpForwarder:
                    "arguments": arguments}  # fmt: skip
         for _attempt in range(2):
             if self.client is None:
-                self.client = connect_or_start(self.root)
+                self.client = connect_or_start(self.root, self.env)
                 if self.client is None:
                     break
             try:
-                return self.client.call("mcp", request)
+                result = self.client.call("mcp", request)
             except DaemonUnavailable:  # nothing was sent: safe to try again, or here
                 self.client.close()
                 self.client = None
+                continue
+            if tool == "partition_use":  # a daemon started afresh resumes in the same partition
+                self.partition = str(result.get("name", self.partition))
+            return result
         return await local(**arguments)
 
     def close(self) -> None:
