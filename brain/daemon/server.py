@@ -72,6 +72,8 @@ class Daemon:
 
     def submit(self, job: Callable[[], Any]) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception)."""
+        if self.stopping.is_set():
+            raise BrainError("the daemon is stopping")
         done: Future[Any] = Future()
         self._jobs.put((job, done))
         return done.result()
@@ -97,12 +99,22 @@ class Daemon:
             self.stopping.set()
             if watcher is not None:
                 watcher[0].set()
-            while not self._jobs.empty():  # nobody waits forever on a stopping daemon
-                self._jobs.get_nowait()[1].set_exception(BrainError("the daemon is stopping"))
-            acceptor.join(timeout=2)
-            if watcher is not None:
-                watcher[1].join(timeout=5)
+            # Nobody waits forever on a stopping daemon: late jobs are turned away.
+            deadline = time.monotonic() + 5
+            while acceptor.is_alive() or (watcher is not None and watcher[1].is_alive()):
+                self._refuse_jobs(0.05)
+                if time.monotonic() > deadline:
+                    break
+            self._refuse_jobs(0)
             self.ops.close()
+
+    def _refuse_jobs(self, wait: float) -> None:
+        try:
+            while True:
+                _job, done = self._jobs.get(timeout=wait) if wait else self._jobs.get_nowait()
+                done.set_exception(BrainError("the daemon is stopping"))
+        except queue.Empty:
+            return
 
     def _accept(self, listener: socket.socket) -> None:
         listener.settimeout(_TICK)
