@@ -336,7 +336,7 @@ def test_a_connection_from_another_user_is_refused() -> None:
         stop_daemon(vault)
 
 
-MCP_CALL = {"session": "s", "partition": "", "arguments": {}}
+MCP_CALL: dict[str, Any] = {"session": "s", "partition": "", "arguments": {}}
 
 
 def test_malformed_and_oversize_messages_are_refused_without_harm(daemon: Path) -> None:
@@ -354,7 +354,7 @@ def test_malformed_and_oversize_messages_are_refused_without_harm(daemon: Path) 
     assert "over the" in refused(struct.pack(">I", MAX_MESSAGE + 1))
     assert "version" in refused(struct.pack(">I", 17) + b'{"v":99,"op":"x"}')
     sock = raw(daemon)
-    bad_calls = [
+    bad_calls: list[tuple[dict[str, Any], str]] = [
         ({"op": "sleep"}, "unknown operation"),
         ({"op": "tier_move"}, "unknown operation"),
         ({"op": "set_field"}, "unknown operation"),
@@ -421,7 +421,7 @@ def test_brain_serve_talks_to_the_daemon(daemon: Path) -> None:
         async with Client(params) as client:
             made = (await client.call_tool("remember", {"text": "Served warm"})).structured_content
             found = await client.call_tool("recall", {"query": "served warm"})
-            assert found.structured_content["hits"][0]["id"] == made["id"]  # type: ignore[index]
+            assert found.structured_content["hits"][0]["id"] == made["id"]
             bad = await client.call_tool("remember", {"text": "x", "visibility": "private"})
             assert bad.is_error
             missing = await client.call_tool("expand", {"note_id": "01JE2Z3K00000000000000000A"})
