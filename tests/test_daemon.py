@@ -488,3 +488,43 @@ def test_daemon_and_process_read_alike(daemon: Path) -> None:
     assert remote.list_notes(limit=100) == local.list_notes(limit=100)
     remote.close()
     local.close()
+
+
+# the fast path of `brain recall` ---------------------------------------------------------------
+
+FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
+PROBE = (
+    "import sys\nfrom brain.fastpath import answered\n"
+    "done = answered(sys.argv[1:])\n"
+    "print('ANSWERED', done, 'typer' in sys.modules, 'brain.brain' in sys.modules)\n"
+)
+
+
+def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
+    remote = DaemonBackend(DaemonClient.connect(daemon))
+    old = remote.remember("The widget runs on a 12 volt motor.", title="Widget")
+    remote.correct(old["id"], "The widget runs on a 24 volt motor.")
+    remote.remember("Widgets ship in blue boxes.", title="Shipping")
+    remote.close()
+    cases = [
+        ["recall", "widget motor"],
+        ["recall", "widget", "--json"],
+        ["recall", "-k", "1", "widget", "--superseded"],
+        ["recall", "--mode=text", "volt", "--superseded", "--json"],
+        ["recall", "nothing like this at all"],
+    ]
+    for args in cases:
+        fast = brain(daemon, *args)
+        full = subprocess.run([sys.executable, "-c", FULL, *args, "--vault", str(daemon)],
+                              capture_output=True, text=True, env=env(), cwd=ROOT)  # fmt: skip
+        assert fast.returncode == full.returncode == 0, fast.stderr + full.stderr
+        assert fast.stdout == full.stdout
+    probe = subprocess.run([sys.executable, "-c", PROBE, "recall", "widget", "--vault",
+                            str(daemon)], capture_output=True, text=True, env=env())  # fmt: skip
+    assert "ANSWERED True False False" in probe.stdout  # no typer, no core: the daemon answered
+    bad = brain(daemon, "recall", "   ")
+    assert bad.returncode == 2 and "query is empty" in bad.stderr
+    for other in (["recall", "--help"], ["recall", "-k", "x", "q"], ["list"], ["recall"]):
+        probe = subprocess.run([sys.executable, "-c", PROBE, *other], capture_output=True,
+                               text=True, env=env())  # fmt: skip
+        assert "ANSWERED False" in probe.stdout  # left to the full command line
