@@ -528,3 +528,14 @@ def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
         probe = subprocess.run([sys.executable, "-c", PROBE, *other], capture_output=True,
                                text=True, env=env())  # fmt: skip
         assert "ANSWERED False" in probe.stdout  # left to the full command line
+
+
+def test_the_daemon_watches_the_vault_for_hand_edits(daemon: Path) -> None:
+    core = open_vault(daemon)  # only reads the shared catalog: it never walks the files here
+    rel = "main/Knowledge/Inbox/Dropped by hand.md"
+    (daemon / rel).write_text("A note written in an editor, not through brain.\n")
+    until(lambda: core.caches.catalog.file(rel) is not None, "the watcher to index the file")
+    assert core.caches.catalog.file(rel).note_id  # type: ignore[union-attr]  # adopted: has an id
+    core.close()
+    info = DaemonClient.connect(daemon).call("status")
+    assert info["requests"] == 0  # no client asked: the daemon's watcher did it
