@@ -34,6 +34,10 @@ def vault(tmp_path: Path, clock: FixedClock) -> Path:
     root = tmp_path / "vault"
     init_vault(root, clock.now())
     use_embedder(root, "hashing")  # fast and deterministic; tests marked `model` use minilm
+    # No daemon unless a test starts one (test_daemon.py), even from a subprocess that does not
+    # inherit BRAIN_DAEMON=off.
+    with (root / "brain.yaml").open("a") as settings:
+        settings.write("daemon:\n  autostart: false\n")
     return root
 
 

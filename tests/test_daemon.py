@@ -61,9 +61,16 @@ def until(check: Any, what: str) -> None:
 
 
 def settle(vault: Path, text: str) -> None:
-    """Add a `daemon:` section to brain.yaml."""
+    """Replace the `daemon:` section of brain.yaml (the test vault's says `autostart: false`)."""
     settings = vault / "brain.yaml"
-    settings.write_text(settings.read_text() + "daemon:\n" + text)
+    kept = settings.read_text().split("daemon:\n", 1)[0]
+    settings.write_text(kept + "daemon:\n" + text)
+
+
+@pytest.fixture(autouse=True)
+def _autostart(vault: Path) -> None:
+    """Here clients may start the daemon, as they do by default."""
+    settle(vault, "  autostart: true\n")
 
 
 def stop_daemon(vault: Path) -> None:
