@@ -88,7 +88,7 @@ class Watcher:
                 if self.on_sync:
                     self.on_sync(reports)
             if VAULT in dirty:
-                found = self.brain.catch_up()
+                found = self.brain.catch_up(force=True)  # an event came: walk now
                 if self.on_catch_up and (found.changed or found.removed or found.broken):
                     self.on_catch_up(found)
         except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end

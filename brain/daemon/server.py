@@ -43,7 +43,10 @@ if TYPE_CHECKING:
     from brain.brain import Brain
 
 Log = Callable[[str], None]
-CATCH_UP_EVERY = 1.0  # seconds between walks for hand edits (the watcher covers the rest)
+# Seconds between walks for hand edits before a read. With the watcher on, it walks as soon as
+# an edit happens, and the read-time walk (~30 ms at 10k notes) is only a safety net.
+CATCH_UP_EVERY = 1.0
+CATCH_UP_WATCHED = 30.0
 _TICK = 0.25  # seconds between idle checks
 
 
@@ -254,8 +257,8 @@ def run(root: Path, log: Log) -> int:
         return 3
     try:
         brain = open_vault(root)
-        brain.catch_up_every = CATCH_UP_EVERY
         config = daemon_settings(brain.settings)
+        brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
         daemon = Daemon(brain, config, log)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda _s, _f: daemon.stopping.set())
