@@ -546,3 +546,21 @@ def test_the_daemon_watches_the_vault_for_hand_edits(daemon: Path) -> None:
     core.close()
     info = DaemonClient.connect(daemon).call("status")
     assert info["requests"] == 0  # no client asked: the daemon's watcher did it
+
+
+def test_the_cli_suites_core_cases_through_the_daemon(
+    daemon: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    import tests.test_cli as cli_cases
+    import tests.test_corrections as correction_cases
+
+    monkeypatch.delenv("BRAIN_DAEMON")
+    monkeypatch.setenv("BRAIN_VAULT", str(daemon))
+    before = DaemonClient.connect(daemon).call("status")["requests"]
+    cli_cases.test_init_remember_recall_expand_list_forget(CliRunner(), daemon)
+    cli_cases.test_remember_reads_stdin_and_takes_options(CliRunner())
+    correction_cases.test_expand_history_lists_versions_oldest_first_with_dates(CliRunner(), daemon)
+    served = DaemonClient.connect(daemon).call("status")["requests"] - before
+    assert served >= 12  # every one of those commands was answered by the daemon
