@@ -564,3 +564,13 @@ def test_the_cli_suites_core_cases_through_the_daemon(
     correction_cases.test_expand_history_lists_versions_oldest_first_with_dates(CliRunner(), daemon)
     served = DaemonClient.connect(daemon).call("status")["requests"] - before
     assert served >= 12  # every one of those commands was answered by the daemon
+
+
+def test_the_daemon_follows_brain_yaml(daemon: Path) -> None:
+    """`brain partition use` (in the person's own process) moves the daemon's commands too."""
+    made = brain(daemon, "partition", "create", "work")
+    assert made.returncode == 0, made.stderr
+    assert brain(daemon, "partition", "use", "work").returncode == 0
+    note = json.loads(brain(daemon, "remember", "Filed under work", "--json").stdout)
+    assert note["path"].startswith("work/")
+    assert DaemonClient.connect(daemon).call("status")["requests"] >= 1

@@ -18,8 +18,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from brain import settings as settings_mod
 from brain.backend import OPERATIONS, LocalBackend
 from brain.errors import BrainError, InvalidInput, NotFound
+from brain.settings import SETTINGS_FILE
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools import Tool
@@ -37,8 +39,10 @@ class Operations:
         self.local = LocalBackend(brain)
         self._sessions: OrderedDict[str, tuple[Brain, dict[str, Tool]]] = OrderedDict()
         self._loop = asyncio.new_event_loop()
+        self._settings_seen = self._settings_stamp()
 
     def run(self, op: str, args: Any) -> Any:
+        self._follow_settings()
         if not isinstance(args, dict):
             raise InvalidInput("request field 'args' must be an object")
         if op == "mcp":
@@ -58,7 +62,9 @@ class Operations:
 
         if tool not in TOOLS:
             raise InvalidInput(f"unknown tool {tool!r}; allowed: {', '.join(TOOLS)}")
-        found = self._tools(session, partition)[tool]
+        view, tools = self._session(session, partition)
+        view.settings = self.brain.settings  # brain.yaml may have changed since
+        found = tools[tool]
         try:
             kwargs = found.fn_metadata.validate_arguments(arguments)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -69,13 +75,13 @@ class Operations:
             cause = exc.__cause__
             raise cause if isinstance(cause, BrainError) else BrainError(str(exc)) from None
 
-    def _tools(self, session: str, partition: str) -> dict[str, Tool]:
+    def _session(self, session: str, partition: str) -> tuple[Brain, dict[str, Tool]]:
         from brain.mcp_server import build_tools
         from brain.partitions import check_recallable
 
         if session in self._sessions:
             self._sessions.move_to_end(session)
-            return self._sessions[session][1]
+            return self._sessions[session]
         # A view of the one Brain: same caches, lock and embedder; its own partition and the
         # model-facing mode, so one client's partition_use does not move another's.
         view = copy.copy(self.brain)
@@ -87,10 +93,29 @@ class Operations:
         self._sessions[session] = (view, tools)
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
-        return tools
+        return view, tools
 
     def close(self) -> None:
         self._loop.close()
+
+    def _settings_stamp(self) -> tuple[int, int]:
+        try:
+            st = (self.brain.root / SETTINGS_FILE).stat()
+        except FileNotFoundError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    def _follow_settings(self) -> None:
+        """brain.yaml changed (by hand, or `brain partition use`): take its settings, as a
+        fresh process would. A new embedder still needs `brain daemon stop`."""
+        stamp = self._settings_stamp()
+        if stamp == self._settings_seen:
+            return
+        fresh = settings_mod.load(self.brain.root)
+        if self.brain.partition == self.brain.settings.default_partition:
+            self.brain.partition = fresh.default_partition
+        self.brain.settings = fresh
+        self._settings_seen = stamp
 
 
 def _checked(fn: Any, args: dict[str, Any]) -> dict[str, Any]:
