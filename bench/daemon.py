@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -116,6 +117,7 @@ def main() -> None:
               f"{status['requests']} requests served")  # fmt: skip
     finally:
         subprocess.run([*brain, "daemon", "stop", *vault], capture_output=True, env=env())
+        shutil.rmtree(root.parent, ignore_errors=True)
 
 
 async def stdio_round_trips(root: Path, runs: int) -> list[float]:
