@@ -7,6 +7,7 @@ Run from the project root: `python -m bench.startup [--runs N]`.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from pathlib import Path
 
 def timed(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True)
+    # In process, as before the daemon: the daemon's own figures are in bench/daemon.py.
+    env = {**os.environ, "BRAIN_DAEMON": "off"}
+    subprocess.run(argv, check=True, capture_output=True, env=env)
     return (time.perf_counter() - start) * 1000
 
 

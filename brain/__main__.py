@@ -1,5 +1,5 @@
-"""`python -m brain` runs the command line."""
+"""`python -m brain` runs the command line (a warm daemon answers recall on the fast path)."""
 
-from brain.cli import main
+from brain.fastpath import main
 
 main()

@@ -43,6 +43,9 @@ MAX_EXPAND_CHARS = 20_000
 
 Result = dict[str, Any]
 ToolFn = Callable[..., Awaitable[Result]]
+# Sends a checked tool call to the daemon: (tool name, arguments, the in-process tool to fall
+# back on when the daemon cannot be reached).
+Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 
 Id = Annotated[
     str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
@@ -59,12 +62,33 @@ PartitionName = Annotated[
 ]  # fmt: skip
 
 
-def build_server(brain: Brain) -> MCPServer:
-    """The MCP server over one Brain; the Brain is switched to its model-facing mode."""
+def build_server(
+    brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
+) -> MCPServer:
+    """The MCP server over one Brain; the Brain is switched to its model-facing mode.
+
+    With `forward`, each tool (its arguments checked here) is sent on to the daemon instead.
+    """
+    return MCPServer(
+        "brain",
+        instructions=(
+            "Long-term memory. Start with `session` for the briefing; `recall` before answering "
+            "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
+            "session with addendum → maintain → remarks → diary → close."
+        ),
+        tools=build_tools(brain, session_id=session_id, forward=forward),
+        log_level="WARNING",
+    )
+
+
+def build_tools(
+    brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
+) -> list[Tool]:
+    """The allowlisted tools over one Brain, switched to its model-facing mode."""
     brain.for_model = True
     # Under git, a session's writes become one commit at `close` (or when the server stops).
     brain.changes.defer = True
-    session_id = new_id(brain.clock.now())
+    session_id = session_id or new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
     gate = Gate(brain, source)
     limit = brain.settings.max_text_bytes
@@ -82,7 +106,8 @@ def build_server(brain: Brain) -> MCPServer:
                 open_world_hint=False,
             )
             call = fn if read_only else _one_operation(brain, fn)
-            tools.append(_strict(Tool.from_function(_errors(call), annotations=hints)))
+            body = call if forward is None else _forwarding(fn, forward)
+            tools.append(_strict(Tool.from_function(_errors(body), annotations=hints)))
             return fn
 
         return register
@@ -268,22 +293,13 @@ def build_server(brain: Brain) -> MCPServer:
             fn_tool.description += "\n" + gate_order
 
     assert tuple(t.name for t in tools) == TOOLS, "the tools must be exactly the allowlist"
-    return MCPServer(
-        "brain",
-        instructions=(
-            "Long-term memory. Start with `session` for the briefing; `recall` before answering "
-            "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
-            "session with addendum → maintain → remarks → diary → close."
-        ),
-        tools=tools,
-        log_level="WARNING",
-    )
+    return tools
 
 
-def serve(brain: Brain) -> None:
+def serve(brain: Brain, *, session_id: str | None = None, forward: Forward | None = None) -> None:
     """Run the server over stdio until the host closes it (stdout carries only MCP)."""
     try:
-        build_server(brain).run()
+        build_server(brain, session_id=session_id, forward=forward).run()
     finally:
         brain.changes.commit()
 
@@ -298,6 +314,16 @@ def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
             return await fn(*args, **kwargs)
 
     return recorded
+
+
+def _forwarding(fn: ToolFn, forward: Forward) -> ToolFn:
+    """The tool's signature (so its schema), with the call sent on by `forward`."""
+
+    @functools.wraps(fn)
+    async def sent(**kwargs: Any) -> Result:
+        return await forward(fn.__name__, kwargs, fn)
+
+    return sent
 
 
 def _errors(fn: ToolFn) -> ToolFn:

@@ -41,6 +41,8 @@ class Watcher:
     on_error: Callable[[BrainError], None] | None = None
     watched: list[str] = field(default_factory=list)
     ready: threading.Event = field(default_factory=threading.Event)  # set after the first sync
+    # Runs each sync pass where the Brain lives (the daemon's own thread); None: right here.
+    via: Callable[[Callable[[], None]], None] | None = None
     _events: queue.Queue[str] = field(default_factory=queue.Queue)
 
     def run(self, stop: threading.Event) -> None:
@@ -73,6 +75,12 @@ class Watcher:
             observer.join()
 
     def _handle(self, dirty: set[str]) -> None:
+        if self.via is None:
+            self._sync(dirty)
+        else:
+            self.via(lambda: self._sync(dirty))
+
+    def _sync(self, dirty: set[str]) -> None:
         try:
             names = sorted(n for n in dirty if n != VAULT)
             if names:
@@ -80,7 +88,7 @@ class Watcher:
                 if self.on_sync:
                     self.on_sync(reports)
             if VAULT in dirty:
-                found = self.brain.catch_up()
+                found = self.brain.catch_up(force=True)  # an event came: walk now
                 if self.on_catch_up and (found.changed or found.removed or found.broken):
                     self.on_catch_up(found)
         except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end

@@ -18,6 +18,12 @@ from brain.vault.template import init_vault
 T0 = datetime(2026, 12, 2, 10, 31, 0, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands work in their own process unless a test asks for the daemon (test_daemon.py)."""
+    monkeypatch.setenv("BRAIN_DAEMON", "off")
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(T0)
@@ -28,6 +34,10 @@ def vault(tmp_path: Path, clock: FixedClock) -> Path:
     root = tmp_path / "vault"
     init_vault(root, clock.now())
     use_embedder(root, "hashing")  # fast and deterministic; tests marked `model` use minilm
+    # No daemon unless a test starts one (test_daemon.py), even from a subprocess that does not
+    # inherit BRAIN_DAEMON=off.
+    with (root / "brain.yaml").open("a") as settings:
+        settings.write("daemon:\n  autostart: false\n")
     return root
 
 

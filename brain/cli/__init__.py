@@ -126,4 +126,4 @@ def main() -> None:
 def _register() -> None:
     # Importing a command module registers its commands on `app`.
     import brain.cli.git  # noqa: F401
-    from brain.cli import corrections, ingestion, links, notes, serve, upkeep  # noqa: F401
+    from brain.cli import corrections, daemon, ingestion, links, notes, serve, upkeep  # noqa: F401

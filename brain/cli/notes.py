@@ -9,19 +9,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from brain.backend import hit_from_json, note_from_json
 from brain.cli import (
     JsonOpt,
     VaultOpt,
     command,
     emit_json,
     err,
-    note_json,
     open_brain,
     out,
     read_text,
-    row_json,
     vault_path,
 )
+from brain.cli.daemon import open_backend
 
 if TYPE_CHECKING:
     from brain.model import Hit
@@ -72,12 +72,14 @@ def remember(
 ) -> None:
     """Store a memory in the vault."""
     body = read_text(text)
-    brain = open_brain(vault)
+    backend = open_backend(vault)
     tag_list = [t for t in (tags or "").split(",") if t.strip()]
-    note = brain.remember(body, title=title, node=node, tags=tag_list, kind=kind)
+    data = backend.remember(body, title=title, node=node, tags=tag_list, kind=kind)
+    backend.close()
     if as_json:
-        emit_json(note_json(note))
+        emit_json(data)
     else:
+        note = note_from_json(data)
         out.print(
             f"Remembered [bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}"
         )
@@ -107,8 +109,8 @@ def recall(
     as_json: JsonOpt = False,
 ) -> None:
     """Find the memories that best answer a query."""
-    brain = open_brain(vault)
-    hits = brain.recall(
+    backend = open_backend(vault)
+    found = backend.recall(
         query,
         k=k,
         node=node,
@@ -117,13 +119,14 @@ def recall(
         defining_first=defining,
         scope=scope,
     )
+    backend.close()
     if as_json:
-        emit_json({"query": query, "hits": [h.to_json() for h in hits]})
+        emit_json({"query": query, "hits": found})
         return
-    if not hits:
+    if not found:
         out.print("Nothing found.")
-    for n, hit in enumerate(hits, 1):
-        render_hit(n, hit)
+    for n, data in enumerate(found, 1):
+        render_hit(n, hit_from_json(data))
 
 
 def render_hit(n: int, hit: Hit) -> None:
@@ -150,22 +153,27 @@ def expand(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a whole note and its relations (reading it for use keeps it active)."""
-    from brain.cli.corrections import render_history, render_links
+    from brain.cli.corrections import print_history, print_links
 
-    brain = open_brain(vault)
+    backend = open_backend(vault)
     if history:
-        render_history(brain, note_id, as_json)
+        versions = backend.history(note_id)
+        backend.close()
+        print_history(note_id, versions, as_json)
         return
-    note = brain.expand(note_id)
+    data = backend.expand(note_id)
+    links = backend.links(data["id"])
+    backend.close()
     if as_json:
-        emit_json({**note_json(note), "relations": render_links(brain, note.id, as_json)})
+        emit_json({**data, "relations": links})
         return
+    note = note_from_json(data)
     out.print(f"[bold]{escape(note.title)}[/bold]  [dim]{note.id} · {escape(note.path)}[/dim]")
     out.print(
         f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
     )
     out.print(escape(note.body.rstrip()))
-    render_links(brain, note.id, as_json)
+    print_links(links)
 
 
 @command("list")
@@ -184,15 +192,18 @@ def list_notes(
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, newest first."""
-    rows = open_brain(vault).list(
+    backend = open_backend(vault)
+    rows = backend.list_notes(
         node=node, status=status, kind=kind, limit=limit, defining_only=defining
     )
+    backend.close()
     if as_json:
-        emit_json({"notes": [row_json(r) for r in rows]})
+        emit_json({"notes": rows})
         return
     table = Table("id", "title", "kind", "status", "created", "path", box=None)
     for r in rows:
-        table.add_row(r.id, escape(r.title), r.kind, r.status, r.created[:10], escape(r.path))
+        table.add_row(r["id"], escape(r["title"]), r["kind"], r["status"], r["created"][:10],
+                      escape(r["path"]))  # fmt: skip
     out.print(table)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -39,15 +40,23 @@ def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
     from brain.brain import open_vault
     from brain.cli import vault_path
+    from brain.daemon.client import McpForwarder
+    from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
+    from brain.model import new_id
     from brain.partitions import check_recallable
 
     root, _how = vault_path(vault)
     brain = open_vault(root, partition=partition)
     check_recallable(brain.root, brain.partition)
+    # The daemon does the work when it runs (or starts); this process checks each call against
+    # the tools' schemas and forwards only the allowlisted names.
+    session = new_id(brain.clock.now())
+    forward = McpForwarder(root, os.environ, session, brain.partition, TOOLS)
     try:
-        run(brain)
+        run(brain, session_id=session, forward=forward)
     finally:
+        forward.close()
         brain.close()
 
 

@@ -1,0 +1,252 @@
+"""The thin client: find the vault's daemon, start it on need, clean up after a crash, call it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from brain.daemon import daemon_off, log_path, pid_path, socket_path
+from brain.daemon.wire import (
+    VERSION,
+    WireError,
+    check_peer,
+    connect_unix,
+    raise_error,
+    receive,
+    send,
+)
+from brain.errors import BrainError
+
+START_WAIT = 30.0  # seconds a client waits for a daemon it started to answer
+
+
+class DaemonUnavailable(BrainError):
+    """No daemon answers for this vault (none running, or it cannot start)."""
+
+
+class DaemonLost(BrainError):
+    """The daemon went away after a request was sent: it may or may not have been done."""
+
+
+class DaemonClient:
+    """One connection to the daemon; requests go one at a time."""
+
+    def __init__(self, sock: socket.socket, root: Path) -> None:
+        self.sock = sock
+        self.root = root
+
+    @classmethod
+    def connect(cls, root: Path) -> DaemonClient:
+        """Connect to the running daemon (checking it is this user's), else DaemonUnavailable."""
+        path = socket_path(root)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connect_unix(sock, path)
+            check_peer(sock)
+        except OSError as exc:
+            sock.close()
+            raise DaemonUnavailable(f"no daemon answers at {path}: {exc.strerror}") from None
+        except BrainError:
+            sock.close()
+            raise
+        return cls(sock, root)
+
+    def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """Send one request and wait for its reply; a BrainError reply is raised here."""
+        try:
+            send(self.sock, {"v": VERSION, "op": op, "args": args or {}})
+        except OSError as exc:
+            raise DaemonUnavailable(f"the daemon closed the connection: {exc}") from None
+        try:
+            reply = receive(self.sock)
+        except (OSError, WireError) as exc:
+            raise DaemonLost(
+                f"the daemon stopped while doing {op!r}: {exc}",
+                "check with `brain list` whether it was done",
+            ) from None
+        if reply is None:
+            raise DaemonLost(
+                f"the daemon stopped while doing {op!r}",
+                "check with `brain list` whether it was done",
+            )
+        if not reply.get("ok"):
+            raise_error(reply.get("error") or {})
+        return reply.get("result")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def clean_stale(root: Path) -> bool:
+    """Remove the socket and pid file a crashed daemon left; True if there were any.
+
+    A live daemon holds a lock on its pid file for its whole life, so a pid file that can be
+    locked belongs to no one, whatever pid it names (pids are reused).
+    """
+    pid_file = pid_path(root)
+    try:
+        fd = os.open(pid_file, os.O_RDWR)
+    except FileNotFoundError:
+        fd = None
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # alive (perhaps still starting)
+        found = False
+        for path in (socket_path(root), pid_file):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                found = True
+        return found
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def running_pid(root: Path) -> int | None:
+    """The pid of the live daemon of this vault, or None."""
+    pid_file = pid_path(root)
+    try:
+        fd = os.open(pid_file, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = pid_file.read_text().strip()
+            return int(text) if text.isdigit() else None
+        return None
+    finally:
+        os.close(fd)
+
+
+def spawn(root: Path) -> subprocess.Popen[bytes]:
+    """Start the daemon detached from this process and its terminal."""
+    log = log_path(root)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # One query at a time: faiss's OpenMP threads only fight each other over a small machine's
+    # cores (a 10k-note search takes 12 ms with one thread, 29 ms with two, here).
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+            close_fds=True, env=env,
+        )  # fmt: skip
+
+
+def start(root: Path, wait: float = START_WAIT) -> DaemonClient:
+    """Start the daemon (unless one runs) and connect to it, else DaemonUnavailable."""
+    with contextlib.suppress(DaemonUnavailable):
+        return DaemonClient.connect(root)
+    clean_stale(root)
+    process = spawn(root)
+    deadline = time.monotonic() + wait
+    delay = 0.01
+    while True:
+        try:
+            return DaemonClient.connect(root)
+        except DaemonUnavailable:
+            pass
+        code = process.poll()
+        if code is not None and running_pid(root) is None:
+            # It exited without a daemon running: another one may have just won the race.
+            with contextlib.suppress(DaemonUnavailable):
+                return DaemonClient.connect(root)
+            raise DaemonUnavailable(
+                f"the daemon could not start (exit code {code})", f"see {log_path(root)}"
+            )
+        if time.monotonic() > deadline:
+            raise DaemonUnavailable(
+                f"the daemon did not answer within {wait:.0f} s", f"see {log_path(root)}"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def connect_or_start(root: Path, env: Mapping[str, str]) -> DaemonClient | None:
+    """A client of the running daemon, else one started now if brain.yaml allows; else None.
+
+    None means: use the core in this process (BRAIN_DAEMON=off, no daemon and it may not
+    start, or it cannot).
+    """
+    if daemon_off(env):
+        return None
+    try:
+        return DaemonClient.connect(root)
+    except DaemonUnavailable:
+        pass
+    except BrainError:
+        return None  # a socket that is not this user's: never talk to it
+    from brain import settings as settings_mod
+    from brain.daemon import daemon_settings
+
+    wanted = daemon_settings(settings_mod.load(root))
+    if not wanted.autostart:
+        return None
+    try:
+        return start(root)
+    except (BrainError, OSError):
+        return None  # the caller falls back to the core in its own process
+
+
+class McpForwarder:
+    """Sends the tool calls of one `brain serve` to the daemon, under its own MCP session.
+
+    Only the names in `allowed` (the MCP allowlist) ever go; the daemon checks them again.
+    When the daemon cannot be reached (nor restarted) before a call is sent, the call runs in
+    this process instead, with the same tool.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        env: Mapping[str, str],
+        session: str,
+        partition: str,
+        allowed: tuple[str, ...],
+    ) -> None:
+        self.root = root
+        self.env = env
+        self.client = connect_or_start(root, env)
+        self.session = session
+        self.partition = partition
+        self.allowed = allowed
+
+    async def __call__(
+        self, tool: str, arguments: dict[str, Any], local: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        if tool not in self.allowed:
+            raise BrainError(f"tool {tool!r} is not on the allowlist")
+        request = {"session": self.session, "partition": self.partition, "tool": tool,
+                   "arguments": arguments}  # fmt: skip
+        for _attempt in range(2):
+            if self.client is None:
+                self.client = connect_or_start(self.root, self.env)
+                if self.client is None:
+                    break
+            try:
+                result = self.client.call("mcp", request)
+            except DaemonUnavailable:  # nothing was sent: safe to try again, or here
+                self.client.close()
+                self.client = None
+                continue
+            if tool == "partition_use":  # a daemon started afresh resumes in the same partition
+                self.partition = str(result.get("name", self.partition))
+            return result
+        return await local(**arguments)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()

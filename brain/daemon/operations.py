@@ -1,0 +1,155 @@
+"""What the daemon does for a request: the allowlist of operations, their arguments, MCP calls.
+
+The CLI's note operations run through the same LocalBackend the in-process fallback uses, so
+both paths give the same results. MCP tool calls run the MCP server's own tools (the same
+strict schemas, the same model-facing view) for the `brain serve` client that sent them.
+Nothing administrative is here: connect, sync, sleep, tiers, set, settings and reindex stay
+with the person's own CLI process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import types
+import typing
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from brain import settings as settings_mod
+from brain.backend import OPERATIONS, LocalBackend
+from brain.errors import BrainError, InvalidInput, NotFound
+from brain.settings import SETTINGS_FILE
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver.tools import Tool
+
+    from brain.brain import Brain
+
+MAX_SESSIONS = 64  # MCP clients remembered at once; the oldest is dropped first
+
+
+class Operations:
+    """Runs one request at a time against the daemon's one Brain (callers serialise)."""
+
+    def __init__(self, brain: Brain) -> None:
+        self.brain = brain
+        self.local = LocalBackend(brain)
+        self._sessions: OrderedDict[str, tuple[Brain, dict[str, Tool]]] = OrderedDict()
+        self._loop = asyncio.new_event_loop()
+        self._settings_seen = self._settings_stamp()
+
+    def run(self, op: str, args: Any) -> Any:
+        self._follow_settings()
+        if not isinstance(args, dict):
+            raise InvalidInput("request field 'args' must be an object")
+        if op == "mcp":
+            return self.mcp(**_checked(self.mcp, args))
+        if op not in OPERATIONS:
+            raise InvalidInput(
+                f"unknown operation {op!r}; the daemon serves: {', '.join(OPERATIONS)}, mcp"
+            )
+        method = getattr(self.local, op)
+        return method(**_checked(method, args))
+
+    def mcp(self, session: str, partition: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """One MCP tool call for the `brain serve` client whose session this is."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        from brain.mcp_server import TOOLS
+
+        if tool not in TOOLS:
+            raise InvalidInput(f"unknown tool {tool!r}; allowed: {', '.join(TOOLS)}")
+        view, tools = self._session(session, partition)
+        view.settings = self.brain.settings  # brain.yaml may have changed since
+        found = tools[tool]
+        try:
+            kwargs = found.fn_metadata.validate_arguments(arguments)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise InvalidInput(f"arguments of {tool}: {exc}") from None
+        try:
+            return self._loop.run_until_complete(found.fn(**kwargs))
+        except ToolError as exc:
+            cause = exc.__cause__
+            raise cause if isinstance(cause, BrainError) else BrainError(str(exc)) from None
+
+    def _session(self, session: str, partition: str) -> tuple[Brain, dict[str, Tool]]:
+        from brain.mcp_server import build_tools
+        from brain.partitions import check_recallable
+
+        if session in self._sessions:
+            self._sessions.move_to_end(session)
+            return self._sessions[session]
+        # A view of the one Brain: same caches, lock and embedder; its own partition and the
+        # model-facing mode, so one client's partition_use does not move another's.
+        view = copy.copy(self.brain)
+        view.partition = partition or self.brain.settings.default_partition
+        if view.partition not in view.store.partitions():
+            raise NotFound(f"no partition {view.partition!r} in {view.root}")
+        check_recallable(view.root, view.partition)
+        tools = {t.name: t for t in build_tools(view, session_id=session)}
+        self._sessions[session] = (view, tools)
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+        return view, tools
+
+    def close(self) -> None:
+        self._loop.close()
+
+    def _settings_stamp(self) -> tuple[int, int]:
+        try:
+            st = (self.brain.root / SETTINGS_FILE).stat()
+        except FileNotFoundError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    def _follow_settings(self) -> None:
+        """brain.yaml changed (by hand, or `brain partition use`): take its settings, as a
+        fresh process would. A new embedder still needs `brain daemon stop`."""
+        stamp = self._settings_stamp()
+        if stamp == self._settings_seen:
+            return
+        fresh = settings_mod.load(self.brain.root)
+        if self.brain.partition == self.brain.settings.default_partition:
+            self.brain.partition = fresh.default_partition
+        self.brain.settings = fresh
+        self._settings_seen = stamp
+
+
+def _checked(fn: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments, if each is named by fn and has the type its annotation says."""
+    hints = typing.get_type_hints(fn)
+    params = inspect.signature(fn).parameters
+    for name, value in args.items():
+        if name not in params or name == "self":
+            raise InvalidInput(f"unknown argument {name!r}; allowed: {', '.join(params)}")
+        if not _fits(value, hints.get(name, Any)):
+            raise InvalidInput(f"argument {name!r} has the wrong type ({type(value).__name__})")
+    missing = [n for n, p in params.items() if p.default is p.empty and n not in args]
+    if missing:
+        raise InvalidInput(f"missing argument(s): {', '.join(missing)}")
+    return args
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    if hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin in (list, Sequence, tuple) or hint in (list, Sequence):
+        inner = typing.get_args(hint)
+        return isinstance(value, list) and all(_fits(v, inner[0]) for v in value if inner)
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return False

@@ -1,0 +1,330 @@
+"""The daemon: one warm Brain per vault, served over a peer-checked Unix socket until idle.
+
+It holds a lock on `.brain/daemon.pid` for its whole life (the sign that it is alive, whatever
+pid the file names), listens on `.brain/daemon.sock` (mode 0600, every peer checked against
+this user), runs requests one at a time on the thread that owns its one Brain (warm embedder,
+open caches), follows confirmed connectors and hand edits with a watcher, and exits when idle.
+It takes the vault's writer lock per write, like any brain process, so the person's own
+administrative commands (sleep, connect, tier, set) still run beside it from the CLI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import queue
+import resource
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brain.daemon import DaemonSettings, daemon_settings, pid_path, socket_path
+from brain.daemon.operations import Operations
+from brain.daemon.wire import (
+    VERSION,
+    WireError,
+    bind_unix,
+    check_peer,
+    receive,
+    reply_error,
+    reply_ok,
+    send,
+)
+from brain.errors import BrainError, InvalidInput
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+Log = Callable[[str], None]
+# Seconds between walks for hand edits before a read. With the watcher on, it walks as soon as
+# an edit happens, and the read-time walk (~30 ms at 10k notes) is only a safety net.
+CATCH_UP_EVERY = 1.0
+CATCH_UP_WATCHED = 30.0
+_TICK = 0.25  # seconds between idle checks
+
+
+class Daemon:
+    """Serves one Brain; `serve()` blocks until stopped or idle.
+
+    The Brain lives on the thread that calls `serve()` (its SQLite handles belong to that
+    thread): connection threads and the watcher hand it work through a queue, one job at a time.
+    """
+
+    def __init__(self, brain: Brain, config: DaemonSettings, log: Log) -> None:
+        self.brain = brain
+        self.config = config
+        self.log = log
+        self.ops = Operations(brain)
+        self.stopping = threading.Event()
+        self.started = time.time()
+        self.requests = 0
+        self.refused = 0
+        self.model_loaded = brain.embedder is None
+        self.watching: list[str] = []
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        self._active = 0
+        self._count = threading.Lock()
+        self._last = time.monotonic()
+
+    def submit(self, job: Callable[[], Any]) -> Any:
+        """Run a job on the Brain's thread and wait for its result (or its exception)."""
+        if self.stopping.is_set():
+            raise BrainError("the daemon is stopping")
+        done: Future[Any] = Future()
+        self._jobs.put((job, done))
+        return done.result()
+
+    # the loops ----------------------------------------------------------------------
+    def serve(self, listener: socket.socket) -> None:
+        self._jobs.put((self._warm, Future()))
+        watcher = self._watch()
+        acceptor = threading.Thread(target=self._accept, args=(listener,), daemon=True)
+        acceptor.start()
+        try:
+            while not self.stopping.is_set():
+                try:
+                    job, done = self._jobs.get(timeout=_TICK)
+                except queue.Empty:
+                    self._check_idle()
+                    continue
+                try:
+                    done.set_result(job())
+                except BaseException as exc:  # handed to the waiting thread, which decides
+                    done.set_exception(exc)
+        finally:
+            self.stopping.set()
+            if watcher is not None:
+                watcher[0].set()
+            # Nobody waits forever on a stopping daemon: late jobs are turned away.
+            deadline = time.monotonic() + 5
+            while acceptor.is_alive() or (watcher is not None and watcher[1].is_alive()):
+                self._refuse_jobs(0.05)
+                if time.monotonic() > deadline:
+                    break
+            self._refuse_jobs(0)
+            self.ops.close()
+
+    def _refuse_jobs(self, wait: float) -> None:
+        try:
+            while True:
+                _job, done = self._jobs.get(timeout=wait) if wait else self._jobs.get_nowait()
+                done.set_exception(BrainError("the daemon is stopping"))
+        except queue.Empty:
+            return
+
+    def _accept(self, listener: socket.socket) -> None:
+        listener.settimeout(_TICK)
+        while not self.stopping.is_set():
+            try:
+                conn, _addr = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            try:
+                check_peer(conn)
+            except (BrainError, OSError) as exc:
+                self.refused += 1
+                self.log(f"refused a connection: {exc}")
+                conn.close()
+                continue
+            conn.settimeout(None)
+            with self._count:
+                self._active += 1
+            threading.Thread(target=self._serve_conn, args=(conn,), daemon=True).start()
+
+    def _check_idle(self) -> None:
+        with self._count:
+            idle = self._active == 0 and time.monotonic() - self._last > self.config.idle_seconds
+        if idle:
+            self.log(f"idle for {self.config.idle_seconds:g} s; exiting")
+            self.stopping.set()
+
+    def _serve_conn(self, conn: socket.socket) -> None:
+        try:
+            while not self.stopping.is_set():
+                try:
+                    message = receive(conn)
+                except WireError as exc:  # refused: say why, then drop this connection only
+                    with contextlib.suppress(OSError):
+                        send(conn, reply_error(exc))
+                    break
+                except OSError:
+                    break
+                if message is None:
+                    break
+                reply = self.handle(message)
+                try:
+                    send(conn, reply)
+                except WireError as exc:
+                    send(conn, reply_error(exc))
+                except OSError:
+                    break  # the client went away; what it asked for is done and saved
+        except OSError:
+            pass
+        finally:
+            with self._count:
+                self._active -= 1
+                self._last = time.monotonic()
+            conn.close()
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        op = message.get("op")
+        if not isinstance(op, str):
+            return reply_error(InvalidInput("request field 'op' must be a string"))
+        if op == "ping":
+            return reply_ok({"pid": os.getpid(), "vault": os.fspath(self.brain.root)})
+        if op == "status":
+            return reply_ok(self.status())
+        if op == "stop":
+            self.log("asked to stop")
+            self.stopping.set()
+            return reply_ok({"stopping": True})
+        args = message.get("args", {})
+        try:
+            return reply_ok(self.submit(lambda: self._run(op, args)))
+        except BrainError as exc:
+            return reply_error(exc)
+        except Exception as exc:  # a bug must not take the daemon down with it
+            self.log(f"error in {op}: {''.join(traceback.format_exception(exc))}")
+            return reply_error(BrainError(f"internal error in {op}: {type(exc).__name__}"))
+
+    def _run(self, op: str, args: Any) -> Any:
+        self.requests += 1
+        return self.ops.run(op, args)
+
+    def status(self) -> dict[str, Any]:
+        embedder = self.brain.embedder
+        with self._count:
+            active = self._active
+        return {
+            "pid": os.getpid(), "vault": os.fspath(self.brain.root), "protocol": VERSION,
+            "uptime_seconds": round(time.time() - self.started, 3),
+            "memory_bytes": _rss(), "requests": self.requests, "refused": self.refused,
+            "connections": active, "embedder": embedder.name if embedder else "none",
+            "model_loaded": self.model_loaded, "watching": list(self.watching),
+            "idle_seconds": self.config.idle_seconds,
+        }  # fmt: skip
+
+    # warm caches and the watcher ------------------------------------------------------
+    def _warm(self) -> None:
+        """Catch up with the files and load the model before the first recall needs it."""
+        try:
+            self.brain.catch_up(force=True)
+            self.brain.flush()
+            if self.brain.embedder is not None:
+                self.brain.embedder.embed(["warm up"])
+            self.model_loaded = True
+            self.log("warm")
+        except BrainError as exc:
+            self.log(f"warming failed: {exc}")
+
+    def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
+        if not self.config.watch:
+            return None
+        from brain.watching import Watcher
+
+        stop = threading.Event()
+        watcher = Watcher(
+            self.brain, via=self._via,
+            on_sync=lambda reports: self.log(f"synced {len(reports)} connector(s)"),
+            on_error=lambda exc: self.log(f"watch: {exc}"),
+        )  # fmt: skip
+        self.watching = watcher.watched
+        thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)
+        thread.start()
+        return stop, thread
+
+    def _via(self, job: Callable[[], None]) -> None:
+        with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too
+            self.submit(job)
+
+
+def run(root: Path, log: Log) -> int:
+    """Be the daemon of this vault until stopped or idle; 3 if another one already runs."""
+    from brain.brain import open_vault
+
+    claimed = _claim(pid_path(root))
+    if claimed is None:
+        log("another daemon already runs for this vault")
+        return 3
+    try:
+        brain = open_vault(root)
+        config = daemon_settings(brain.settings)
+        brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        daemon = Daemon(brain, config, log)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, lambda _s, _f: daemon.stopping.set())
+        with _listening(socket_path(root)) as listener:
+            log(f"daemon {os.getpid()} serving {root}")
+            try:
+                daemon.serve(listener)
+            finally:
+                brain.close()
+        return 0
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            pid_path(root).unlink()
+        os.close(claimed)
+
+
+def _claim(path: Path) -> int | None:
+    """Lock the pid file for this process's life and write the pid; None if it is taken."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        # A client cleaning up after a crash may have unlinked the file between open and lock.
+        try:
+            same = os.fstat(fd).st_ino == path.stat().st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _listening(path: Path) -> Iterator[socket.socket]:
+    """The listening socket, mode 0600 from birth; removed on the way out."""
+    # We hold the pid lock, so a socket file here is a crashed daemon's.
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        bind_unix(listener, path)
+    finally:
+        os.umask(old)
+    path.chmod(0o600)
+    inode = path.stat().st_ino
+    listener.listen(64)
+    try:
+        yield listener
+    finally:
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_ino == inode:
+                path.unlink()
+
+
+def _rss() -> int:
+    """Resident memory of this process in bytes."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
