@@ -416,7 +416,7 @@ class Brain:
             visibility=("normal",) if self.for_model else None,
         )
         retrievers = self._retrievers(mode)
-        self.flush()
+        self.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
         lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
         floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
         fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
@@ -483,12 +483,14 @@ class Brain:
         return list(self.caches.catalog.select(sql, params))
 
     # keeping caches true to the files -----------------------------------------
-    def flush(self) -> None:
-        """Apply queued cache changes (from any process) before searching."""
-        if self.caches.text_pending() or self.caches.vectors_pending():
+    def flush(self, *, vectors: bool = True) -> None:
+        """Apply queued cache changes (from any process) before searching; `vectors=False`
+        leaves the embedding for a search that needs it (full text never loads the model)."""
+        embed = vectors and self.caches.vectors_pending()
+        if self.caches.text_pending() or embed:
             with self.lock.hold():
                 self.caches.flush_text()
-                if self.caches.vectors_on:
+                if embed:
                     self.caches.flush_vectors()
         self.caches.fulltext.index.reload()
 

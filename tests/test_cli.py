@@ -162,7 +162,8 @@ def test_start_up_never_imports_torch(tmp_path: Path, args: list[str]) -> None:
         subprocess.run([sys.executable, "-m", "brain", "init", str(vault)], check=True,
                        capture_output=True, cwd=ROOT)  # fmt: skip
     argv = [a.format(vault=vault) for a in args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # An empty model cache: had anything wanted an embedding, it would export the model (torch).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     result = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
                             text=True, cwd=ROOT, env=env)  # fmt: skip
     assert "HEAVY:\n" in result.stdout or result.stdout.endswith("HEAVY:\n"), result.stdout
