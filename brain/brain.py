@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,7 +34,7 @@ from brain.recall import (
     to_hit,
 )
 from brain.vault.cold import is_cold
-from brain.vault.files import WriterLock
+from brain.vault.files import WriterLock, deferred_dir_sync
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore, content_hash
 from brain.writing import INBOX, Request, check_text, node_is_dated, plan
@@ -170,6 +171,18 @@ class Brain:
                 )
             # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
             return self.save(self.touched(defining.mark(note, text)))
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Many writes in a row (imports, benchmarks): the lock is taken once, node index
+        files are written once at the end, and each folder is fsynced once at the end.
+
+        Every note file is still written whole (temp, fsync, rename); a crash inside the block
+        may lose the last renames, never tear a file, and the next catch-up repairs the caches.
+        Placement inside the block sees the node indexes as they were when it began.
+        """
+        with self.lock.hold(), self.node_index.batch(), deferred_dir_sync():
+            yield
 
     def place(self, request: Request) -> str:
         """The node for a memory given no --node: its best-matching topic, else the inbox."""
