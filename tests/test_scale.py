@@ -95,3 +95,14 @@ def test_disk_usage_splits_notes_other_files_and_caches(tmp_path: Path) -> None:
 def test_summarise_gives_known_percentiles() -> None:
     values = [float(v) for v in range(1, 101)]  # 1..100
     assert summarise(values) == {"p50": 50.5, "p95": 95.05, "max": 100.0, "n": 100}
+
+
+def test_bulk_still_finds_a_hand_written_note_of_the_same_title(brain: Brain, vault: Path) -> None:
+    folder = vault / "main/Knowledge/Inbox"
+    (folder / "Boiler.md").write_text("Written by hand: the boiler is a Vaillant.\n")
+    with brain.bulk():
+        brain.remember("Serviced in March.", title="boiler", node="Knowledge/Inbox")
+        brain.remember("Pressure at 1.2 bar.", title="Boiler", node="Knowledge/Inbox")
+    text = (folder / "Boiler.md").read_text()
+    assert "Vaillant" in text and "March" in text and "1.2 bar" in text
+    assert not (folder / "boiler.md").exists() and not (folder / "Boiler 2.md").exists()
