@@ -106,3 +106,43 @@ def test_bulk_still_finds_a_hand_written_note_of_the_same_title(brain: Brain, va
     text = (folder / "Boiler.md").read_text()
     assert "Vaillant" in text and "March" in text and "1.2 bar" in text
     assert not (folder / "boiler.md").exists() and not (folder / "Boiler 2.md").exists()
+
+
+def test_embedding_cache_keeps_vectors_from_the_old_layout(tmp_path: Path) -> None:
+    import sqlite3
+
+    import numpy as np
+
+    from brain.indexes.embedder import EmbeddingCache, HashingEmbedder
+
+    folder = tmp_path / "embeddings"
+    folder.mkdir()
+    old = sqlite3.connect(folder / "embeddings.sqlite")
+    old.executescript(
+        """
+        CREATE TABLE vectors (
+            embedder TEXT NOT NULL, object_id TEXT NOT NULL, content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL, PRIMARY KEY (embedder, object_id)) WITHOUT ROWID;
+        CREATE INDEX vectors_object ON vectors(object_id);
+        PRAGMA user_version = 1;
+        """
+    )
+    kept = np.arange(256, dtype="<f4") / 1000
+    with old:
+        old.execute("INSERT INTO vectors VALUES ('hashing/256', 'A', 'h1', ?)", (kept.tobytes(),))
+    old.close()
+
+    class Counting(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            Counting.calls += len(texts)
+            return super().embed(texts)
+
+    with EmbeddingCache(folder) as cache:
+        got = cache.embed_cached(Counting(), [("A", "h1", "some text"), ("B", "h2", "other")])
+        assert Counting.calls == 1  # only B: A's vector came through the migration
+        assert np.array_equal(got[0], kept)
+        ddl = cache._db.execute("SELECT sql FROM sqlite_master WHERE name='vectors'").fetchone()
+        assert "WITHOUT ROWID" not in ddl[0]
+        assert len(cache) == 2
