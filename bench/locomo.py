@@ -48,9 +48,10 @@ def run(samples: Sequence[Sample], configs: Sequence[str], embedder: Embedder) -
             init_vault(root, clock.now())
             brain = open_vault(root, clock=clock, embedder=embedder)
             start = time.perf_counter()
-            for turn in sample.turns:
-                clock.set(turn.created)
-                brain.remember(turn.memory_text, tags=[turn.dia_id])
+            with brain.bulk():  # one lock hold; node indexes written once at the end
+                for turn in sample.turns:
+                    clock.set(turn.created)
+                    brain.remember(turn.memory_text, tags=[turn.dia_id])
             brain.flush()  # embedding and indexing are part of ingesting
             ingest_seconds += time.perf_counter() - start
             ingested += len(sample.turns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import os
 import tempfile
@@ -41,7 +42,38 @@ def remove_file(path: Path) -> None:
     fsync_dir(path.parent)
 
 
+# Folders whose fsync a bulk write postponed (None: not in a bulk write; this thread's own).
+_deferred: contextvars.ContextVar[set[Path] | None] = contextvars.ContextVar(
+    "deferred_dir_sync", default=None
+)
+
+
+@contextlib.contextmanager
+def deferred_dir_sync() -> Iterator[None]:
+    """Inside: each folder is fsynced once, at the end, not after every rename in it.
+
+    Every file is still written whole (temp, fsync, rename), so a crash never leaves a torn
+    file; it may lose the renames made since the block began, which a catch-up then notices.
+    """
+    if _deferred.get() is not None:  # nested: the outer block syncs
+        yield
+        return
+    token = _deferred.set(set())
+    try:
+        yield
+    finally:
+        folders = _deferred.get() or set()
+        _deferred.reset(token)
+        for folder in sorted(folders):
+            with contextlib.suppress(FileNotFoundError):
+                fsync_dir(folder)
+
+
 def fsync_dir(folder: Path) -> None:
+    pending = _deferred.get()
+    if pending is not None:
+        pending.add(folder)
+        return
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
