@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -13,11 +12,9 @@ from rich.markup import escape
 from brain.cli import (
     JsonOpt,
     VaultOpt,
-    _state,
     app,
     command,
     emit_json,
-    err,
     open_brain,
     out,
     vault_path,
@@ -34,22 +31,7 @@ app.add_typer(git_app, name="git")
 
 def _git_command(name: str, **kwargs: Any) -> Callable[[F], F]:
     """`brain git NAME`, behind the same error boundary as every other command."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def guarded(*args: Any, **kw: Any) -> Any:
-            try:
-                return fn(*args, **kw)
-            except BrainError as exc:
-                if _state["debug"]:
-                    raise
-                err.print(f"[red]error:[/red] {escape(str(exc))}")
-                raise typer.Exit(2) from None
-
-        git_app.command(name, **kwargs)(guarded)
-        return fn
-
-    return wrap
+    return command(name, group=git_app, **kwargs)
 
 
 @_git_command("enable")
