@@ -10,9 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import corrections, defining, forgetting, githistory, gitvault, graph, relations, tiers
+from brain import (
+    catchup,
+    corrections,
+    defining,
+    forgetting,
+    githistory,
+    gitvault,
+    graph,
+    relations,
+    tiers,
+)
 from brain import settings as settings_mod
+from brain.catchup import CatchUp
 from brain.clock import Clock, SystemClock
+from brain.doctor import DoctorReport
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.gitvault import recorded, title_of
 from brain.indexes.catalog import ObjectRow
@@ -38,7 +50,7 @@ from brain.recall import (
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
-from brain.vault.store import NoteStore, content_hash
+from brain.vault.store import NoteStore
 from brain.writing import INBOX, Request, check_text, node_is_dated, plan
 
 if TYPE_CHECKING:
@@ -53,45 +65,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
-
-
-@dataclass(frozen=True)
-class CatchUp:
-    """What a catch-up with the files found: hand edits, new files, deletions, breakage."""
-
-    changed: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    broken: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    broken: tuple[tuple[str, str], ...] = ()  # (path, reason)
-    unknown: tuple[str, ...] = ()  # files on disk the caches do not know
-    changed: tuple[str, ...] = ()  # files changed since the caches saw them
-    missing: tuple[str, ...] = ()  # cached files no longer on disk
-    stale: tuple[str, ...] = ()  # problems with the caches themselves
-    cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
-    dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
-    conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
-
-    @property
-    def ok(self) -> bool:
-        return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling or self.conflicts)  # fmt: skip
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "broken": [{"path": p, "reason": r} for p, r in self.broken],
-            "unknown": list(self.unknown),
-            "changed": list(self.changed),
-            "missing": list(self.missing),
-            "stale": list(self.stale),
-            "cycles": list(self.cycles),
-            "dangling": list(self.dangling),
-            "conflicts": list(self.conflicts),
-        }
 
 
 @dataclass
@@ -549,23 +522,7 @@ class Brain:
             return self._apply_files(todo, gone)
 
     def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
-        changed, broken, removed = [], [], []
-        for rel in gone:
-            row = self.caches.catalog.file(rel)
-            if row is None or self.store.exists(rel):
-                continue
-            if row.note_id:
-                self.caches.drop_note(row.note_id, rel)
-            else:
-                self.caches.catalog.drop_file(rel)
-            removed.append(rel)
-        for rel in todo:
-            outcome = self._index_file(rel)
-            if outcome == "broken":
-                broken.append(rel)
-            elif outcome == "changed":
-                changed.append(rel)
-        return CatchUp(tuple(changed), tuple(removed), tuple(broken))
+        return catchup.apply_files(self, todo, gone)
 
     def _refresh_title(self, folder: str, title: str) -> None:
         """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
@@ -594,47 +551,8 @@ class Brain:
         return found
 
     def _index_file(self, rel: str) -> str:
-        path = self.store.path(rel)
-        try:
-            data = path.read_bytes()
-            st = path.stat()
-        except FileNotFoundError:
-            return "gone"
-        known = self.caches.catalog.file(rel)
-        if known is not None and known.hash == content_hash(data) and known.error is None:
-            self.caches.catalog.put_file(known.__class__(
-                rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
-            return "same"
-        try:
-            note = self.store.parse(rel, data)
-        except BrokenNote as exc:
-            self.caches.put_broken(rel, data, st, exc.message)
-            return "broken"
-        if not note.id:
-            note = self._adopt(note, st)
-            data = self.store.write(note)
-            st = path.stat()
-        other = self.caches.catalog.get(note.id)
-        if other is not None and other.path != rel and self.store.exists(other.path):
-            reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
-            self.caches.put_broken(rel, data, st, reason)
-            return "broken"
-        self.caches.put_note(note, data, st)
-        return "changed"
-
-    def _adopt(self, note: Note, st: os.stat_result) -> Note:
-        """A Markdown file written by hand gets an id; the fields the person wrote are kept
-        (first, in their order) and only the missing ones are added."""
-        from brain.model import new_id
-
-        now = self.clock.now()
-        stamp = iso(now)
-        defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
-                    "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
-        meta = {"id": new_id(now), **dict(note.meta)}
-        for key, value in defaults.items():
-            meta.setdefault(key, value)
-        return Note(meta=meta, body=note.body, path=note.path)
+        """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+        return catchup.index_file(self, rel)
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
@@ -656,39 +574,9 @@ class Brain:
 
     def doctor(self) -> DoctorReport:
         """Look without touching: broken notes, files the caches don't know, stale caches."""
-        known = self.caches.catalog.files()
-        broken, unknown, changed, seen = [], [], [], set()
-        parsed = []
-        for rel, _st in self.store.walk():
-            seen.add(rel)
-            data = self.store.read_bytes(rel)
-            try:
-                parsed.append(self.store.parse(rel, data))
-            except BrokenNote as exc:
-                broken.append((rel, exc.message))
-                continue
-            row = known.get(rel)
-            if row is None:
-                unknown.append(rel)
-            elif row.error is not None:
-                broken.append((rel, row.error))
-            elif row.hash != content_hash(data):
-                changed.append(rel)
-        missing = sorted(p for p in known if p not in seen)
-        stale = []
-        self.flush()
-        objects = self.caches.catalog.count()
-        in_text = len(self.caches.fulltext)
-        if objects != in_text:
-            stale.append(
-                f"full-text index holds {in_text} objects, the catalog {objects}; "
-                "run `brain reindex`"
-            )
-        cycles, dangling = relations.check(parsed, self.caches.catalog)
-        conflicts = githistory.conflict_markers(self.root, sorted(seen))
-        return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
-                            tuple(stale), tuple(cycles), tuple(dangling),
-                            tuple(conflicts))  # fmt: skip
+        from brain.doctor import examine
+
+        return examine(self)
 
     # upkeep ------------------------------------------------------------------
     @recorded(lambda report, a: f"sleep — {gitvault.sleep_summary(report)}")

@@ -24,7 +24,8 @@ from brain.errors import BrainError
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
-    from brain.brain import Brain, CatchUp
+    from brain.brain import Brain
+    from brain.catchup import CatchUp
 
 VAULT = ""  # the key under which vault edits are queued (connector names are never empty)
 _KINDS = {"created", "modified", "moved", "deleted"}

@@ -1,0 +1,89 @@
+"""Catching the caches up with the files: hand edits, new files, deletions, breakage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.errors import BrokenNote
+from brain.model import Note, iso, new_id
+from brain.vault.store import content_hash
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a catch-up with the files found: hand edits, new files, deletions, breakage."""
+
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
+
+
+def apply_files(brain: Brain, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+    """Drop what vanished, index what changed; lock held."""
+    changed, broken, removed = [], [], []
+    for rel in gone:
+        row = brain.caches.catalog.file(rel)
+        if row is None or brain.store.exists(rel):
+            continue
+        if row.note_id:
+            brain.caches.drop_note(row.note_id, rel)
+        else:
+            brain.caches.catalog.drop_file(rel)
+        removed.append(rel)
+    for rel in todo:
+        outcome = index_file(brain, rel)
+        if outcome == "broken":
+            broken.append(rel)
+        elif outcome == "changed":
+            changed.append(rel)
+    return CatchUp(tuple(changed), tuple(removed), tuple(broken))
+
+
+def index_file(brain: Brain, rel: str) -> str:
+    """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+    path = brain.store.path(rel)
+    try:
+        data = path.read_bytes()
+        st = path.stat()
+    except FileNotFoundError:
+        return "gone"
+    known = brain.caches.catalog.file(rel)
+    if known is not None and known.hash == content_hash(data) and known.error is None:
+        brain.caches.catalog.put_file(known.__class__(
+            rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
+        return "same"
+    try:
+        note = brain.store.parse(rel, data)
+    except BrokenNote as exc:
+        brain.caches.put_broken(rel, data, st, exc.message)
+        return "broken"
+    if not note.id:
+        note = adopt(note, brain.clock.now())
+        data = brain.store.write(note)
+        st = path.stat()
+    other = brain.caches.catalog.get(note.id)
+    if other is not None and other.path != rel and brain.store.exists(other.path):
+        reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
+        brain.caches.put_broken(rel, data, st, reason)
+        return "broken"
+    brain.caches.put_note(note, data, st)
+    return "changed"
+
+
+def adopt(note: Note, now: datetime) -> Note:
+    """A Markdown file written by hand gets an id; the fields the person wrote are kept
+    (first, in their order) and only the missing ones are added."""
+    stamp = iso(now)
+    defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
+                "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
+    meta = {"id": new_id(now), **dict(note.meta)}
+    for key, value in defaults.items():
+        meta.setdefault(key, value)
+    return Note(meta=meta, body=note.body, path=note.path)
