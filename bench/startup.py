@@ -15,12 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
+# In process, as before the daemon (whose own figures are in bench/daemon.py): no command here
+# may start one.
+ENV = {**os.environ, "BRAIN_DAEMON": "off"}
+
 
 def timed(argv: list[str]) -> float:
     start = time.perf_counter()
-    # In process, as before the daemon: the daemon's own figures are in bench/daemon.py.
-    env = {**os.environ, "BRAIN_DAEMON": "off"}
-    subprocess.run(argv, check=True, capture_output=True, env=env)
+    subprocess.run(argv, check=True, capture_output=True, env=ENV)
     return (time.perf_counter() - start) * 1000
 
 
@@ -31,10 +33,13 @@ def main() -> None:
     brain = [sys.executable, "-m", "brain"]
     with tempfile.TemporaryDirectory() as tmp:
         vault = str(Path(tmp) / "vault")
-        subprocess.run([*brain, "init", vault], check=True, capture_output=True)
+        subprocess.run([*brain, "init", vault], check=True, capture_output=True, env=ENV)
         # The first hybrid recall embeds what was remembered; time the ones after it.
         subprocess.run(
-            [*brain, "recall", "warm up", "--vault", vault], check=True, capture_output=True
+            [*brain, "recall", "warm up", "--vault", vault],
+            check=True,
+            capture_output=True,
+            env=ENV,
         )
         cases = {
             "python -c pass": [sys.executable, "-c", "pass"],
