@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import BrokenNote
-from brain.model import Note, iso, new_id
-from brain.vault.store import content_hash
+from brain.model import Note, content_hash, iso, new_id
 
 if TYPE_CHECKING:
     from brain.brain import Brain

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain import githistory, relations
 from brain.errors import BrokenNote
-from brain.vault.store import content_hash
+from brain.model import content_hash
 
 if TYPE_CHECKING:
     from brain.brain import Brain

@@ -17,8 +17,8 @@ from brain import connectors as conn
 from brain.consent import ask_at_terminal
 from brain.errors import BrokenNote, InvalidInput, NotConfirmed, NotFound
 from brain.indexes.catalog import ObjectRow
-from brain.ingest.chunking import chunk_markdown, chunk_text, content_hash
-from brain.model import Note, iso, new_id
+from brain.ingest.chunking import chunk_markdown, chunk_text
+from brain.model import Note, content_hash, iso, new_id
 from brain.sections import sections_meta, spans_of_chunks
 from brain.vault.paths import check_segment
 

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
-from brain.model import Note, normalise_title
+from brain.model import Note, content_hash, normalise_title
 from brain.sections import SECTIONED_KINDS, section_text, sections_of
-from brain.vault.store import content_hash
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, EmbeddingCache

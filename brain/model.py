@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
@@ -45,6 +46,11 @@ def new_id(now: datetime) -> str:
     millis = int(now.timestamp() * 1000)
     value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def content_hash(data: bytes) -> str:
+    """The sha256 hex digest brain knows file and text contents by (caches, provenance)."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def is_id(text: str) -> bool:

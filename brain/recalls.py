@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput
-from brain.ingest.chunking import content_hash
 from brain.ingest.exports import parse_chatgpt_export, parse_claude_export
 from brain.ingest.transcripts import (
     Transcript,
@@ -23,7 +22,7 @@ from brain.ingest.transcripts import (
     parse_seed_json,
     summarize,
 )
-from brain.model import Note, iso, new_id
+from brain.model import Note, content_hash, iso, new_id
 from brain.sections import Section, sections_meta
 from brain.vault.paths import file_stem
 

@@ -8,13 +8,12 @@ When the body no longer matches (a hand edit), the body is re-chunked instead.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from brain.ingest.chunking import Chunk, chunk_markdown, chunk_text
-from brain.model import Note
+from brain.model import Note, content_hash
 
 SECTIONED_KINDS = ("document", "recall")
 
@@ -44,7 +43,7 @@ class Section:
 
 
 def body_hash(body: str) -> str:
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return content_hash(body.encode("utf-8"))
 
 
 def sections_meta(body: str, sections: Sequence[Section]) -> dict[str, Any]:

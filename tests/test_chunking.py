@@ -7,7 +7,8 @@ import hashlib
 import pytest
 
 from brain.errors import BrainError
-from brain.ingest.chunking import Chunk, chunk_markdown, chunk_text, content_hash
+from brain.ingest.chunking import Chunk, chunk_markdown, chunk_text
+from brain.model import content_hash
 
 GUIDE = """\
 ---

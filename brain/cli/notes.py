@@ -230,22 +230,19 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(report.to_json())
     else:
-        for _path, reason in report.broken:
-            out.print(f"[red]broken[/red]  {escape(reason)}")
-        for path in report.unknown:
-            out.print(f"[yellow]unknown[/yellow] {escape(path)} (not in the caches yet)")
-        for path in report.changed:
-            out.print(f"[yellow]changed[/yellow] {escape(path)} (edited since the caches saw it)")
-        for path in report.missing:
-            out.print(f"[yellow]missing[/yellow] {escape(path)} (cached but gone from disk)")
-        for problem in report.stale:
-            out.print(f"[yellow]stale[/yellow]   {escape(problem)}")
-        for problem in report.cycles:
-            out.print(f"[red]cycle[/red]   {escape(problem)}")
-        for problem in report.dangling:
-            out.print(f"[yellow]dangling[/yellow] {escape(problem)}")
-        for path in report.conflicts:
-            out.print(f"[red]conflict[/red] {escape(path)} (git conflict markers: resolve them)")
+        findings = [
+            ("[red]broken[/red] ", [reason for _path, reason in report.broken], ""),
+            ("[yellow]unknown[/yellow]", report.unknown, " (not in the caches yet)"),
+            ("[yellow]changed[/yellow]", report.changed, " (edited since the caches saw it)"),
+            ("[yellow]missing[/yellow]", report.missing, " (cached but gone from disk)"),
+            ("[yellow]stale[/yellow]  ", report.stale, ""),
+            ("[red]cycle[/red]  ", report.cycles, ""),
+            ("[yellow]dangling[/yellow]", report.dangling, ""),
+            ("[red]conflict[/red]", report.conflicts, " (git conflict markers: resolve them)"),
+        ]
+        for label, items, why in findings:
+            for item in items:
+                out.print(f"{label} {escape(item)}{why}")
         if report.ok:
             out.print("[green]All well.[/green]")
     if not report.ok:

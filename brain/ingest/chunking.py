@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,11 +55,6 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 # CJK full stops end a sentence without a following space; Latin ones need one, so "3.14" holds.
 _SENTENCE_END = re.compile(r"[。！？]+|[.!?…]+[\"'”’)\]]*(?=\s|$)")
-
-
-def content_hash(data: bytes) -> str:
-    """The sha256 hex digest a document is known by (provenance, exclusions)."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def front_matter_length(lines: list[str]) -> int:

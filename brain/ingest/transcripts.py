@@ -16,7 +16,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from brain.errors import InvalidInput
-from brain.ingest.chunking import content_hash, front_matter_length, sentence_spans
+from brain.ingest.chunking import front_matter_length, sentence_spans
+from brain.model import content_hash
 from brain.words import STOPWORDS, words
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +15,6 @@ from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
 RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class NoteStore:
