@@ -124,7 +124,9 @@ def running_pid(root: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            text = pid_file.read_text().strip()
+            # Read through the descriptor already open: a daemon that is just exiting may
+            # remove the file between the lock test and a second open by name.
+            text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
             return int(text) if text.isdigit() else None
         return None
     finally:
