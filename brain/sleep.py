@@ -138,6 +138,18 @@ def _compaction(brain: Brain, now: datetime, report: SleepReport) -> str:
     return "full text rewritten if needed, catalog vacuumed"
 
 
+def _vectors(brain: Brain, now: datetime, report: SleepReport) -> str:
+    """Move the vectors to the index their number calls for (exact, or IVF above a size)."""
+    if report.dry_run or not brain.caches.vectors_on:
+        return "skipped"
+    with brain.lock.hold():
+        brain.caches.flush_vectors()
+        index = brain.caches.vectors
+        rebuilt = index.rebuild()
+        index.save()
+    return f"{index.kind()}, {len(index)} vectors" + (" (rebuilt)" if rebuilt else "")
+
+
 # The pass, in order.
 STEPS: list[tuple[str, Step]] = [
     ("catch up", _catch_up),
@@ -150,6 +162,7 @@ STEPS: list[tuple[str, Step]] = [
     ("graph", _graph),
     ("daily log", _daily_log),
     ("compaction", _compaction),
+    ("vectors", _vectors),
 ]
 
 

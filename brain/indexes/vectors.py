@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrainError
+from brain.indexes import approximate
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -36,7 +37,9 @@ def faiss_id(object_id: str) -> int:
 
 
 class VectorIndex:
-    """A faiss `IndexIDMap2(IndexFlatIP)` in a folder, with a SQLite map of faiss ids to names.
+    """A faiss `IndexIDMap2(IndexFlatIP)` in a folder, with a SQLite map of faiss ids to names;
+    above `approximate.THRESHOLD` vectors `rebuild()` makes it an IVF index (approximate.py),
+    which adds and removes ids in place, so forgetting stays immediate under it too.
 
     The index file is the truth for what is in the index; it is replaced whole by `save()`.
     Faiss ids are hashes of the object ids, so the map only ever has to name them, and it is
@@ -54,6 +57,8 @@ class VectorIndex:
         self._stamp: tuple[int, int, int] | None = None  # the file we read: inode, mtime, size
         self._dirty = False
         self._removed: set[int] = set()  # names to drop from the map once a save drops them
+        # While a rebuild reads a copy outside the lock, the changes made meanwhile, to replay.
+        self._replay: list[tuple[Any, Any]] | None = None
 
     @property
     def index_file(self) -> Path:
@@ -76,7 +81,10 @@ class VectorIndex:
             self._name(list(last), fids.tolist())
             # faiss keeps both copies when an id is added twice: take the old one out first.
             index.remove_ids(fids)
-            index.add_with_ids(np.ascontiguousarray(matrix[list(last.values())]), fids)
+            rows = np.ascontiguousarray(matrix[list(last.values())])
+            index.add_with_ids(rows, fids)
+            if self._replay is not None:
+                self._replay.append((fids, rows))
             self._removed.difference_update(fids.tolist())
             self._dirty = True
 
@@ -89,6 +97,8 @@ class VectorIndex:
             return 0
         with self._lock:
             gone = int(self._ensure().remove_ids(fids))
+            if self._replay is not None:
+                self._replay.append((fids, None))
             if gone:
                 self._removed.update(fids.tolist())
                 self._dirty = True
@@ -108,16 +118,16 @@ class VectorIndex:
             if k <= 0 or index.ntotal == 0 or (allowed is not None and not allowed):
                 return []
             k = min(k, index.ntotal)
-            params = selector = None
+            selector = None
             if allowed is not None:
                 # faiss skips everything else inside the scan: no over-fetching, exact top k.
                 allowed_fids = np.fromiter(
                     (faiss_id(i) for i in allowed), dtype=np.int64, count=len(allowed)
                 )
                 selector = faiss.IDSelectorBatch(allowed_fids)
-                params = faiss.SearchParameters()
-                params.sel = selector
                 k = min(k, len(allowed))
+            size = None if allowed is None else len(allowed)
+            params = approximate.search_params(index, selector, size)
             # One query scans on one thread: OpenMP's threads for a single query cost more
             # than they save (100k vectors under load: 229 ms at p50 with two, 70 with one).
             faiss.omp_set_num_threads(1)
@@ -128,16 +138,49 @@ class VectorIndex:
 
     def ids(self) -> list[str]:
         """Every object id in the index, sorted."""
-        import faiss
-
         with self._lock:
-            present = set(faiss.vector_to_array(self._ensure().id_map).tolist())
+            present = approximate.ids_of(self._ensure())
             rows = self._connect().execute("SELECT fid, object_id FROM ids")
             return sorted(name for fid, name in rows if fid in present)
 
     def __len__(self) -> int:
         with self._lock:
             return int(self._ensure().ntotal)
+
+    def kind(self) -> str:
+        """`flat` (exact) or `ivf` (approximate)."""
+        with self._lock:
+            return approximate.kind(self._ensure())
+
+    def rebuild(self, target: str | None = None) -> bool:
+        """Move to the kind of index the size calls for (or `target`); True if it was rebuilt.
+
+        The new index is built from a copy outside the lock, so searches (and writes) go on
+        meanwhile; the changes made during the build are replayed onto it before it replaces
+        the old one. The caller holds the vault lock and saves afterwards.
+        """
+        with self._lock:
+            index = self._ensure()
+            want = target or approximate.wanted(index)
+            if want == approximate.kind(index):
+                return False
+            matrix, fids = approximate.contents(index)
+            self._replay = []
+        try:
+            built = approximate.build(matrix, fids, want.split("-")[0])
+        except BaseException:
+            with self._lock:
+                self._replay = None
+            raise
+        with self._lock:
+            for changed, rows in self._replay:
+                built.remove_ids(changed)
+                if rows is not None:
+                    built.add_with_ids(rows, changed)
+            self._replay = None
+            self._index = built
+            self._dirty = True
+        return True
 
     def save(self) -> None:
         """Write the index if it changed: a temp file renamed over the old one."""

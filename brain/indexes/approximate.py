@@ -1,0 +1,127 @@
+"""Approximate vectors: an inverted-file faiss index above a measured size, and its rebuild."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# Below this many vectors the exact scan is cheap enough and an IVF index buys nothing
+# (docs/benchmarks.md, "approximate vectors": flat and IVF cross over near 20k at 384 dims).
+THRESHOLD = 20_000
+# Lists probed per query: recall@10 against exact search ≥ 0.98 on the benchmark's queries
+# with nlist = 2·√n (measured at 20k–1M in bench/vectors.py).
+NPROBE = 24
+# k-means learns from at most this many vectors per list (faiss warns below 39).
+TRAIN_PER_LIST = 40
+FLAT, IVF = "flat", "ivf"
+
+
+def kind(index: Any) -> str:
+    """`ivf` for an inverted-file index, `flat` for the exact `IndexIDMap2(IndexFlatIP)`."""
+    import faiss
+
+    return IVF if isinstance(index, faiss.IndexIVF) else FLAT
+
+
+def lists_for(count: int) -> int:
+    """How many inverted lists for this many vectors: 2·√n, each with vectors enough to learn."""
+    return max(1, min(int(2 * math.sqrt(count)), count // TRAIN_PER_LIST))
+
+
+def wanted(index: Any) -> str:
+    """The kind of index this many vectors should be in, with some slack against flapping."""
+    count = int(index.ntotal)
+    if kind(index) == IVF:
+        if count < THRESHOLD // 2:
+            return FLAT
+        trained_for = int(index.nlist)
+        # Lists trained for a quarter of today's vectors (or four times them) fit badly.
+        return f"{IVF}-retrain" if not 0.5 <= lists_for(count) / trained_for <= 2 else IVF
+    return IVF if count >= THRESHOLD else FLAT
+
+
+def contents(index: Any) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+    """Every vector in the index with its faiss id (a copy: the index may change after)."""
+    import faiss
+    import numpy as np
+
+    dim = int(index.d)
+    if kind(index) == FLAT:
+        count = int(index.ntotal)
+        fids = faiss.vector_to_array(index.id_map).astype(np.int64)
+        matrix = index.index.reconstruct_n(0, count) if count else np.zeros((0, dim), np.float32)
+        return np.ascontiguousarray(matrix, dtype=np.float32), fids
+    lists = index.invlists
+    rows, ids = [], []
+    for number in range(int(index.nlist)):
+        size = lists.list_size(number)
+        if not size:
+            continue
+        ids.append(faiss.rev_swig_ptr(lists.get_ids(number), size).copy())
+        codes = faiss.rev_swig_ptr(lists.get_codes(number), size * dim * 4).copy()
+        rows.append(codes.view(np.float32).reshape(size, dim))
+    if not rows:
+        return np.zeros((0, dim), np.float32), np.zeros(0, np.int64)
+    return np.vstack(rows), np.concatenate(ids).astype(np.int64)
+
+
+def ids_of(index: Any) -> set[int]:
+    """The faiss ids in the index."""
+    import faiss
+
+    if kind(index) == FLAT:
+        return set(faiss.vector_to_array(index.id_map).tolist())
+    lists, found = index.invlists, set()
+    for number in range(int(index.nlist)):
+        size = lists.list_size(number)
+        if size:
+            found.update(faiss.rev_swig_ptr(lists.get_ids(number), size).tolist())
+    return found
+
+
+def build(matrix: NDArray[np.float32], fids: NDArray[np.int64], target: str) -> Any:
+    """A new index of this kind holding these vectors; training reads a fixed sample."""
+    import faiss
+    import numpy as np
+
+    dim = int(matrix.shape[1])
+    if target == FLAT:
+        flat = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        if len(fids):
+            flat.add_with_ids(matrix, fids)
+        return flat
+    nlist = lists_for(len(fids))
+    quantizer = faiss.IndexFlatIP(dim)
+    index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    sample = min(len(fids), nlist * TRAIN_PER_LIST)
+    # A fixed seed: the same vectors give the same lists, so tests and reruns agree.
+    pick = np.random.default_rng(0).choice(len(fids), size=sample, replace=False)
+    index.cp.seed = 1234
+    index.cp.niter = 10
+    index.train(np.ascontiguousarray(matrix[np.sort(pick)]))
+    index.add_with_ids(matrix, fids)
+    index.nprobe = NPROBE
+    return index
+
+
+def search_params(index: Any, selector: Any, allowed: int | None) -> Any:
+    """Search parameters: a selector if given; an IVF index probes `NPROBE` lists, or all of
+    them when the allowed ids are few (a filter to a small set must stay exact)."""
+    import faiss
+
+    if kind(index) == FLAT:
+        if selector is None:
+            return None
+        params = faiss.SearchParameters()
+        params.sel = selector
+        return params
+    params = faiss.SearchParametersIVF()
+    if selector is not None:
+        params.sel = selector
+    few = allowed is not None and allowed * 4 < int(index.ntotal)
+    params.nprobe = int(index.nlist) if few else min(NPROBE, int(index.nlist))
+    return params
