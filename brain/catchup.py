@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import stat
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from brain.errors import BrokenNote
-from brain.model import Note, content_hash, iso, new_id
+from brain.errors import BrainError, BrokenNote
+from brain.model import LOCAL_ONLY, Note, content_hash, iso, new_id
+from brain.vault.paths import COLD_DIR
+from brain.vault.store import RESERVED_TOP
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -22,6 +26,41 @@ class CatchUp:
     changed: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     broken: tuple[str, ...] = ()
+
+
+def catch_up_paths(brain: Brain, rels: Iterable[str]) -> CatchUp:
+    """Catch up these files only (the watcher's paths): one stat each, read and hashed only
+    when (size, mtime) changed, so the cost follows the change, not the vault's size."""
+    todo, gone = [], []
+    for rel in sorted(set(rels)):
+        if not is_note_path(rel):
+            continue
+        row = brain.caches.catalog.file(rel)
+        try:
+            st: os.stat_result | None = os.lstat(brain.store.path(rel))
+        except (FileNotFoundError, NotADirectoryError, BrainError):
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):  # gone, or a symlink (never followed)
+            if row is not None:
+                gone.append(rel)
+        elif row is None or (row.mtime_ns, row.size) != (st.st_mtime_ns, st.st_size):
+            todo.append(rel)
+    if not todo and not gone:
+        return CatchUp()
+    with brain.lock.hold():
+        return brain._apply(todo, gone)
+
+
+def is_note_path(rel: str) -> bool:
+    """Whether a vault-relative path is where `NoteStore.walk()` finds notes."""
+    parts = rel.split("/")
+    if len(parts) < 2 or any(not p or p.startswith(".") or p == ".." for p in parts):
+        return False
+    if parts[0] == COLD_DIR:
+        return rel.endswith(".md.zst")
+    if parts[0] == LOCAL_ONLY:
+        parts = parts[1:]
+    return len(parts) >= 2 and parts[0] not in RESERVED_TOP and rel.endswith(".md")
 
 
 def apply_files(brain: Brain, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:

@@ -43,10 +43,11 @@ if TYPE_CHECKING:
     from brain.brain import Brain
 
 Log = Callable[[str], None]
-# Seconds between walks for hand edits before a read. With the watcher on, it walks as soon as
-# an edit happens, and the read-time walk (~30 ms at 10k notes) is only a safety net.
+# Seconds between walks for hand edits before a read. With the watcher on, each edit is caught
+# up by its path at once (catchup.catch_up_paths), and the read-time walk (~30 ms at 10k notes,
+# ~2 s at 100k) is only a rare safety net against lost events.
 CATCH_UP_EVERY = 1.0
-CATCH_UP_WATCHED = 30.0
+CATCH_UP_WATCHED = 600.0
 _TICK = 0.25  # seconds between idle checks
 
 
