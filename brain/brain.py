@@ -163,14 +163,20 @@ class Brain:
 
         Every note file is still written whole (temp, fsync, rename); a crash inside the block
         may lose the last renames, never tear a file, and the next catch-up repairs the caches.
-        Placement inside the block sees the node indexes as they were when it began.
+        Placement inside the block sees the node indexes as they were when it began. Vectors
+        are embedded in bounded batches alongside the writes (indexes/pipeline.py).
         """
         if self._bulk_names is not None:  # nested: the outer block does it all
             yield
             return
         self._bulk_names = {}
         try:
-            with self.lock.hold(), self.node_index.batch(), deferred_dir_sync():
+            with (
+                self.lock.hold(),
+                self.node_index.batch(),
+                deferred_dir_sync(),
+                self.caches.embedding_alongside(),
+            ):
                 yield
         finally:
             self._bulk_names = None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -251,13 +252,44 @@ class Caches:
             if doc is not None:
                 data = json.loads(doc)
                 items.append((oid, data["hash"], data["text"]))
-        if items:
+        assert self.embedder is not None or not items
+        for start in range(0, len(items), VECTOR_BATCH):  # never every vector at once
+            chunk = items[start : start + VECTOR_BATCH]
             assert self.embedder is not None
-            vectors = self.embeddings.embed_cached(self.embedder, items)
-            index.upsert([oid for oid, _, _ in items], vectors)
+            index.upsert(
+                [oid for oid, _, _ in chunk], self.embeddings.embed_cached(self.embedder, chunk)
+            )
         index.save()
         self.catalog.dequeue("vector_queue", seq)
         return len(latest)
+
+    @contextlib.contextmanager
+    def embedding_alongside(self) -> Iterator[None]:
+        """Inside: writes are embedded in bounded batches on a worker while more are written
+        (pipeline.py); at the end the vector index is complete and saved. Lock held."""
+        from brain.indexes.pipeline import VectorPipeline
+        from brain.indexes.vectors import StaleIndex
+
+        if not self.vectors_on:
+            yield
+            return
+        try:
+            len(self.vectors)
+        except StaleIndex:  # to be rebuilt from every object: the next flush does it
+            yield
+            return
+        assert self.embedder is not None
+        self.flush_vectors()  # what was queued before is embedded first: the order holds
+        pipeline = VectorPipeline(self.catalog, self.vectors, self.embedder, self.embeddings)
+        self.listeners.append(pipeline.on_change)
+        try:
+            yield
+        except BaseException:
+            pipeline.stop()
+            raise
+        finally:
+            self.listeners.remove(pipeline.on_change)
+        pipeline.finish()
 
     def requeue_vectors(self) -> None:
         """Queue every object for the vector index (after it was cleared)."""
@@ -275,6 +307,9 @@ class Caches:
                 upserts.append((oid, json.dumps({"hash": text_hash(text), "text": text})))
         with self.catalog.transaction():
             self.catalog.enqueue("vector_queue", upserts, [])
+
+
+VECTOR_BATCH = 512  # objects embedded and added per step of flush_vectors
 
 
 def _collapse(queue: Sequence[tuple[int, str, str | None]]) -> tuple[int, dict[str, str | None]]:

@@ -1,0 +1,115 @@
+"""Bulk ingest at the model's pace: queued objects embedded in bounded batches on a worker."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from brain.indexes.catalog import Catalog
+    from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.vectors import VectorIndex
+
+# Objects per batch handed to the worker: big enough for the model to run full batches,
+# small enough that a batch's texts, tokens and vectors stay a few MB.
+BATCH = 512
+# Batches waiting for the worker before the writer waits too: memory stays bounded.
+DEPTH = 2
+
+Batch = tuple[list[str], list[tuple[str, str, str]]]  # ids to remove; (id, hash, text) to embed
+
+
+class VectorPipeline:
+    """While a bulk block writes files, catalog and full text on the caller's thread, a worker
+    embeds the vector queue batch by batch and adds the vectors to the index.
+
+    The caller's thread owns the catalog: it takes batches off the queue (`feed`, after each
+    write) and dequeues them once embedded (`finish`). The index is saved once, at the end;
+    a crash before leaves the queue in place, and the embedding cache keeps what was paid for.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        index: VectorIndex,
+        embedder: Embedder,
+        embeddings: EmbeddingCache,
+        batch: int = BATCH,
+    ) -> None:
+        self.catalog, self.index, self.embedder, self.embeddings = (
+            catalog, index, embedder, embeddings)  # fmt: skip
+        self.batch = batch
+        self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
+        self._taken = 0  # the last queue sequence number handed to the worker
+        self._new = 0  # queue entries written since then (counted, not queried)
+        self._work: queue.Queue[Batch | None] = queue.Queue(maxsize=DEPTH)
+        self._failed: list[BaseException] = []
+        self._worker = threading.Thread(target=self._run, name="embed", daemon=True)
+        self._worker.start()
+
+    def on_change(self, objects: Sequence[Any], gone: Sequence[str]) -> None:
+        """A cache listener: count what was queued; hand over a batch once there is one."""
+        self._new += len(objects) + len(gone)
+        if self._new >= self.batch:
+            self.feed()
+
+    def feed(self) -> None:
+        """Hand what is queued to the worker, `batch` entries at a time."""
+        self._raise()
+        rows = list(self.catalog.db.execute(
+            "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
+        ))  # fmt: skip
+        self._new = 0
+        for start in range(0, len(rows), self.batch):
+            chunk = rows[start : start + self.batch]
+            latest: dict[str, str | None] = {}
+            for _seq, object_id, doc in chunk:
+                latest.pop(object_id, None)
+                latest[object_id] = doc
+            removes = [oid for oid, doc in latest.items() if doc is None]
+            items = []
+            for oid, doc in latest.items():
+                if doc is not None:
+                    data = json.loads(doc)
+                    items.append((oid, data["hash"], data["text"]))
+            self.sizes.append(len(chunk))
+            self._work.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
+            self._taken = chunk[-1][0]
+
+    def finish(self) -> int:
+        """Hand over the rest, wait for the worker, save the index, dequeue; how many entries."""
+        try:
+            self.feed()
+        finally:
+            self._work.put(None)
+            self._worker.join()
+        self._raise()
+        self.index.save()
+        if self._taken:
+            self.catalog.dequeue("vector_queue", self._taken)
+        return sum(self.sizes)
+
+    def stop(self) -> None:
+        """Leave after an error: the worker ends, the queue stays for the next flush."""
+        self._work.put(None)
+        self._worker.join()
+
+    def _run(self) -> None:
+        while (job := self._work.get()) is not None:
+            if self._failed:
+                continue  # drain: the caller sees the error at its next feed
+            removes, items = job
+            try:
+                self.index.remove(removes)
+                if items:
+                    vectors = self.embeddings.embed_cached(self.embedder, items)
+                    self.index.upsert([oid for oid, _, _ in items], vectors)
+            except BaseException as exc:  # handed to the caller's thread
+                self._failed.append(exc)
+
+    def _raise(self) -> None:
+        if self._failed:
+            raise self._failed[0]
