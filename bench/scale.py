@@ -6,7 +6,11 @@ The notes are generated from a seed with the standard library (no downloaded dat
 their own vocabulary, spread over nodes, 10–80 words each, with names, numbers and shared
 everyday words, so BM25 has rare and common terms to weigh. Everything goes through the public
 core API into a fresh temporary vault. Ingest time runs until `brain.flush()` returns, so it
-includes embedding and every index; recall times include embedding the query.
+includes embedding and every index; recall times include embedding the query. Beside it, in the
+same run: the model's own throughput on the same texts, the move to the approximate (IVF)
+vector index that `brain sleep` makes above its threshold (and its recall@10 against exact
+search on the queries), and the cost of a catch-up with nothing changed (a full walk) and of one
+hand edit caught up by its path (the daemon's watcher).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.metrics import percentile
-from brain import open_vault
+from brain import catchup, open_vault
+from brain.indexes import approximate
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.settings import model_cache_dir
 from brain.vault.paths import CACHE_DIR
@@ -271,15 +276,91 @@ def run(count: int, embedder_name: str, n_queries: int, root: Path) -> dict[str,
     embedder.embed(["warm the model up"])  # loading the model is not ingesting
     report: dict[str, Any] = {"memories": count, "embedder": embedder_name,
                               "cpus": os.cpu_count()}  # fmt: skip
+    report["model_per_s"] = model_rate(embedder, min(count, 2000))
     if not (root / "brain.yaml").exists():
         report["ingest"] = ingest(root, embedder, count)
+        report["ingest"]["of_model"] = round(
+            report["ingest"]["per_s"] / report["model_per_s"]["per_s"], 3
+        )
         report["rss_after_ingest_mb"] = rss_mb()
         print(f"  ingest: {report['ingest']}", file=sys.stderr)
+    report["vectors"] = approximate_vectors(root, embedder, n_queries)
+    print(f"  vectors: {report['vectors']}", file=sys.stderr)
     report.update(recall(root, embedder, n_queries))
+    report["catch_up"] = catch_up_cost(root, embedder)
     sizes = disk_usage(root)
     report["disk_bytes"] = sizes
     report["disk_bytes_per_memory"] = {k: round(v / count, 1) for k, v in sizes.items()}
     return report
+
+
+def model_rate(embedder: Embedder, count: int) -> dict[str, Any]:
+    """The embedding model alone on the first `count` memories' texts, in batches of 256."""
+    texts = [m.text for m in memories(count)]
+    start = time.perf_counter()
+    for begin in range(0, count, 256):
+        embedder.embed(texts[begin : begin + 256])
+    took = time.perf_counter() - start
+    return {"per_s": round(count / took, 1), "texts": count, "load": round(os.getloadavg()[0], 2)}
+
+
+def approximate_vectors(root: Path, embedder: Embedder, n_queries: int) -> dict[str, Any]:
+    """What `brain sleep` does to the vectors (IVF above the threshold), timed; recall@10 of
+    the index that results against exact search of the same vectors, on the queries."""
+    import faiss
+    import numpy as np
+
+    brain = open_vault(root, embedder=embedder)
+    index = brain.caches.vectors
+    start = time.perf_counter()
+    with brain.lock.hold():
+        rebuilt = index.rebuild()
+        index.save()
+    took = time.perf_counter() - start
+    out: dict[str, Any] = {"kind": index.kind(), "size": len(index), "rebuilt": rebuilt,
+                           "rebuild_s": round(took, 2)}  # fmt: skip
+    matrix, fids = approximate.contents(index._ensure())
+    exact = faiss.IndexIDMap2(faiss.IndexFlatIP(matrix.shape[1]))
+    exact.add_with_ids(matrix, fids)
+    hits = total = 0
+    for query in queries(n_queries):
+        vector = np.asarray(embedder.embed([query]), dtype=np.float32)
+        truth = {n for n, _ in _names(index, exact, vector)}
+        found = {n for n, _ in index.search(vector[0], 10)}
+        hits, total = hits + len(truth & found), total + len(truth)
+    out["recall_at_10"] = round(hits / max(total, 1), 4)
+    brain.close()
+    return out
+
+
+def _names(index: Any, exact: Any, vector: Any) -> list[tuple[str, float]]:
+    scores, labels = exact.search(vector, 10)
+    names = index._names([int(f) for f in labels[0] if f >= 0])
+    return [(names[int(f)], float(s)) for f, s in zip(labels[0], scores[0], strict=True) if f >= 0]
+
+
+def catch_up_cost(root: Path, embedder: Embedder) -> dict[str, Any]:
+    """A catch-up with nothing changed (the full walk of a read-time check), and one hand edit
+    caught up by its path as the daemon's watcher does (stat, read, index that file only)."""
+    brain = open_vault(root, embedder=embedder)
+    brain.catch_up(force=True)
+    start = time.perf_counter()
+    brain.catch_up(force=True)
+    walk_ms = (time.perf_counter() - start) * 1000
+    rel = next(rel for rel, _st in brain.store.walk())
+    path = brain.store.path(rel)
+    path.write_text(path.read_text() + "\nEdited by hand in the benchmark.\n")
+    start = time.perf_counter()
+    found = catchup.catch_up_paths(brain, [rel])
+    path_ms = (time.perf_counter() - start) * 1000
+    assert found.changed == (rel,), found
+    start = time.perf_counter()
+    catchup.catch_up_paths(brain, [rel])
+    same_ms = (time.perf_counter() - start) * 1000
+    brain.close()
+    return {"walk_nothing_changed_ms": round(walk_ms, 1), "one_edit_by_path_ms": round(path_ms, 2),
+            "path_nothing_changed_ms": round(same_ms, 3),
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
 def ingest(root: Path, embedder: Embedder, count: int) -> dict[str, Any]:

@@ -121,6 +121,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     out.print(f"  model     {escape(info['embedder'])} ({model})")
     watching = ", ".join(info["watching"]) or "no connectors"
     out.print(f"  watching  {escape(watching)}; exits after {info['idle_seconds']:g} s idle")
+    if "memories" in info:
+        out.print(f"  memories  {info['memories']}")
+        vectors = info["vectors"]
+        kind = f"{vectors['kind']}, {vectors['size']} vectors" if vectors else "none"
+        out.print(f"  vectors   {escape(kind)}")
+        last = info["last_catch_up"]
+        how = (f"{last['how']}: {last['ms']} ms, {last['changed']} changed" if last
+               else "none yet")  # fmt: skip
+        out.print(f"  catch-up  {escape(how)}")
 
 
 @daemon_app.command("run", hidden=True)

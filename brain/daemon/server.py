@@ -69,6 +69,7 @@ class Daemon:
         self.refused = 0
         self.model_loaded = brain.embedder is None
         self.watching: list[str] = []
+        self.watcher: Any = None  # the Watcher, for its last catch-up
         self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._active = 0
         self._count = threading.Lock()
@@ -183,7 +184,7 @@ class Daemon:
         if op == "ping":
             return reply_ok({"pid": os.getpid(), "vault": os.fspath(self.brain.root)})
         if op == "status":
-            return reply_ok(self.status())
+            return reply_ok({**self.status(), **self._vault_status()})
         if op == "stop":
             self.log("asked to stop")
             self.stopping.set()
@@ -214,6 +215,23 @@ class Daemon:
             "idle_seconds": self.config.idle_seconds,
         }  # fmt: skip
 
+    def _vault_status(self) -> dict[str, Any]:
+        """Memories, the vector index and the last catch-up, read on the Brain's thread."""
+        try:
+            return dict(self.submit(self._vault_counts))
+        except BrainError:
+            return {}
+
+    def _vault_counts(self) -> dict[str, Any]:
+        caches = self.brain.caches
+        vectors = None
+        if caches.vectors_on:
+            with contextlib.suppress(BrainError):  # stale: reindexed at the next flush
+                vectors = {"kind": caches.vectors.kind(), "size": len(caches.vectors)}
+        last = dict(self.watcher.last_catch_up) if self.watcher is not None else {}
+        return {"memories": caches.catalog.count("id=note_id"), "vectors": vectors,
+                "last_catch_up": last}  # fmt: skip
+
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:
         """Catch up with the files and load the model before the first recall needs it."""
@@ -239,6 +257,7 @@ class Daemon:
             on_error=lambda exc: self.log(f"watch: {exc}"),
         )  # fmt: skip
         self.watching = watcher.watched
+        self.watcher = watcher
         thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)
         thread.start()
         return stop, thread
