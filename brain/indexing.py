@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from brain.indexes import approximate
 from brain.indexes.catalog import Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
 from brain.model import Note, content_hash, normalise_title
@@ -259,6 +260,8 @@ class Caches:
             index.upsert(
                 [oid for oid, _, _ in chunk], self.embeddings.embed_cached(self.embedder, chunk)
             )
+        if len(items) >= approximate.THRESHOLD:  # a reindex or a big import: no sleep needed
+            index.rebuild()
         index.save()
         self.catalog.dequeue("vector_queue", seq)
         return len(latest)

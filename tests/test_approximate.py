@@ -122,10 +122,10 @@ def test_the_size_decides_the_kind(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_sleep_moves_a_large_vault_to_ivf_and_forget_stays_immediate(
     brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(approximate, "THRESHOLD", 20)
     notes = [brain.remember(f"note {n} about topic{n % 7} and thing{n}") for n in range(40)]
     brain.flush()
     assert brain.caches.vectors.kind() == "flat"
+    monkeypatch.setattr(approximate, "THRESHOLD", 20)
     report = brain.sleep()
     assert dict(report.steps)["vectors"].startswith("ivf")
     assert brain.caches.vectors.kind() == "ivf"
@@ -138,3 +138,13 @@ def test_sleep_moves_a_large_vault_to_ivf_and_forget_stays_immediate(
     brain.forget(target.id)
     assert target.id not in found(40)
     assert all(not oid.startswith(target.id) for oid in brain.caches.vectors.ids())
+
+
+def test_a_reindex_of_a_large_vault_builds_ivf_at_once(
+    brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(30):
+        brain.remember(f"note {n} about topic{n % 5}")
+    monkeypatch.setattr(approximate, "THRESHOLD", 20)
+    brain.reindex()
+    assert brain.caches.vectors.kind() == "ivf" and len(brain.caches.vectors) >= 30
