@@ -40,6 +40,7 @@ class Backend(Protocol):
         mode: str = "hybrid",
         defining_first: bool = False,
         scope: str | None = None,
+        explain: bool = False,
     ) -> list[Json]: ...
     def expand(self, note_id: str) -> Json: ...
     def links(self, note_id: str) -> Json: ...
@@ -99,6 +100,7 @@ class LocalBackend:
         mode: str = "hybrid",
         defining_first: bool = False,
         scope: str | None = None,
+        explain: bool = False,
     ) -> list[Json]:
         hits = self.brain.recall(
             query,
@@ -108,6 +110,7 @@ class LocalBackend:
             mode=mode,
             defining_first=defining_first,
             scope=scope,
+            explain=explain,
         )
         return [h.to_json() for h in hits]
 
@@ -184,10 +187,11 @@ class DaemonBackend:
         mode: str = "hybrid",
         defining_first: bool = False,
         scope: str | None = None,
+        explain: bool = False,
     ) -> list[Json]:
         return self._many(
             "recall", query=query, k=k, node=node, include_superseded=include_superseded,
-            mode=mode, defining_first=defining_first, scope=scope,
+            mode=mode, defining_first=defining_first, scope=scope, explain=explain,
         )  # fmt: skip
 
     def expand(self, note_id: str) -> Json:
@@ -253,6 +257,7 @@ def hit_from_json(data: Json) -> Hit:
         parent=data["parent"],
         heading_path=tuple(data["heading_path"]),
         tags=tuple(data["tags"]),
+        explain=data.get("explain"),
     )
 
 

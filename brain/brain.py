@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -39,7 +40,6 @@ from brain.recall import (
     CANDIDATES,
     MODES,
     Retriever,
-    TextRetriever,
     VectorRetriever,
     fuse,
     load_rows,
@@ -386,10 +386,12 @@ class Brain:
         mode: str = "hybrid",
         defining_first: bool = False,
         scope: str | None = None,
+        explain: bool = False,
     ) -> list[Hit]:
         """The few objects that best answer the query, best first.
 
         `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
+        `explain`: each hit says why it came back (brain/explain.py).
         """
         if not query or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
@@ -414,7 +416,7 @@ class Brain:
         self.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
         lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
         floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
-        fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
+        plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
         briefs = load_rows(self.caches.catalog, [oid for oid, _ in fused])
         if len(lists) > 1:
             fused = with_context(fused, briefs)
@@ -422,15 +424,23 @@ class Brain:
         best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
         rows = self.caches.catalog.get_many([oid for oid, _ in best])
         flags = corrections.suspicion_flags(self.caches.catalog, [rows[oid] for oid, _ in best])
+        why: dict[str, dict[str, Any]] = {}
+        if explain:
+            from brain.explain import explain as explain_hits
+
+            why = explain_hits(retrievers, lists, plain, fused, briefs, [o for o, _ in best])
         hits = []
         for oid, score in best:
             stored = self.caches.fulltext.stored(oid)
             body = stored["body"] if stored else ""
-            hits.append(to_hit(rows[oid], score, body, query, flags.get(oid, ())))
+            hit = to_hit(rows[oid], score, body, query, flags.get(oid, ()))
+            hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
         return hits
 
     def _retrievers(self, mode: str) -> list[Retriever]:
-        text = TextRetriever(self.caches.fulltext)
+        from brain.neighbours import TextInContext, VectorsInContext
+
+        text = TextInContext(self.caches.fulltext, catalog=self.caches.catalog)
         if mode == "text":
             return [text]
         if self.embedder is None:
@@ -440,7 +450,7 @@ class Brain:
                     "set `embedder: minilm` and run `brain reindex`",
                 )
             return [text]
-        vector = VectorRetriever(self.caches, self.embedder)
+        vector = VectorsInContext(self.caches, self.embedder)
         return [vector] if mode == "vector" else [text, vector]
 
     def list(

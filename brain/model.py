@@ -240,9 +240,10 @@ class Hit:
     parent: str | None = None
     heading_path: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    explain: Mapping[str, Any] | None = None  # why it came back (`recall --explain`)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "title": self.title,
             "snippet": self.snippet,
@@ -258,3 +259,6 @@ class Hit:
             "tags": list(self.tags),
             "flags": list(self.flags),
         }
+        if self.explain is not None:
+            out["explain"] = dict(self.explain)
+        return out

@@ -62,7 +62,9 @@ class VectorRetriever:
         return MIN_SIMILARITY.get(self.embedder.name, 0.0)
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        vector = self.embedder.embed([query])[0]
+        return self.nearest(self.embedder.embed([query])[0], k, filters)
+
+    def nearest(self, vector: Any, k: int, filters: Filters) -> list[tuple[str, float]]:
         index = self.caches.vectors
         fetch = max(k * 4, 200)
         found = index.search(vector, fetch)

@@ -105,6 +105,10 @@ def recall(
             help="auto (the nodes whose index.json match the query), all, or a node to search."
         ),
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Say why each hit came back: ranks, scores, context."),
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -118,6 +122,7 @@ def recall(
         mode=mode,
         defining_first=defining,
         scope=scope,
+        explain=explain,
     )
     backend.close()
     if as_json:
@@ -126,7 +131,12 @@ def recall(
     if not found:
         out.print("Nothing found.")
     for n, data in enumerate(found, 1):
-        render_hit(n, hit_from_json(data))
+        hit = hit_from_json(data)
+        render_hit(n, hit)
+        if hit.explain is not None:
+            from brain.explain import describe
+
+            out.print(f"   [dim]why: {escape(describe(dict(hit.explain)))}[/dim]")
 
 
 def render_hit(n: int, hit: Hit) -> None:

@@ -244,6 +244,20 @@ class Catalog:
                 out[row[0]] = Brief(*row)
         return out
 
+    def moments(self, partitions: Sequence[str], minutes: Sequence[str]) -> Iterator[Brief]:
+        """The objects of these partitions created in these minutes (`2026-12-02T10:31`):
+        the memories written together, for neighbour context."""
+        parts = ",".join("?" * len(partitions))
+        for start in range(0, len(minutes), 500):
+            batch = list(minutes[start : start + 500])
+            query = (
+                "SELECT id, partition, node, status, visibility, kind, created, defining "
+                f"FROM objects WHERE partition IN ({parts}) "
+                f"AND substr(created, 1, 16) IN ({','.join('?' * len(batch))})"
+            )
+            for row in self.db.execute(query, [*partitions, *batch]):
+                yield Brief(*row)
+
     def find_title(self, partition: str, node: str, norm_title: str) -> ObjectRow | None:
         row = self.db.execute(
             "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "

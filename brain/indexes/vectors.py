@@ -126,6 +126,18 @@ class VectorIndex:
             names = self._names([f for f, _ in hits])
         return [(names[f], score) for f, score in hits if f in names]
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The stored vector of each of these ids that the index holds (for neighbour context)."""
+        out = {}
+        with self._lock:
+            index = self._ensure()
+            for oid in ids:
+                try:
+                    out[oid] = index.reconstruct(faiss_id(oid))
+                except RuntimeError:  # not in the index (not embedded yet, or forgotten)
+                    continue
+        return out
+
     def ids(self) -> list[str]:
         """Every object id in the index, sorted."""
         import faiss
