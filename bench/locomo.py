@@ -129,13 +129,13 @@ def run(samples: Sequence[Sample], configs: Sequence[str], embedder: Embedder) -
 def run_one_vault(
     samples: Sequence[Sample], configs: Sequence[str], embedder: Embedder, variant: str
 ) -> dict[str, Any]:
-    """Every sample in one vault: under `conversations/<sample id>` (`nodes`) or wherever
+    """Every sample in one vault: under `Knowledge/<sample id>` (`nodes`) or wherever
     brain places each memory (`placed`); a hit from another sample is never gold."""
     results = Results(configs)
     owner: dict[str, tuple[str, str]] = {}
     with _vault(embedder, samples[0].turns[0].created) as (brain, clock):
         for sample in samples:
-            node = f"conversations/{sample.sample_id}" if variant == "nodes" else None
+            node = f"Knowledge/{sample.sample_id}" if variant == "nodes" else None
             owner.update(_ingest(brain, clock, sample, results, node))
             print(f"  {sample.sample_id}: {len(sample.turns)} memories", file=sys.stderr)
         for sample in samples:

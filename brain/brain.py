@@ -438,9 +438,10 @@ class Brain:
         return hits
 
     def _retrievers(self, mode: str) -> list[Retriever]:
-        from brain.neighbours import TextInContext, VectorsInContext
+        from brain.neighbours import Neighbourhood, TextInContext, VectorsInContext
 
-        text = TextInContext(self.caches.fulltext, catalog=self.caches.catalog)
+        near = Neighbourhood(self.caches.catalog)  # looked up once for both retrievers
+        text = TextInContext(self.caches.fulltext, neighbourhood=near)
         if mode == "text":
             return [text]
         if self.embedder is None:
@@ -450,7 +451,7 @@ class Brain:
                     "set `embedder: minilm` and run `brain reindex`",
                 )
             return [text]
-        vector = VectorsInContext(self.caches, self.embedder)
+        vector = VectorsInContext(self.caches, self.embedder, neighbourhood=near)
         return [vector] if mode == "vector" else [text, vector]
 
     def list(

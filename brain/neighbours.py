@@ -4,62 +4,102 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.fulltext import Filters
 from brain.recall import TextRetriever, VectorRetriever, passes
 
 if TYPE_CHECKING:
-    from brain.indexes.embedder import Vectors
     from brain.indexes.vectors import VectorIndex
 
-# Neighbours: up to WINDOW memories either side in the same partition, node and minute (one
-# conversation, one document), in the order they were written. A reply such as "Yes, last
-# Tuesday" shares no word with the question it answers; its neighbours do. Chosen on the
-# LoCoMo dev split (../shared/FACTS.md, "Neighbour context"; docs/benchmarks.md).
+# Neighbours: up to WINDOW memories either side, written one after another (ids are ULIDs, so
+# id order is write order) in the same partition and node within GAP_MS of each other; the
+# sections of a note (`<note id>#<n>`) neighbour each other in order. A reply such as "Yes,
+# last Tuesday" shares no word with the question it answers; the turns around it do. Window
+# and blends chosen on the LoCoMo dev split (../shared/FACTS.md, "Neighbour context";
+# docs/benchmarks.md).
 WINDOW = 2
+GAP_MS = 60_000
 VECTOR_BLEND = 1.0  # a vector plus this times its neighbours' mean, renormalised
 TEXT_BLEND = 0.5  # a BM25 score plus this times its neighbours' mean score
+_SLACK = 4  # extra rows fetched, for neighbours the filters hide
 
 
 def order_key(object_id: str) -> tuple[str, int]:
-    """Write order: ids are ULIDs (time first); chunks `<note id>#<n>` follow their number."""
+    """Write order: ids are ULIDs (time first); sections `<note id>#<n>` follow their number."""
     note, _, number = object_id.partition("#")
     return note, int(number) if number.isdigit() else -1
 
 
-def neighbourhoods(
-    catalog: Catalog, rows: dict[str, Brief], filters: Filters, window: int = WINDOW
-) -> dict[str, tuple[str, ...]]:
-    """For each of these objects and each object around them: its neighbours that the filters
-    let through (a filtered-out memory must not lend its words to a visible one)."""
-    moments = {_moment(b) for b in rows.values()}
-    if not moments:
-        return {}
-    members: dict[tuple[str, str, str], list[str]] = {}
-    for brief in catalog.moments(sorted({m[0] for m in moments}), sorted({m[2] for m in moments})):
-        key = _moment(brief)
-        if key in moments and passes(brief, filters):
-            members.setdefault(key, []).append(brief.id)
-    around: dict[str, tuple[str, ...]] = {}
-    for ids in members.values():
-        ids.sort(key=order_key)
-        for i, oid in enumerate(ids):
-            around[oid] = tuple(ids[max(0, i - window) : i] + ids[i + 1 : i + 1 + window])
-    return around
+class Neighbourhood:
+    """The neighbours of memories, looked up in the catalog once per recall and shared by the
+    retrievers; a memory the filters hide lends nothing (nor is it lent to)."""
+
+    def __init__(self, catalog: Catalog, window: int = WINDOW) -> None:
+        self.catalog = catalog
+        self.window = window
+        self._filters: Filters | None = None
+        self._around: dict[str, tuple[str, ...]] = {}
+        self._loaded: set[str] = set()
+
+    def around(self, ids: Sequence[str], filters: Filters) -> dict[str, tuple[str, ...]]:
+        """Neighbours of each of these ids and of each of their neighbours."""
+        if filters != self._filters:
+            self._filters, self._around, self._loaded = filters, {}, set()
+        todo = [oid for oid in ids if oid not in self._loaded]
+        for oid, brief in self.catalog.briefs(todo).items():
+            run = self._run(brief, filters)
+            # Every memory within `window` of this one has its whole window inside the run.
+            me = run.index(oid)
+            for i in range(max(0, me - self.window), min(len(run), me + self.window + 1)):
+                near = run[max(0, i - self.window) : i] + run[i + 1 : i + 1 + self.window]
+                self._around[run[i]] = tuple(near)
+                self._loaded.add(run[i])
+        return self._around
+
+    def _run(self, brief: Brief, filters: Filters) -> list[str]:
+        """The memories up to 2 × window before and after this one, in write order."""
+        reach = 2 * self.window
+        if "#" in brief.id:
+            sections = self.catalog.sections(brief.id.partition("#")[0])
+            shown = (b.id for b in sections if b.id == brief.id or passes(b, filters))
+            run = sorted(shown, key=order_key)
+            me = run.index(brief.id)
+            return run[max(0, me - reach) : me + reach + 1]
+        millis = _millis(brief.id)
+        before, after = self.catalog.written_near(
+            brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + _SLACK
+        )
+        earlier = [b.id for b in before if passes(b, filters)][:reach]
+        later = [b.id for b in after if passes(b, filters)][:reach]
+        return [*reversed(earlier), brief.id, *later]
 
 
-def _moment(brief: Brief) -> tuple[str, str, str]:
-    return brief.partition, brief.node, brief.created[:16]
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _millis(object_id: str) -> int:
+    """The millisecond a ULID was made (its first 10 characters)."""
+    value = 0
+    for char in object_id[:10]:
+        value = value * 32 + max(0, _CROCKFORD.find(char))
+    return value
+
+
+def _ulid_at(millis: int) -> str:
+    """The smallest ULID of this millisecond: a bound for a range of ids."""
+    millis = max(0, millis)
+    head = "".join(_CROCKFORD[(millis >> shift) & 31] for shift in range(45, -5, -5))
+    return head + "0" * 16
 
 
 @dataclass
 class Blend:
-    """Scores with neighbour context, and what the context changed (for --explain)."""
+    """Scores with neighbour context, and the scores before it (for --explain)."""
 
     scores: list[tuple[str, float]]
-    own: dict[str, float] = field(default_factory=dict)  # the score before context
+    own: dict[str, float] = field(default_factory=dict)
 
 
 def blend_scores(
@@ -83,51 +123,59 @@ def blend_scores(
 
 
 def blend_vectors(
-    query: Vectors,
+    query: Any,
     ranked: Sequence[tuple[str, float]],
     around: dict[str, tuple[str, ...]],
     index: VectorIndex,
     weight: float,
 ) -> Blend:
-    """Cosine of the query to each vector blended with its neighbours' mean vector (renormalised),
-    for the found memories and their neighbours: context without encoding anything again."""
+    """Cosine of the query to each vector blended with its neighbours' mean vector
+    (renormalised), for the found memories and their neighbours: no text is encoded again."""
     import numpy as np
 
-    own = dict(ranked)
-    pool = set(own)
-    for oid in own:
-        pool.update(around.get(oid, ()))
-    needed = set(pool)
+    pool = dict.fromkeys(oid for oid, _ in ranked)
+    for oid, _ in ranked:
+        pool.update(dict.fromkeys(around.get(oid, ())))
+    needed = dict.fromkeys(pool)
     for oid in pool:
-        needed.update(around.get(oid, ()))
-    vectors = index.vectors(sorted(needed))
-    out = []
+        needed.update(dict.fromkeys(around.get(oid, ())))
+    vectors = index.vectors(list(needed))
+    names = [oid for oid in pool if oid in vectors]
+    if not names:
+        return Blend([], {})
+    row = {oid: i for i, oid in enumerate(vectors)}
+    matrix = np.stack(list(vectors.values()))
+    width = max(1, max(len(around.get(oid, ())) for oid in names))
+    slots = np.zeros((len(names), width), dtype=np.int64)
+    mask = np.zeros((len(names), width), dtype=np.float32)
+    for i, oid in enumerate(names):
+        near = [row[n] for n in around.get(oid, ()) if n in row]
+        slots[i, : len(near)] = near
+        mask[i, : len(near)] = 1.0
+    counts = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+    means = (matrix[slots] * mask[:, :, None]).sum(axis=1) / counts
+    mine = matrix[[row[oid] for oid in names]]
+    mixed = mine + weight * means * (mask.sum(axis=1, keepdims=True) > 0)
+    mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     q = np.asarray(query, dtype=np.float32).reshape(-1)
-    for oid in pool:
-        mine = vectors.get(oid)
-        if mine is None:
-            continue
-        near = [vectors[n] for n in around.get(oid, ()) if n in vectors]
-        mixed = mine + weight * np.mean(near, axis=0) if near else mine
-        norm = float(np.linalg.norm(mixed)) or 1.0
-        out.append((oid, float(mixed @ q) / norm))
-    out.sort(key=lambda item: (-item[1], item[0]))
-    return Blend(out, {oid: float(vectors[oid] @ q) for oid in pool if oid in vectors})
+    scores = (mixed @ q).tolist()
+    out = sorted(zip(names, scores, strict=True), key=lambda item: (-item[1], item[0]))
+    return Blend(out, dict(zip(names, (mine @ q).tolist(), strict=True)))
 
 
 @dataclass
 class TextInContext(TextRetriever):
     """BM25, each memory lifted by its neighbours' scores."""
 
-    catalog: Catalog | None = None
+    neighbourhood: Neighbourhood | None = None
     weight: float = TEXT_BLEND
     last: Blend | None = None
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         found = super().search(query, k, filters)
-        if self.catalog is None or not self.weight:
+        if self.neighbourhood is None or not self.weight:
             return found
-        around = neighbourhoods(self.catalog, self.catalog.briefs([o for o, _ in found]), filters)
+        around = self.neighbourhood.around([oid for oid, _ in found], filters)
         self.last = blend_scores(found, around, self.weight)
         return self.last.scores[:k]
 
@@ -136,15 +184,15 @@ class TextInContext(TextRetriever):
 class VectorsInContext(VectorRetriever):
     """Cosine similarity to each memory's vector blended with its neighbours' vectors."""
 
+    neighbourhood: Neighbourhood | None = None
     weight: float = VECTOR_BLEND
     last: Blend | None = None
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         vector = self.embedder.embed([query])[0]
         found = self.nearest(vector, k, filters)
-        if not self.weight:
+        if self.neighbourhood is None or not self.weight:
             return found
-        catalog = self.caches.catalog
-        around = neighbourhoods(catalog, catalog.briefs([o for o, _ in found]), filters)
+        around = self.neighbourhood.around([oid for oid, _ in found], filters)
         self.last = blend_vectors(vector, found, around, self.caches.vectors, self.weight)
         return [(oid, s) for oid, s in self.last.scores[:k] if s >= self.floor]

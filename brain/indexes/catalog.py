@@ -124,6 +124,9 @@ class FileRow:
     error: str | None
 
 
+_BRIEF = "id, partition, node, status, visibility, kind, created, defining"
+
+
 class Catalog:
     """SQLite in WAL mode: readers never block the one writer."""
 
@@ -244,19 +247,25 @@ class Catalog:
                 out[row[0]] = Brief(*row)
         return out
 
-    def moments(self, partitions: Sequence[str], minutes: Sequence[str]) -> Iterator[Brief]:
-        """The objects of these partitions created in these minutes (`2026-12-02T10:31`):
-        the memories written together, for neighbour context."""
-        parts = ",".join("?" * len(partitions))
-        for start in range(0, len(minutes), 500):
-            batch = list(minutes[start : start + 500])
-            query = (
-                "SELECT id, partition, node, status, visibility, kind, created, defining "
-                f"FROM objects WHERE partition IN ({parts}) "
-                f"AND substr(created, 1, 16) IN ({','.join('?' * len(batch))})"
-            )
-            for row in self.db.execute(query, [*partitions, *batch]):
-                yield Brief(*row)
+    def sections(self, note_id: str) -> list[Brief]:
+        """The sections (`<note id>#<n>`) of a note, in no particular order."""
+        query = f"SELECT {_BRIEF} FROM objects WHERE note_id=? AND id!=note_id"
+        return [Brief(*row) for row in self.db.execute(query, (note_id,))]
+
+    def written_near(
+        self, brief: Brief, low: str, high: str, n: int
+    ) -> tuple[list[Brief], list[Brief]]:
+        """Up to n objects (not sections) of the same partition and node written just before
+        this one and just after it, nearest first, ids within [low, high): its neighbours."""
+        query = (
+            # `+`: walk the ids in order from this one (the primary key), not the node's rows.
+            f"SELECT {_BRIEF} FROM objects WHERE +partition=? AND +node=? AND instr(id, '#')=0 "
+            "AND id {} ? AND id {} ? ORDER BY id {} LIMIT ?"
+        )
+        args = (brief.partition, brief.node, brief.id)
+        before = self.db.execute(query.format("<", ">=", "DESC"), (*args, low, n))
+        after = self.db.execute(query.format(">", "<", "ASC"), (*args, high, n))
+        return [Brief(*r) for r in before], [Brief(*r) for r in after]
 
     def find_title(self, partition: str, node: str, norm_title: str) -> ObjectRow | None:
         row = self.db.execute(

@@ -128,15 +128,24 @@ class VectorIndex:
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vector of each of these ids that the index holds (for neighbour context)."""
-        out = {}
+        import numpy as np
+
+        if not ids:
+            return {}
+        fids = np.fromiter((faiss_id(i) for i in ids), dtype=np.int64, count=len(ids))
         with self._lock:
             index = self._ensure()
-            for oid in ids:
+            try:
+                return dict(zip(ids, index.reconstruct_batch(fids), strict=True))
+            except RuntimeError:  # some are not in the index (not embedded yet, or forgotten)
+                pass
+            out = {}
+            for oid, fid in zip(ids, fids.tolist(), strict=True):
                 try:
-                    out[oid] = index.reconstruct(faiss_id(oid))
-                except RuntimeError:  # not in the index (not embedded yet, or forgotten)
+                    out[oid] = index.reconstruct(fid)
+                except RuntimeError:
                     continue
-        return out
+            return out
 
     def ids(self) -> list[str]:
         """Every object id in the index, sorted."""
