@@ -17,17 +17,26 @@ if TYPE_CHECKING:
 Scored = Sequence[tuple[int, dict[str, float]]]  # (category, metrics) per question, in order
 
 
+HEADLINE = ("hit@10", "ndcg@10", "session_hit@5")
+
+
 def paired_bootstrap(
-    new: Scored, old: Scored, metric: str, *, rounds: int = 2000, seed: int = 14
+    new: Scored,
+    old: Scored,
+    metric: str,
+    *,
+    categories: frozenset[int] = POOLED_CATEGORIES,
+    rounds: int = 2000,
+    seed: int = 14,
 ) -> tuple[float, float, float]:
-    """Mean of new − old over the pooled questions (categories 1-4) and its 95% interval,
-    resampling questions with replacement; both runs must hold the same questions in order."""
+    """Mean of new − old over the questions of these categories (default: pooled 1-4) and its
+    95% interval, resampling questions with replacement; both runs hold the same questions."""
     if len(new) != len(old):
         raise ValueError(f"runs differ: {len(new)} questions against {len(old)}")
+    if any(a[0] != b[0] for a, b in zip(new, old, strict=True)):
+        raise ValueError("runs differ: the questions are not the same, in the same order")
     diffs = [
-        a[1][metric] - b[1][metric]
-        for a, b in zip(new, old, strict=True)
-        if a[0] in POOLED_CATEGORIES and a[0] == b[0]
+        a[1][metric] - b[1][metric] for a, b in zip(new, old, strict=True) if a[0] in categories
     ]
     if not diffs:
         raise ValueError("no pooled question in common")
@@ -44,9 +53,20 @@ def compare(new: dict[str, Any], old: dict[str, Any], config: str, baseline: str
         mean, low, high = paired_bootstrap(
             _scored(new["configs"][config]), _scored(old["configs"][baseline]), metric
         )
-        sure = "*" if low > 0 or high < 0 else " "
-        lines.append(f"  {metric:<14} {mean:+.3f} [{low:+.3f}, {high:+.3f}] {sure}")
+        lines.append(f"  {metric:<14} {_interval(mean, low, high)}")
+    ours, theirs = _scored(new["configs"][config]), _scored(old["configs"][baseline])
+    for category in sorted({c for c, _ in ours if c in POOLED_CATEGORIES}):
+        cells = []
+        for metric in HEADLINE:
+            found = paired_bootstrap(ours, theirs, metric, categories=frozenset({category}))
+            cells.append(f"{metric} {_interval(*found)}")
+        lines.append(f"  cat {category}: " + "  ".join(cells))
     return lines
+
+
+def _interval(mean: float, low: float, high: float) -> str:
+    sure = "*" if low > 0 or high < 0 else " "  # the interval excludes 0
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]{sure}"
 
 
 def _scored(data: dict[str, Any]) -> list[tuple[int, dict[str, float]]]:

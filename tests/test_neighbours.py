@@ -7,6 +7,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bench.compare import paired_bootstrap
@@ -15,7 +16,7 @@ from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.fulltext import Filters
-from brain.neighbours import blend_scores, order_key
+from brain.neighbours import Neighbourhood, blend_scores, order_key
 from brain.recall import TextRetriever, VectorRetriever
 from tests.conftest import T0
 
@@ -122,9 +123,61 @@ def test_paired_bootstrap() -> None:
     new = [(c, {"hit@10": 1.0}) for c, _ in old]
     mean, low, high = paired_bootstrap(new, old, "hit@10")
     assert mean == 0.5 and 0 < low <= mean <= high  # category 5 is not pooled
+    assert paired_bootstrap(new, old, "hit@10", categories=frozenset({2}))[0] == 0.0
+    with pytest.raises(ValueError, match="not the same"):
+        paired_bootstrap(new[1:] + new[:1], old, "hit@10")
 
 
 def test_one_vault_hits_of_another_sample_are_never_gold(tmp_path: Path) -> None:
     assert _gold_key(("conv-26", "D1:3"), "conv-26") == "D1:3"
     assert _gold_key(("conv-30", "D1:3"), "conv-26") == "conv-30/D1:3"
     assert _gold_key(None, "conv-26") is None
+
+
+def test_neighbours_share_node_and_minute(brain: Brain, clock: FixedClock) -> None:
+    ids = []
+    for ms, node in ((0, None), (1, "Knowledge/Other"), (2, None), (120_000, None)):
+        clock.set(T0 + timedelta(milliseconds=ms))
+        ids.append(brain.remember(f"memory number {ms}", node=node).id)
+    first, other_node, next_one, much_later = ids
+    around = Neighbourhood(brain.caches.catalog).around([first], Filters(partition=brain.partition))
+    assert around[first] == (next_one,)
+    assert other_node not in around and much_later not in around
+
+
+def test_sections_of_a_document_neighbour_in_order(brain: Brain, tmp_path: Path) -> None:
+    from tests.test_documents import attach
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    parts = [f"## Part {n}\n\nParagraph {n} about subject {n}.\n" for n in range(1, 13)]
+    (folder / "long.md").write_text("# Long\n\n" + "\n".join(parts))
+    attach(brain, folder)
+    brain.sync()
+    chunks = sorted((row.id for row in brain.caches.catalog.select("kind='chunk'")), key=order_key)
+    assert len(chunks) >= 12
+    middle = chunks[9]
+    around = Neighbourhood(brain.caches.catalog).around([middle], Filters(partition=None))
+    assert around[middle] == (chunks[7], chunks[8], chunks[10], chunks[11])
+
+
+def test_bench_one_vault_and_baseline_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench.locomo import main
+    from tests.test_bench_metrics import _tiny, _write
+
+    data = _tiny()
+    twin = json.loads(json.dumps(data[0]))
+    twin["sample_id"] = "twin"
+    path = _write(tmp_path, [*data, twin])
+    base, out = tmp_path / "base.json", tmp_path / "out.json"
+    assert main([str(path), "--out", str(base), "--embedder", "hashing"]) == 0
+    args = [str(path), "--out", str(out), "--embedder", "hashing", "--one-vault", "nodes"]
+    assert main([*args, "--configs", "hybrid,hybrid_scope", "--baseline", str(base)]) == 0
+    report = json.loads(out.read_text())["configs"]
+    assert set(report) == {"hybrid", "hybrid_scope"}
+    per_sample = json.loads(base.read_text())["configs"]["hybrid"]
+    assert len(report["hybrid"]["questions"]) == len(per_sample["questions"])
+    printed = capsys.readouterr().out
+    assert "hybrid against the baseline" in printed and "cat 1:" in printed
