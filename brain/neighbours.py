@@ -23,7 +23,8 @@ WINDOW = 2
 GAP_MS = 60_000
 VECTOR_BLEND = 1.0  # a vector plus this times its neighbours' mean, renormalised
 TEXT_BLEND = 0.5  # a BM25 score plus this times its neighbours' mean score
-_SLACK = 4  # extra rows fetched, for neighbours the filters hide
+_SLACK = 2  # extra rows fetched, for neighbours the filters hide
+DEPTH = 30  # the neighbourhoods of this many of each retriever's best candidates are read
 
 
 def order_key(object_id: str) -> tuple[str, int]:
@@ -77,14 +78,15 @@ class Neighbourhood:
 
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_FROM_CROCKFORD = str.maketrans(_CROCKFORD, "0123456789abcdefghijklmnopqrstuv")
 
 
 def _millis(object_id: str) -> int:
     """The millisecond a ULID was made (its first 10 characters)."""
-    value = 0
-    for char in object_id[:10]:
-        value = value * 32 + max(0, _CROCKFORD.find(char))
-    return value
+    try:
+        return int(object_id[:10].translate(_FROM_CROCKFORD), 32)
+    except ValueError:  # not a ULID: no time to go by
+        return 0
 
 
 def _ulid_at(millis: int) -> str:
@@ -175,7 +177,7 @@ class TextInContext(TextRetriever):
         found = super().search(query, k, filters)
         if self.neighbourhood is None or not self.weight:
             return found
-        around = self.neighbourhood.around([oid for oid, _ in found], filters)
+        around = self.neighbourhood.around([oid for oid, _ in found[:DEPTH]], filters)
         self.last = blend_scores(found, around, self.weight)
         return self.last.scores[:k]
 
@@ -193,6 +195,6 @@ class VectorsInContext(VectorRetriever):
         found = self.nearest(vector, k, filters)
         if self.neighbourhood is None or not self.weight:
             return found
-        around = self.neighbourhood.around([oid for oid, _ in found], filters)
+        around = self.neighbourhood.around([oid for oid, _ in found[:DEPTH]], filters)
         self.last = blend_vectors(vector, found, around, self.caches.vectors, self.weight)
         return [(oid, s) for oid, s in self.last.scores[:k] if s >= self.floor]
