@@ -181,3 +181,21 @@ def test_bench_one_vault_and_baseline_end_to_end(
     assert len(report["hybrid"]["questions"]) == len(per_sample["questions"])
     printed = capsys.readouterr().out
     assert "hybrid against the baseline" in printed and "cat 1:" in printed
+
+
+def test_write_order_survives_reindex(brain: Brain, clock: FixedClock) -> None:
+    ids = _converse(brain, clock)
+    brain.reindex()  # ids live in the files: the catalog rebuilt from them keeps the order
+    found = [h.id for h in brain.recall(QUERY, mode="text", k=5)]
+    assert found[:2] == [ids[TALK[0]], ids[TALK[1]]]
+
+
+def test_ulid_bounds() -> None:
+    from brain.model import new_id
+    from brain.neighbours import _millis, _ulid_at
+
+    made = new_id(T0)
+    millis = _millis(made)
+    assert millis == int(T0.timestamp() * 1000)
+    assert _ulid_at(millis) <= made < _ulid_at(millis + 1)
+    assert _millis("not a ulid!") == 0
