@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain import githistory, relations
 from brain.errors import BrokenNote
+from brain.git import history as githistory
 from brain.model import content_hash
+from brain.notes import relations
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class DoctorReport:
         }
 
 
-def examine(brain: Brain) -> DoctorReport:
+def examine(brain: Context) -> DoctorReport:
     """Look without touching: broken notes, files the caches don't know, stale caches."""
     known = brain.caches.catalog.files()
     broken, unknown, changed, seen = [], [], [], set()

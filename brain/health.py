@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from brain.partitions import is_archived
+from brain.sources import documents
+from brain.vault.archive import is_archived
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 
-def usage(brain: Brain) -> dict[str, Any]:
+def usage(brain: Context) -> dict[str, Any]:
     """How many notes of each kind and status this partition holds, and their size on disk."""
     brain.catch_up()
     hide = " AND o.visibility='normal'" if brain.for_model else ""
@@ -36,7 +37,7 @@ def usage(brain: Brain) -> dict[str, Any]:
     }
 
 
-def diagnostics(brain: Brain) -> dict[str, Any]:
+def diagnostics(brain: Context) -> dict[str, Any]:
     """Health without touching anything: caches in step, broken notes, connectors, retrievers."""
     # Only this partition's shared tree: a model learns nothing about other partitions or
     # about the person's local-only files, not even how many there are.
@@ -74,6 +75,6 @@ def diagnostics(brain: Brain) -> dict[str, Any]:
     }
 
 
-def _pending(brain: Brain) -> int:
+def _pending(brain: Context) -> int:
     """Connectors declared in brain.yaml that wait for the person's confirmation."""
-    return sum(1 for status in brain.connectors() if status.state == "pending")
+    return sum(1 for status in documents.statuses(brain) if status.state == "pending")

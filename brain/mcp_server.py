@@ -84,10 +84,10 @@ def build_server(
 def build_tools(
     brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
 ) -> list[Tool]:
-    """The allowlisted tools over one Brain, switched to its model-facing mode."""
-    brain.for_model = True
-    # Under git, a session's writes become one commit at `close` (or when the server stops).
-    brain.changes.defer = True
+    """The allowlisted tools over the model's view of a Brain (made here if not handed one)."""
+    if not brain.for_model:
+        # Under git, a session's writes become one commit at `close` (or when the server stops).
+        brain = brain.at(for_model=True, defer_commits=True)
     session_id = session_id or new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
     gate = Gate(brain, source)
@@ -309,7 +309,7 @@ def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
 
     @functools.wraps(fn)
     async def recorded(*args: Any, **kwargs: Any) -> Result:
-        with brain.changes.operation() as op:
+        with brain.changes.operation(defer=brain.defer_commits) as op:
             op.said, op.fallback = f"{fn.__name__} (MCP)", True
             return await fn(*args, **kwargs)
 

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
-from brain.keywords import query_terms, stem, terms
+from brain.terms import query_terms, stem, terms
 from brain.vault.paths import check_node
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
     from brain.indexes.catalog import Catalog
-    from brain.nodeindex import NodeIndex
+    from brain.indexes.nodeindex import NodeIndex
 
 Profile = dict[str, float]
 
@@ -111,12 +111,12 @@ def score(terms: Sequence[str], candidates: dict[str, Profile]) -> list[tuple[st
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
-def score_nodes(brain: Brain, query: str) -> list[tuple[str, float]]:
+def score_nodes(brain: Context, query: str) -> list[tuple[str, float]]:
     """Every indexed node of the current partition with its score for the query, best first."""
     return score(query_terms(query), profiles(brain.node_index, brain.partition))
 
 
-def choose_scope(brain: Brain, query: str) -> list[str] | None:
+def choose_scope(brain: Context, query: str) -> list[str] | None:
     """The few nodes worth searching for this query, or None to search everything."""
     return pick(score_nodes(brain, query))
 
@@ -132,7 +132,7 @@ def pick(scored: Sequence[tuple[str, float]]) -> list[str] | None:
     return chosen if len(chosen) <= SCOPE_MAX else None
 
 
-def resolve_scope(brain: Brain, query: str, scope: str | None) -> tuple[str, ...] | None:
+def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, ...] | None:
     """`--scope`: `all` (or nothing) searches everything, `auto` chooses, else one node."""
     if scope is None or scope == "all":
         return None

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import ObjectRow
 from brain.model import Note, parse_iso
-from brain.partitions import check_writable
-from brain.writing import SINGLETONS, THREADS, Request, check_text, plan
+from brain.notes.writing import SINGLETONS, THREADS, Request, check_text, plan
+from brain.vault.archive import check_writable
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 STEPS = ("session", "addendum", "maintain", "remarks", "diary", "close")
 SESSIONS = "Memory/Sessions"
@@ -51,7 +51,7 @@ def due_after(label: str | None) -> str:
 class Gate:
     """The gate of one Brain's partition, for today (by the Brain's clock)."""
 
-    def __init__(self, brain: Brain, source: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, brain: Context, source: Mapping[str, Any] | None = None) -> None:
         self.brain = brain
         self.source = dict(source or {"via": "cli"})
 

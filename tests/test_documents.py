@@ -12,11 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from brain import connectors as conn
-from brain import documents
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.errors import InvalidInput, NotFound
+from brain.sources import connectors as conn
+from brain.sources import documents
 from tests.conftest import tree_digest
 
 _register()

@@ -16,7 +16,7 @@ from brain.cli import JsonOpt, VaultOpt, _state, app, emit_json, err, out, vault
 from brain.errors import BrainError
 
 if TYPE_CHECKING:
-    from brain.backend import Backend
+    from brain.daemon.backend import Backend
 
 daemon_app = typer.Typer(
     help="The vault's daemon: one warm process that the other commands talk to.",
@@ -30,7 +30,7 @@ STOP_WAIT = 10.0  # seconds `stop` waits for a daemon to go before sending SIGTE
 def open_backend(explicit: Path | None) -> Backend:
     """The vault's daemon when it runs (or starts: `daemon.autostart` in brain.yaml), else the
     core in this process; both give the same results."""
-    from brain.backend import DaemonBackend, LocalBackend
+    from brain.daemon.backend import DaemonBackend, LocalBackend
     from brain.daemon.client import connect_or_start
 
     root, _how = vault_path(explicit)

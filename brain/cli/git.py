@@ -37,7 +37,7 @@ def _git_command(name: str, **kwargs: Any) -> Callable[[F], F]:
 @_git_command("enable")
 def enable(vault: VaultOpt = None) -> None:
     """Put the vault under git: ignores, merge drivers, autocommit on, a first commit."""
-    from brain import gitvault
+    from brain.git import autocommit as gitvault
 
     root, _how = vault_path(vault)
     head = gitvault.enable(root)
@@ -48,7 +48,7 @@ def enable(vault: VaultOpt = None) -> None:
 @_git_command("status")
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """What brain has not committed yet, what was changed by hand, conflicts."""
-    from brain import githistory
+    from brain.git import history as githistory
     from brain.settings import load
 
     root, _how = vault_path(vault)
@@ -83,7 +83,7 @@ def commit(vault: VaultOpt = None) -> None:
     """Commit brain's pending changes now (an MCP session commits at `close`)."""
     brain = open_brain(vault)
     made = brain.changes.commit()
-    from brain.gitvault import Pending
+    from brain.git.autocommit import Pending
 
     failed = Pending.load(brain.root).error
     if failed:
@@ -100,7 +100,7 @@ def merge_driver(
     path: Annotated[str, typer.Argument(help="%P: the file's path in the vault.")],
 ) -> None:
     """Called by git during a merge (configured by `brain git enable`)."""
-    from brain.gitmerge import merge_driver as run
+    from brain.git.merge import merge_driver as run
 
     raise typer.Exit(run(kind, base, ours, theirs, path, Path.cwd()))
 

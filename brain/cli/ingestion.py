@@ -12,8 +12,8 @@ from rich.table import Table
 from brain.cli import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
 
 if TYPE_CHECKING:
-    from brain.documents import SyncReport
-    from brain.recalls import ImportReport
+    from brain.sources.conversations import ImportReport
+    from brain.sources.documents import SyncReport
 
 
 @command()
@@ -97,7 +97,7 @@ def watch(
     """Keep connected folders and hand edits to the vault in step, live (Ctrl-C stops)."""
     import threading
 
-    from brain.watching import Watcher
+    from brain.sources.watching import Watcher
 
     brain = open_brain(vault)
     watcher = Watcher(

@@ -44,7 +44,7 @@ def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
     from brain.model import new_id
-    from brain.partitions import check_recallable
+    from brain.vault.archive import check_recallable
 
     root, _how = vault_path(vault)
     brain = open_vault(root, partition=partition)

@@ -14,7 +14,7 @@ from brain.errors import InvalidInput
 
 if TYPE_CHECKING:
     from brain.brain import Brain
-    from brain.sleep import SleepReport
+    from brain.upkeep.sleep import SleepReport
 
 NowOpt = Annotated[
     str | None,

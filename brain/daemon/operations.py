@@ -10,7 +10,6 @@ with the person's own CLI process.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import types
 import typing
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain import settings as settings_mod
-from brain.backend import OPERATIONS, LocalBackend
+from brain.daemon.backend import OPERATIONS, LocalBackend
 from brain.errors import BrainError, InvalidInput, NotFound
 from brain.settings import SETTINGS_FILE
 
@@ -77,15 +76,15 @@ class Operations:
 
     def _session(self, session: str, partition: str) -> tuple[Brain, dict[str, Tool]]:
         from brain.mcp_server import build_tools
-        from brain.partitions import check_recallable
+        from brain.vault.archive import check_recallable
 
         if session in self._sessions:
             self._sessions.move_to_end(session)
             return self._sessions[session]
         # A view of the one Brain: same caches, lock and embedder; its own partition and the
         # model-facing mode, so one client's partition_use does not move another's.
-        view = copy.copy(self.brain)
-        view.partition = partition or self.brain.settings.default_partition
+        chosen = partition or self.brain.settings.default_partition
+        view = self.brain.at(chosen, for_model=True, defer_commits=True)
         if view.partition not in view.store.partitions():
             raise NotFound(f"no partition {view.partition!r} in {view.root}")
         check_recallable(view.root, view.partition)

@@ -229,7 +229,7 @@ class Daemon:
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
             return None
-        from brain.watching import Watcher
+        from brain.sources.watching import Watcher
 
         stop = threading.Event()
         watcher = Watcher(

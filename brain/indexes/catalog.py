@@ -256,6 +256,38 @@ class Catalog:
         for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
             yield ObjectRow.from_sql(row)
 
+    def notes(
+        self,
+        partition: str,
+        *,
+        normal_only: bool = False,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        defining_only: bool = False,
+    ) -> list[ObjectRow]:
+        """A partition's notes (not their chunks), newest first; a node includes its sub-nodes."""
+        where = ["partition=?", "id=note_id"]
+        params: list[Any] = [partition]
+        if normal_only:
+            where.append("visibility='normal'")
+        if node:
+            where.append("(node=? OR node LIKE ?)")
+            params += [node, node.replace("%", r"\%") + "/%"]
+        if status:
+            where.append("status=?")
+            params.append(status)
+        if kind:
+            where.append("kind=?")
+            params.append(kind)
+        if defining_only:
+            where.append("defining IS NOT NULL")
+        sql = " AND ".join(where) + " ORDER BY created DESC, id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return list(self.select(sql, params))
+
     def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
         return int(
             self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.ingest.exports import parse_chatgpt_export, parse_claude_export
+from brain.ingest.sections import Section, sections_meta
 from brain.ingest.transcripts import (
     Transcript,
     parse_markdown_chat,
@@ -23,11 +24,10 @@ from brain.ingest.transcripts import (
     summarize,
 )
 from brain.model import Note, content_hash, iso, new_id
-from brain.sections import Section, sections_meta
 from brain.vault.paths import file_stem
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 RECALLS = "Memory/Recalls"
 PLATFORMS = {"chatgpt": "ChatGPT", "claude": "Claude", "markdown": "Chats"}
@@ -72,7 +72,7 @@ def read_export(platform: str, path: Path) -> list[Transcript]:
 
 
 def store_transcripts(
-    brain: Brain, transcripts: Sequence[Transcript], via: str, progress: Progress | None = None
+    brain: Context, transcripts: Sequence[Transcript], via: str, progress: Progress | None = None
 ) -> ImportReport:
     """Write each transcript as a recall note (or leave it, when already there). Lock taken."""
     report = ImportReport()
@@ -85,7 +85,7 @@ def store_transcripts(
     return report
 
 
-def _store(brain: Brain, transcript: Transcript, via: str, report: ImportReport) -> None:
+def _store(brain: Context, transcript: Transcript, via: str, report: ImportReport) -> None:
     digest = _digest(transcript)
     found = next(
         brain.caches.catalog.select(
@@ -110,7 +110,7 @@ def _store(brain: Brain, transcript: Transcript, via: str, report: ImportReport)
 
 
 def recall_note(
-    brain: Brain, transcript: Transcript, via: str, digest: str, old: Note | None
+    brain: Context, transcript: Transcript, via: str, digest: str, old: Note | None
 ) -> Note:
     now = brain.clock.now()
     body, sections = render(transcript)
@@ -151,7 +151,7 @@ def render(transcript: Transcript) -> tuple[str, list[Section]]:
     return "".join(parts), sections
 
 
-def _free_path(brain: Brain, transcript: Transcript) -> str:
+def _free_path(brain: Context, transcript: Transcript) -> str:
     platform = PLATFORMS.get(transcript.platform) or file_stem(transcript.platform)
     folder = f"{brain.partition}/{RECALLS}/{platform}"
     stem = file_stem(transcript.title or transcript.external_id)

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain.corrections import current
 from brain.errors import InvalidInput, NotFound
 from brain.indexes.catalog import Catalog, RelationRow
 from brain.model import RELATION_TYPES, Note, Relation
+from brain.notes.corrections import current
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def check_type(kind: str) -> str:
     return kind
 
 
-def _source(brain: Brain, note_id: str) -> Note:
+def _source(brain: Context, note_id: str) -> Note:
     if "#" in note_id:
         raise InvalidInput(f"{note_id} is a chunk; a relation starts from a whole note")
     row = brain.row(note_id)
@@ -55,7 +55,7 @@ def _source(brain: Brain, note_id: str) -> Note:
     return brain.get(row.id)
 
 
-def relate(brain: Brain, src: str, kind: str, dst: str, weight: float | None) -> Note:
+def relate(brain: Context, src: str, kind: str, dst: str, weight: float | None) -> Note:
     """Add (or re-weigh) a typed relation from one note to another."""
     check_type(kind)
     if weight is not None and not 0.0 <= weight <= 1.0:
@@ -73,7 +73,7 @@ def relate(brain: Brain, src: str, kind: str, dst: str, weight: float | None) ->
         return brain.save(note.with_meta(relations=[r.to_yaml() for r in edges]))
 
 
-def unrelate(brain: Brain, src: str, kind: str, dst: str) -> Note:
+def unrelate(brain: Context, src: str, kind: str, dst: str) -> Note:
     """Remove one typed relation; refused if the note does not have it."""
     check_type(kind)
     with brain.lock.hold():

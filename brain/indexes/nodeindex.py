@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import keywords
+from brain import terms as keywords
 from brain.errors import BrokenNote
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
 from brain.model import LOCAL_ONLY
@@ -24,9 +24,8 @@ from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.indexes.caches import IndexObject
     from brain.indexes.catalog import Catalog
-    from brain.indexing import IndexObject
     from brain.vault.store import NoteStore
 
 INDEX_FILE = "index.json"
@@ -159,7 +158,7 @@ class NodeIndex:
 
         Callers hold the vault lock.
         """
-        from brain.indexing import objects_of, text_hash
+        from brain.indexes.caches import objects_of, text_hash
 
         with self.rebuilding(store), self.stats.transaction():
             for row in list(self.catalog.select("id=note_id ORDER BY path")):
@@ -308,10 +307,3 @@ def _tidy(folder: Path, stop: Path) -> None:
         except OSError:
             return
         folder = folder.parent
-
-
-def rebuild_node_indexes(brain: Brain) -> Settled:
-    """Recompute every node's statistics and index.json from the files (sleep, reindex)."""
-    with brain.lock.hold():
-        brain.catch_up()
-        return brain.node_index.rebuild(brain.store)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import Catalog
 from brain.model import KINDS, Note, iso, new_id, normalise_title
-from brain.vault.paths import check_node, file_stem
+from brain.notes import defining
+from brain.scoping import place
+from brain.vault.archive import check_writable
+from brain.vault.paths import check_node, check_segment, file_stem
 from brain.vault.store import NoteStore
+
+if TYPE_CHECKING:
+    from brain.context import Context
 
 INBOX = "Knowledge/Inbox"
 DATED_NODES = ("LLM/Diary", "Memory/Sessions", "Insights/Logs")
@@ -211,3 +217,56 @@ def _thread(request: Request, node: str, store: NoteStore, catalog: Catalog, now
         return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
     title = f"{request.title} — {day}"
     return new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
+
+
+def remember(
+    brain: Context,
+    text: str,
+    *,
+    title: str | None = None,
+    node: str | None = None,
+    tags: Sequence[str] = (),
+    kind: str | None = None,
+    source: dict[str, Any] | None = None,
+) -> Note:
+    """Store a memory; what happens depends on the note kind (see `plan`)."""
+    check_text(text, brain.settings.max_text_bytes)
+    clean_tags = tuple(_check_tag(t) for t in tags)
+    request = Request(
+        text=text, partition=brain.partition, node=node, title=title, kind=kind,
+        tags=clean_tags, source=source,
+    )  # fmt: skip
+    with brain.lock.hold():
+        check_writable(brain.root, brain.partition)
+        # No catch-up walk here: plan() reads the current file from disk, so hand edits
+        # are kept, and a walk per write would make ingesting quadratic. Only a note
+        # written by hand under this very title must be known before deduplicating.
+        if title is not None and not node_is_dated(node):
+            brain._refresh_title(f"{brain.partition}/{node or INBOX}", title)
+        note = plan(
+            request,
+            brain.store,
+            brain.caches.catalog,
+            brain.clock.now(),
+            lambda request: _place(brain, request),
+        )
+        if brain.for_model and note.visibility != "normal":
+            raise InvalidInput(
+                f"title {note.title!r} belongs to a note the person keeps to themselves",
+                "remember it under another title",
+            )
+        # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
+        return brain.save(brain.touched(defining.mark(note, text)))
+
+
+def _place(brain: Context, request: Request) -> str:
+    """The node for a memory given no --node: its best-matching topic, else the inbox."""
+    return place(
+        brain.node_index, brain.caches.catalog, request.partition, request.text, request.title
+    )
+
+
+def _check_tag(tag: str) -> str:
+    tag = tag.strip().lstrip("#")
+    check_segment(tag, "tag")
+    return tag

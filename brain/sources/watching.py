@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from brain import connectors as conn
-from brain import documents
 from brain.errors import BrainError
+from brain.sources import connectors as conn
+from brain.sources import documents
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
-    from brain.catchup import CatchUp
+    from brain.context import Context
+    from brain.indexes.catchup import CatchUp
 
 VAULT = ""  # the key under which vault edits are queued (connector names are never empty)
 _KINDS = {"created", "modified", "moved", "deleted"}
@@ -35,7 +35,7 @@ _KINDS = {"created", "modified", "moved", "deleted"}
 class Watcher:
     """Watch every connected folder and the vault; call `run(stop)` on the thread owning brain."""
 
-    brain: Brain
+    brain: Context
     delay: float = 0.5
     on_sync: Callable[[list[documents.SyncReport]], None] | None = None
     on_catch_up: Callable[[CatchUp], None] | None = None

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from brain import defining
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import Note, Relation, iso, new_id, parse_iso
+from brain.notes import defining
+from brain.notes.writing import check_text
 from brain.vault import notefile
-from brain.writing import check_text
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 CORRECTABLE = ("titled", "singleton", "dated", "thread")
 PRIOR_FIELD = "prior_status_line"
@@ -82,7 +82,7 @@ def current(catalog: Catalog, note_id: str) -> ObjectRow | None:
     return versions[-1] if versions else None
 
 
-def correct(brain: Brain, note_id: str, text: str, source: dict[str, Any] | None) -> Note:
+def correct(brain: Context, note_id: str, text: str, source: dict[str, Any] | None) -> Note:
     """Write a new version of a note; the old one becomes superseded and stays as history."""
     check_text(text, brain.settings.max_text_bytes)
     with brain.lock.hold():
@@ -144,7 +144,7 @@ def _body(old: Note, text: str) -> str:
     return (purpose + "\n\n" if purpose else "") + text.strip() + "\n"
 
 
-def history_path(brain: Brain, path: str, now: datetime) -> str:
+def history_path(brain: Context, path: str, now: datetime) -> str:
     where = PurePosixPath(path)
     stem = f"{where.stem} (superseded {now.strftime('%Y-%m-%d')})"
     candidate = str(where.with_name(f"{stem}.md"))
@@ -213,7 +213,7 @@ def _with_front(note: Note, raw: str, expected: Mapping[str, Any]) -> Note | Non
     return Note(meta=reread.meta, body=note.body, path=note.path, raw_front=raw)
 
 
-def history(brain: Brain, note_id: str) -> list[Note]:
+def history(brain: Context, note_id: str) -> list[Note]:
     """Every version of a note, oldest first, read from the files."""
     brain.catch_up()
     row = brain.row(note_id)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain.gitvault import (
+from brain.git.autocommit import (
+    _UNMERGED,
     MESSAGE_FILE,
     TRAILER,
     UNDOES,
@@ -29,8 +30,6 @@ from brain.vault.files import atomic_write
 
 if TYPE_CHECKING:
     from brain.settings import Settings
-
-_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 
 
 # history ----------------------------------------------------------------------------

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from brain.context import moved
 from brain.errors import BrainError, InvalidInput
 from brain.indexes.catalog import ObjectRow
 from brain.model import parse_iso
-from brain.partitions import is_archived
-from brain.vault.cold import MIN_SAMPLES, cold_path, hot_path, is_cold
-from brain.vault.store import NoteStore
+from brain.vault.archive import is_archived
+from brain.vault.cold import MIN_SAMPLES, cold_path, is_cold
+from brain.vault.store import free_hot_path
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
-    from brain.model import Note
+    from brain.context import Context
 
 TIERS = ("hot", "cold")
 # Records and maintained notes stay hot: dated notes and singletons are found by their hot path.
@@ -69,26 +69,7 @@ class TierStatus:
         }  # fmt: skip
 
 
-def free_hot_path(store: NoteStore, cold: str) -> str:
-    """Where a cold note goes back to: its old path, or a free neighbour if that is taken."""
-    hot = hot_path(cold)
-    stem, n = hot[: -len(".md")], 2
-    while store.exists(hot):
-        hot = f"{stem} {n}.md"
-        n += 1
-    return hot
-
-
-def moved(brain: Brain, before: ObjectRow, note: Note) -> None:
-    """After a note was written at a new path: remove the old file and its cache row."""
-    brain.store.delete(before.path)
-    brain.caches.catalog.drop_file(before.path)
-    if is_cold(before.path) != is_cold(note.path):
-        detail = "cold → hot" if is_cold(before.path) else "hot → cold"
-        brain.record_event("moved", note.id, note, detail=detail)
-
-
-def relocate(brain: Brain, row: ObjectRow, target: str) -> Move:
+def relocate(brain: Context, row: ObjectRow, target: str) -> Move:
     """Move a note's file to `target` without changing one byte of the note. Lock held."""
     assert brain.lock.held, "relocate() needs the writer lock"
     markdown = brain.store.note_bytes(row.path)
@@ -99,7 +80,7 @@ def relocate(brain: Brain, row: ObjectRow, target: str) -> Move:
     return Move(row.id, row.title, row.path, target, "cold" if is_cold(target) else "hot")
 
 
-def move(brain: Brain, note_id: str, tier: str) -> Move | None:
+def move(brain: Context, note_id: str, tier: str) -> Move | None:
     """`brain tier move ID hot|cold`; None when the note is already there."""
     if tier not in TIERS:
         raise InvalidInput(f"tier must be hot or cold, not {tier!r}")
@@ -125,7 +106,7 @@ def move(brain: Brain, note_id: str, tier: str) -> Move | None:
         return relocate(brain, row, cold_path(row.path))
 
 
-def due(brain: Brain, now: datetime) -> list[ObjectRow]:
+def due(brain: Context, now: datetime) -> list[ObjectRow]:
     """Archived (or terminal) notes untouched for `tiers.cold_after_days`, still hot."""
     horizon = now - timedelta(days=brain.settings.cold_after_days)
     marks = ",".join("?" * len(COLD_STATUSES))
@@ -139,7 +120,7 @@ def due(brain: Brain, now: datetime) -> list[ObjectRow]:
     return [r for r in rows if r.partition not in frozen and _older(r.touched, horizon)]
 
 
-def cool(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Move]:
+def cool(brain: Context, now: datetime, *, dry_run: bool = False) -> list[Move]:
     """The sleep step: move every note that is due into the cold tier."""
     if not brain.settings.cold_tier:
         return []
@@ -152,13 +133,13 @@ def cool(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Move]:
         return [relocate(brain, row, cold_path(row.path)) for row in rows]
 
 
-def retrain(brain: Brain) -> int:
+def retrain(brain: Context) -> int:
     """Train a new dictionary on this vault's normal notes; old ones stay for old frames."""
     with brain.lock.hold():
         return brain.store.cold.dictionaries.train(_samples(brain))
 
 
-def _ensure_dictionary(brain: Brain) -> None:
+def _ensure_dictionary(brain: Context) -> None:
     """Train the first dictionary once there are notes enough; until then frames use none."""
     dictionaries = brain.store.cold.dictionaries
     if dictionaries.newest():
@@ -168,7 +149,7 @@ def _ensure_dictionary(brain: Brain) -> None:
         dictionaries.train(samples)
 
 
-def _samples(brain: Brain) -> list[bytes]:
+def _samples(brain: Context) -> list[bytes]:
     rows = brain.caches.catalog.select(
         "id=note_id AND visibility='normal' ORDER BY touched DESC, id LIMIT ?", (TRAIN_LIMIT,)
     )
@@ -181,7 +162,7 @@ def _samples(brain: Brain) -> list[bytes]:
     return samples
 
 
-def status(brain: Brain) -> TierStatus:
+def status(brain: Context) -> TierStatus:
     """Counts and bytes in each tier; unreadable cold files are listed, not fatal."""
     brain.catch_up()
     hot = cold = hot_bytes = cold_bytes = plain = 0

@@ -29,7 +29,6 @@ from brain.vault.files import WriterLock, atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
     from brain.settings import Settings
 
 PENDING_FILE = f"{CACHE_DIR}/git-pending.json"
@@ -269,16 +268,17 @@ class Autocommit:
         self.root = root
         self.lock = lock
         self.enabled = autocommit(settings)
-        # Set by the MCP server: a session's writes wait for its close (or the server's end).
-        self.defer = False
         self._depth = 0
         self._before: dict[str, str] = {}
         self._said: list[str] = []
         self._quiet = True
         self._leave: set[str] = set()
+        self._defer = False
 
     @contextlib.contextmanager
-    def operation(self, *, quiet: bool = False) -> Iterator[Operation]:
+    def operation(self, *, quiet: bool = False, defer: bool = False) -> Iterator[Operation]:
+        """One operation; nested ones join the outermost. `defer` (a model's session): the
+        outermost records its changes as pending and leaves the commit for the session's close."""
         op = Operation()
         if not self.enabled:
             yield op
@@ -292,6 +292,7 @@ class Autocommit:
                 )
             self._before = snapshot(self.root)
             self._said, self._quiet, self._leave = [], True, set()
+            self._defer = defer
         self._depth += 1
         failed = False
         try:
@@ -327,7 +328,7 @@ class Autocommit:
                     # The outermost operation speaks last; it names the commit.
                     pending.messages.append(self._said[-1] if self._said else "change files")
                 pending.save(self.root)
-            if commit and not self.defer and pending.messages:
+            if commit and not self._defer and pending.messages:
                 self.commit(pending)
 
     def commit(self, pending: Pending | None = None) -> str | None:
@@ -409,7 +410,8 @@ def recorded(
         signature = inspect.signature(fn)
 
         def run_op(owner: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            with owner.changes.operation(quiet=quiet) as op:
+            defer = getattr(owner, "defer_commits", False)
+            with owner.changes.operation(quiet=quiet, defer=defer) as op:
                 result = fn(owner, *args, **kwargs)
                 if describe is not None:
                     bound = signature.bind(owner, *args, **kwargs).arguments
@@ -422,19 +424,6 @@ def recorded(
     return wrap
 
 
-def sleep_summary(report: Any) -> str:
-    """`3 dormant, 1 archived, 2 moved, 1 log` from a SleepReport."""
-    counts: dict[str, int] = {}
-    for aging in report.aged:
-        counts[aging.after] = counts.get(aging.after, 0) + 1
-    parts = [f"{n} {state}" for state, n in sorted(counts.items())]
-    if report.moved:
-        parts.append(f"{len(report.moved)} moved between tiers")
-    if report.logs:
-        parts.append(f"{len(report.logs)} daily log(s)")
-    return ", ".join(parts) or "settled"
-
-
 def title_of(note: Any) -> str:
     """A note as a commit message names it (a local-only note's title stays off git)."""
     if getattr(note, "visibility", "normal") == LOCAL_ONLY:
@@ -442,32 +431,8 @@ def title_of(note: Any) -> str:
     return f'"{note.title}" ({note.id})'
 
 
-# after a merge --------------------------------------------------------------------------
-def regenerate_after_merge(brain: Brain) -> bool:
-    """Rewrite index.json files and Graph.md that a merge kept from one side; once."""
-    flag = brain.root / REGENERATE_FLAG
-    if not flag.exists() or merging(brain.root):
-        return False
-    from brain import graph
-    from brain.nodeindex import rebuild_node_indexes
-
-    with brain.changes.operation() as op, brain.lock.hold():
-        brain.catch_up(force=True)
-        rebuild_node_indexes(brain)
-        keep = brain.partition
-        try:
-            for partition in brain.store.partitions():
-                brain.partition = partition
-                graph.write_graph(brain)
-        finally:
-            brain.partition = keep
-        remove_file(flag)
-        op.said = "regenerate index.json and Graph.md after a merge"
-    return True
-
-
 def flag_regeneration(cwd: Path) -> None:
     """Called by the merge driver (git runs it at the top of the work tree)."""
     folder = cwd / CACHE_DIR
     if folder.is_dir():
-        (folder / "git-regenerate").write_text("merge\n", encoding="utf-8")
+        (cwd / REGENERATE_FLAG).write_text("merge\n", encoding="utf-8")

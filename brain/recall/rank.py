@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from brain.indexes.catalog import Brief, Catalog, ObjectRow
 from brain.indexes.fulltext import Filters, FullText
 from brain.model import Hit
-from brain.words import content_words, words
+from brain.terms import content_words, words
 
 if TYPE_CHECKING:
+    from brain.indexes.caches import Caches
     from brain.indexes.embedder import Embedder
-    from brain.indexing import Caches
 
 # Archived memories stay findable but give way to live ones.
 STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}

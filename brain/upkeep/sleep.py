@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from brain import dailylog, lifecycle, splits, tiers
-from brain.journal import Event
 from brain.model import iso
+from brain.upkeep import dailylog, graph, lifecycle, splits, tiers
+from brain.vault.journal import Event
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 
 @dataclass
@@ -56,61 +56,56 @@ class SleepReport:
         }
 
 
-Step = Callable[["Brain", datetime, SleepReport], str]
+Step = Callable[["Context", datetime, SleepReport], str]
 
 
-def _catch_up(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _catch_up(brain: Context, now: datetime, report: SleepReport) -> str:
     found = brain.catch_up()
     report.caught_up = len(found.changed) + len(found.removed)
     return f"{len(found.changed)} changed, {len(found.removed)} removed, {len(found.broken)} broken"
 
 
-def _lifecycle(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _lifecycle(brain: Context, now: datetime, report: SleepReport) -> str:
     report.aged = lifecycle.sweep(brain, now, dry_run=report.dry_run)
     dormant = sum(1 for a in report.aged if a.after == "dormant")
     return f"{dormant} to dormant, {len(report.aged) - dormant} to archived"
 
 
-def _cold_tier(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _cold_tier(brain: Context, now: datetime, report: SleepReport) -> str:
     if not brain.settings.cold_tier:
         return "off (tiers.cold in brain.yaml)"
     report.moved = tiers.cool(brain, now, dry_run=report.dry_run)
     return f"{len(report.moved)} moved to cold"
 
 
-def _split_suggestions(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _split_suggestions(brain: Context, now: datetime, report: SleepReport) -> str:
     report.splits = splits.suggestions(brain)
     return f"{len(report.splits)} node(s) worth splitting"
 
 
-def _node_indexes(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _node_indexes(brain: Context, now: datetime, report: SleepReport) -> str:
     if report.dry_run:
         return "skipped (dry run)"
-    from brain.nodeindex import rebuild_node_indexes
+    from brain.upkeep.regenerate import rebuild_node_indexes
 
     settled = rebuild_node_indexes(brain)
     return f"{len(settled.written)} written, {len(settled.removed)} removed"
 
 
-def _graph(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
     if report.dry_run:
         return "skipped (dry run)"
-    from brain.partitions import is_archived
+    from brain.vault.archive import is_archived
 
     drawn = []
-    current = brain.partition
-    try:
-        for name in brain.store.partitions():
-            if not is_archived(brain.root, name):
-                brain.partition = name  # write_graph draws the current partition
-                brain.write_graph()
-                drawn.append(name)
-    finally:
-        brain.partition = current
+    for name in brain.store.partitions():
+        if not is_archived(brain.root, name):
+            graph.write_graph(brain.at(name))  # the partition's own view draws its graph
+            drawn.append(name)
     return f"regenerated for {', '.join(drawn) or 'no partition'}"
 
 
-def _daily_log(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _daily_log(brain: Context, now: datetime, report: SleepReport) -> str:
     pending = []
     if report.dry_run:
         # Nothing was journaled: tell the log what the pass would have done.
@@ -129,7 +124,7 @@ def _daily_log(brain: Brain, now: datetime, report: SleepReport) -> str:
     return f"{len(report.logs)} regenerated" if report.logs else "up to date"
 
 
-def _compaction(brain: Brain, now: datetime, report: SleepReport) -> str:
+def _compaction(brain: Context, now: datetime, report: SleepReport) -> str:
     if report.dry_run:
         return "skipped (dry run)"
     with brain.lock.hold():
@@ -154,7 +149,11 @@ STEPS: list[tuple[str, Step]] = [
 
 
 def run(
-    brain: Brain, now: datetime, *, dry_run: bool = False, waiting: Callable[[], None] | None = None
+    brain: Context,
+    now: datetime,
+    *,
+    dry_run: bool = False,
+    waiting: Callable[[], None] | None = None,
 ) -> SleepReport:
     """One pass of every step; `waiting` is called if another sleep holds the vault first."""
     report = SleepReport(now=iso(now), dry_run=dry_run)
@@ -165,7 +164,7 @@ def run(
 
 
 @contextlib.contextmanager
-def sleep_lock(brain: Brain, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+def sleep_lock(brain: Context, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Only one sleep per vault: a second one says it is waiting, then waits its turn."""
     path = brain.root / CACHE_DIR / "sleep.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,3 +179,16 @@ def sleep_lock(brain: Brain, waiting: Callable[[], None] | None = None) -> Itera
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def sleep_summary(report: Any) -> str:
+    """`3 dormant, 1 archived, 2 moved, 1 log` from a SleepReport."""
+    counts: dict[str, int] = {}
+    for aging in report.aged:
+        counts[aging.after] = counts.get(aging.after, 0) + 1
+    parts = [f"{n} {state}" for state, n in sorted(counts.items())]
+    if report.moved:
+        parts.append(f"{len(report.moved)} moved between tiers")
+    if report.logs:
+        parts.append(f"{len(report.logs)} daily log(s)")
+    return ", ".join(parts) or "settled"

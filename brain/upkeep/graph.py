@@ -15,7 +15,7 @@ from brain.indexes.catalog import Catalog, ObjectRow, RelationRow
 from brain.model import Note, iso, new_id
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 GRAPH_NODE = "Insights"
 GRAPH_FILE = "Graph.md"
@@ -119,7 +119,7 @@ def _left_out(drawn: Drawn) -> list[str]:
     return [*out, ""] if out else []
 
 
-def write_graph(brain: Brain) -> Note:
+def write_graph(brain: Context) -> Note:
     """Regenerate `<partition>/Insights/Graph.md` in place; unchanged if the graph is."""
     with brain.lock.hold():
         brain.catch_up()

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain.corrections import PRIOR_FIELD, chain, restore
 from brain.errors import InvalidInput
 from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import Relation
+from brain.notes.corrections import PRIOR_FIELD, chain, restore
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 MODES = ("auto", "version", "history")
 
@@ -48,7 +48,7 @@ class ForgetPlan:
         }
 
 
-def plan(brain: Brain, note_id: str, mode: str = "auto") -> ForgetPlan:
+def plan(brain: Context, note_id: str, mode: str = "auto") -> ForgetPlan:
     """Work out a forget without changing anything."""
     if mode not in MODES:
         raise InvalidInput(f"unknown forget mode {mode!r}; allowed: {', '.join(MODES)}")
@@ -113,7 +113,7 @@ def _finish(
     return ForgetPlan(target, mode, tuple(remove), restored, relinked, unlinked)
 
 
-def forget(brain: Brain, note_id: str, mode: str = "auto") -> tuple[ForgetPlan, list[str]]:
+def forget(brain: Context, note_id: str, mode: str = "auto") -> tuple[ForgetPlan, list[str]]:
     """Apply a forget; returns the plan carried out and the object ids dropped from caches."""
     with brain.lock.hold():
         brain.catch_up()
@@ -134,7 +134,7 @@ def forget(brain: Brain, note_id: str, mode: str = "auto") -> tuple[ForgetPlan, 
         return done, dropped
 
 
-def _revert(brain: Brain, done: ForgetPlan) -> list[str]:
+def _revert(brain: Context, done: ForgetPlan) -> list[str]:
     assert done.restored is not None
     (gone,) = done.remove
     newest = brain.get(gone.id)
@@ -150,7 +150,7 @@ def _revert(brain: Brain, done: ForgetPlan) -> list[str]:
     return dropped
 
 
-def _drop_version(brain: Brain, done: ForgetPlan) -> list[str]:
+def _drop_version(brain: Context, done: ForgetPlan) -> list[str]:
     (gone,) = done.remove
     (after_id,) = done.relinked
     removed = brain.get(gone.id)
@@ -173,7 +173,7 @@ def _drop_version(brain: Brain, done: ForgetPlan) -> list[str]:
     return dropped
 
 
-def _adopt_children(brain: Brain, old_parent: str, new_parent: str) -> None:
+def _adopt_children(brain: Context, old_parent: str, new_parent: str) -> None:
     for child in brain.caches.catalog.select("id=note_id AND parent=?", [old_parent]):
         note = brain.get(child.id)
         brain.save(note.with_meta(parent=new_parent))

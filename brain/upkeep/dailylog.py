@@ -12,13 +12,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from brain.errors import BrokenNote
-from brain.journal import Event
 from brain.model import Note, iso, new_id
-from brain.partitions import is_archived
-from brain.splits import Suggestion
+from brain.upkeep.splits import Suggestion
+from brain.vault.archive import is_archived
+from brain.vault.journal import Event
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 LOGS = "Insights/Logs"
 PURPOSE = (
@@ -32,7 +32,7 @@ def log_path(partition: str, day: str) -> str:
 
 
 def regenerate(
-    brain: Brain,
+    brain: Context,
     now: datetime,
     splits: Sequence[Suggestion],
     *,
@@ -72,7 +72,7 @@ def regenerate(
     return changed
 
 
-def _existing(brain: Brain, path: str) -> Note | None:
+def _existing(brain: Context, path: str) -> Note | None:
     if not brain.store.exists(path):
         return None
     try:
@@ -82,7 +82,7 @@ def _existing(brain: Brain, path: str) -> Note | None:
 
 
 def _body(
-    brain: Brain, partition: str, day: str, events: list[Event], splits: list[Suggestion]
+    brain: Context, partition: str, day: str, events: list[Event], splits: list[Suggestion]
 ) -> str | None:
     created = list(
         brain.caches.catalog.select(

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrokenNote
 from brain.indexes.catalog import ObjectRow
 from brain.model import parse_iso
-from brain.partitions import is_archived
 from brain.settings import Settings
+from brain.vault.archive import is_archived
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 AGING_KINDS = ("titled", "thread")
 _STAGES = ("active", "dormant", "archived")
@@ -53,7 +53,7 @@ def stage(untouched: timedelta, settings: Settings) -> str:
     return "active"
 
 
-def last_touch(brain: Brain, row: ObjectRow) -> datetime | None:
+def last_touch(brain: Context, row: ObjectRow) -> datetime | None:
     """`touched`, or for a thread the latest touch of the thread or any of its days."""
     stamps = [row.touched]
     if row.kind == "thread":
@@ -67,7 +67,7 @@ def last_touch(brain: Brain, row: ObjectRow) -> datetime | None:
     return max(moments) if moments else None
 
 
-def due(brain: Brain, now: datetime) -> list[tuple[ObjectRow, str, int]]:
+def due(brain: Context, now: datetime) -> list[tuple[ObjectRow, str, int]]:
     """(row, next status, untouched days) for every note the sweep would move on."""
     kinds = ",".join("?" * len(AGING_KINDS))
     rows = brain.caches.catalog.select(
@@ -88,7 +88,7 @@ def due(brain: Brain, now: datetime) -> list[tuple[ObjectRow, str, int]]:
     return found
 
 
-def sweep(brain: Brain, now: datetime, *, dry_run: bool = False) -> list[Aging]:
+def sweep(brain: Context, now: datetime, *, dry_run: bool = False) -> list[Aging]:
     """Age every note that is due; returns what changed (or would change)."""
     done = []
     # One full-text commit for the whole batch: a commit per note would dominate the pass.

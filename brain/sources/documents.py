@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain import connectors as conn
-from brain.consent import ask_at_terminal
 from brain.errors import BrokenNote, InvalidInput, NotConfirmed, NotFound
 from brain.indexes.catalog import ObjectRow
 from brain.ingest.chunking import chunk_markdown, chunk_text
+from brain.ingest.sections import sections_meta, spans_of_chunks
 from brain.model import Note, content_hash, iso, new_id
-from brain.sections import sections_meta, spans_of_chunks
+from brain.sources import connectors as conn
+from brain.sources.consent import ask_at_terminal
 from brain.vault.paths import check_segment
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 SOURCES = "Knowledge/Sources"
 
@@ -51,7 +51,7 @@ class SyncReport:
         }  # fmt: skip
 
 
-def connect(brain: Brain, path: Path, name: str | None = None) -> SyncReport:
+def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
     """Show what a folder holds, ask the person at the terminal, then declare, confirm, sync."""
     folder = path.expanduser().absolute()
     if not folder.exists():
@@ -92,7 +92,7 @@ def connect(brain: Brain, path: Path, name: str | None = None) -> SyncReport:
         return sync_connector(brain, decl)
 
 
-def confirm(brain: Brain, decl: conn.Declared, ident: conn.Identity) -> None:
+def confirm(brain: Context, decl: conn.Declared, ident: conn.Identity) -> None:
     """Declare the connector in brain.yaml and record this machine's confirmation. Lock held.
 
     Only `connect` calls this, after the person confirmed at the terminal.
@@ -106,7 +106,7 @@ def confirm(brain: Brain, decl: conn.Declared, ident: conn.Identity) -> None:
     state.save()
 
 
-def statuses(brain: Brain) -> list[conn.Status]:
+def statuses(brain: Context) -> list[conn.Status]:
     brain.catch_up()
     state = conn.State.load(brain.root)
     out = []
@@ -119,7 +119,7 @@ def statuses(brain: Brain) -> list[conn.Status]:
     return out
 
 
-def sync(brain: Brain, names: list[str] | None = None) -> list[SyncReport]:
+def sync(brain: Context, names: list[str] | None = None) -> list[SyncReport]:
     """Bring every confirmed connector (or the named ones) in step with its folder."""
     declared = conn.declared(brain.root)
     for name in names or []:
@@ -130,7 +130,7 @@ def sync(brain: Brain, names: list[str] | None = None) -> list[SyncReport]:
         return [sync_connector(brain, d) for n, d in declared.items() if not names or n in names]
 
 
-def disconnect(brain: Brain, name: str, *, forget: bool = False) -> int:
+def disconnect(brain: Context, name: str, *, forget: bool = False) -> int:
     """Stop syncing a connector; with forget, remove every document it brought in."""
     declared = conn.declared(brain.root)
     if name not in declared:
@@ -150,7 +150,7 @@ def disconnect(brain: Brain, name: str, *, forget: bool = False) -> int:
     return removed
 
 
-def documents_of(brain: Brain, name: str) -> dict[str, ObjectRow]:
+def documents_of(brain: Context, name: str) -> dict[str, ObjectRow]:
     """The connector's documents in the vault, by their path in the connected folder."""
     rows = brain.caches.catalog.select(
         "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?", [name]
@@ -158,7 +158,9 @@ def documents_of(brain: Brain, name: str) -> dict[str, ObjectRow]:
     return {str(r.source.get("path")): r for r in rows if r.source.get("via") == "connector"}
 
 
-def sync_connector(brain: Brain, decl: conn.Declared, found: conn.Scan | None = None) -> SyncReport:
+def sync_connector(
+    brain: Context, decl: conn.Declared, found: conn.Scan | None = None
+) -> SyncReport:
     """One connector: read only changed files, forget deleted ones. Lock held."""
     report = SyncReport(decl.name)
     brain.catch_up()  # so notes the person deleted or forgot are known to be gone
@@ -256,7 +258,7 @@ def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]
 
 
 def _document(
-    brain: Brain, decl: conn.Declared, item: conn.FileEntry, text: str, digest: str,
+    brain: Context, decl: conn.Declared, item: conn.FileEntry, text: str, digest: str,
     row: ObjectRow | None,
 ) -> Note:  # fmt: skip
     body = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
@@ -293,7 +295,7 @@ def _document(
     return Note(meta=meta, body=body, path=_vault_path(brain, decl, item.rel))
 
 
-def _vault_path(brain: Brain, decl: conn.Declared, rel: str) -> str:
+def _vault_path(brain: Context, decl: conn.Declared, rel: str) -> str:
     parts = rel.split("/")
     for part in parts:
         check_segment(part, f"{rel}: file or folder name")
@@ -313,7 +315,7 @@ def _title(body: str, rel: str, markdown: bool) -> str:
     return found.group(1).strip() if found else rel.rsplit("/", 1)[-1]
 
 
-def _delete(brain: Brain, row: ObjectRow) -> None:
+def _delete(brain: Context, row: ObjectRow) -> None:
     try:
         note = brain.store.read(row.path)
     except (BrokenNote, FileNotFoundError):

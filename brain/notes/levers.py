@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
 from brain.model import DEFINING, LOCAL_ONLY, VISIBILITIES, Note
-from brain.partitions import check_writable
+from brain.vault.archive import check_writable
 from brain.vault.files import fsync_dir
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 FIELDS = ("visibility", "defining", "eternal", "status")
 # `superseded` comes only from a correction, so that history stays true.
@@ -22,7 +22,7 @@ PERSON_STATUSES = ("active", "dormant", "archived", "resolved")
 _BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
-def set_field(brain: Brain, note_id: str, field: str, value: str) -> Note:
+def set_field(brain: Context, note_id: str, field: str, value: str) -> Note:
     """Change one person-owned field of a note; a move to or from local-only moves the file."""
     if field not in FIELDS:
         raise InvalidInput(f"unknown field {field!r}; brain set accepts: {', '.join(FIELDS)}")
@@ -77,7 +77,7 @@ def hidden_path(path: str) -> str:
     return path[len(prefix) :] if path.startswith(prefix) else prefix + path
 
 
-def _visibility(brain: Brain, note: Note, visibility: str) -> Note:
+def _visibility(brain: Context, note: Note, visibility: str) -> Note:
     was_local = note.path.startswith(LOCAL_ONLY + "/")
     to_local = visibility == LOCAL_ONLY
     value = None if visibility == "normal" else visibility
@@ -97,7 +97,7 @@ def _visibility(brain: Brain, note: Note, visibility: str) -> Note:
     return _resave(brain, inside, target, value)
 
 
-def _move(brain: Brain, old: str, new: str) -> None:
+def _move(brain: Context, old: str, new: str) -> None:
     source, target = brain.store.path(old), brain.store.path(new)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(source, target)
@@ -107,11 +107,11 @@ def _move(brain: Brain, old: str, new: str) -> None:
     brain.caches.catalog.drop_file(old)
 
 
-def _resave(brain: Brain, note: Note, path: str, visibility: str | None) -> Note:
+def _resave(brain: Context, note: Note, path: str, visibility: str | None) -> Note:
     return brain.save(note.with_path(path).with_meta(visibility=visibility))
 
 
-def _tidy(brain: Brain, folder: Any) -> None:
+def _tidy(brain: Context, folder: Any) -> None:
     """Remove folders a move left empty, up to (not including) a partition's own folder."""
     root = brain.root.resolve()
     hidden = root / LOCAL_ONLY

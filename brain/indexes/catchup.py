@@ -12,7 +12,9 @@ from brain.errors import BrokenNote
 from brain.model import Note, content_hash, iso, new_id
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.clock import Clock
+    from brain.indexes.caches import Caches
+    from brain.vault.store import NoteStore
 
 
 @dataclass(frozen=True)
@@ -24,20 +26,22 @@ class CatchUp:
     broken: tuple[str, ...] = ()
 
 
-def apply_files(brain: Brain, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+def apply_files(
+    store: NoteStore, caches: Caches, clock: Clock, todo: Sequence[str], gone: Sequence[str]
+) -> CatchUp:
     """Drop what vanished, index what changed; lock held."""
     changed, broken, removed = [], [], []
     for rel in gone:
-        row = brain.caches.catalog.file(rel)
-        if row is None or brain.store.exists(rel):
+        row = caches.catalog.file(rel)
+        if row is None or store.exists(rel):
             continue
         if row.note_id:
-            brain.caches.drop_note(row.note_id, rel)
+            caches.drop_note(row.note_id, rel)
         else:
-            brain.caches.catalog.drop_file(rel)
+            caches.catalog.drop_file(rel)
         removed.append(rel)
     for rel in todo:
-        outcome = index_file(brain, rel)
+        outcome = index_file(store, caches, clock, rel)
         if outcome == "broken":
             broken.append(rel)
         elif outcome == "changed":
@@ -45,34 +49,34 @@ def apply_files(brain: Brain, todo: Sequence[str], gone: Sequence[str]) -> Catch
     return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
 
-def index_file(brain: Brain, rel: str) -> str:
+def index_file(store: NoteStore, caches: Caches, clock: Clock, rel: str) -> str:
     """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
-    path = brain.store.path(rel)
+    path = store.path(rel)
     try:
         data = path.read_bytes()
         st = path.stat()
     except FileNotFoundError:
         return "gone"
-    known = brain.caches.catalog.file(rel)
+    known = caches.catalog.file(rel)
     if known is not None and known.hash == content_hash(data) and known.error is None:
-        brain.caches.catalog.put_file(known.__class__(
+        caches.catalog.put_file(known.__class__(
             rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
         return "same"
     try:
-        note = brain.store.parse(rel, data)
+        note = store.parse(rel, data)
     except BrokenNote as exc:
-        brain.caches.put_broken(rel, data, st, exc.message)
+        caches.put_broken(rel, data, st, exc.message)
         return "broken"
     if not note.id:
-        note = adopt(note, brain.clock.now())
-        data = brain.store.write(note)
+        note = adopt(note, clock.now())
+        data = store.write(note)
         st = path.stat()
-    other = brain.caches.catalog.get(note.id)
-    if other is not None and other.path != rel and brain.store.exists(other.path):
+    other = caches.catalog.get(note.id)
+    if other is not None and other.path != rel and store.exists(other.path):
         reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
-        brain.caches.put_broken(rel, data, st, reason)
+        caches.put_broken(rel, data, st, reason)
         return "broken"
-    brain.caches.put_note(note, data, st)
+    caches.put_note(note, data, st)
     return "changed"
 
 

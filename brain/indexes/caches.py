@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
+from brain.ingest.sections import SECTIONED_KINDS, section_text, sections_of
 from brain.model import Note, content_hash, normalise_title
-from brain.sections import SECTIONED_KINDS, section_text, sections_of
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, EmbeddingCache

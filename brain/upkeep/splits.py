@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import ObjectRow
-from brain.tiers import Move, relocate
+from brain.terms import content_words
+from brain.upkeep.tiers import Move, relocate
 from brain.vault.paths import check_node, check_segment
-from brain.words import content_words
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 SPLIT_AT = 50  # memories directly in a node before a split is suggested
 MIN_CLUSTER = 5
@@ -61,7 +61,7 @@ class Suggestion:
                 f"{self.memories - self.placed} stay")  # fmt: skip
 
 
-def crowded(brain: Brain) -> list[tuple[str, str, int]]:
+def crowded(brain: Context) -> list[tuple[str, str, int]]:
     """(partition, node, count) of nodes holding SPLIT_AT or more titled notes directly."""
     query = (
         "SELECT partition, node, count(*) FROM objects WHERE id=note_id AND kind='titled' "
@@ -71,7 +71,7 @@ def crowded(brain: Brain) -> list[tuple[str, str, int]]:
     return [(str(p), str(n), int(c)) for p, n, c in found]
 
 
-def suggest(brain: Brain, partition: str, node: str) -> Suggestion | None:
+def suggest(brain: Context, partition: str, node: str) -> Suggestion | None:
     """The split of one node, or None when it is small or has no clear clusters."""
     rows = list(
         brain.caches.catalog.select(
@@ -105,12 +105,12 @@ def suggest(brain: Brain, partition: str, node: str) -> Suggestion | None:
     return Suggestion(partition, node, len(rows), tuple(clusters))
 
 
-def suggestions(brain: Brain) -> list[Suggestion]:
+def suggestions(brain: Context) -> list[Suggestion]:
     found = (suggest(brain, p, n) for p, n, _c in crowded(brain))
     return [s for s in found if s is not None]
 
 
-def split(brain: Brain, node: str, *, apply: bool = False) -> tuple[Suggestion, list[Move]]:
+def split(brain: Context, node: str, *, apply: bool = False) -> tuple[Suggestion, list[Move]]:
     """`brain split NODE [--apply]`: the suggestion for a node of this partition, carried out."""
     node = check_node(node)
     brain.catch_up()
@@ -136,7 +136,7 @@ def split(brain: Brain, node: str, *, apply: bool = False) -> tuple[Suggestion, 
     return suggestion, moves
 
 
-def _target(brain: Brain, row: ObjectRow, name: str) -> str:
+def _target(brain: Context, row: ObjectRow, name: str) -> str:
     folder, file = posixpath.split(row.path)
     suffix = ".md.zst" if file.endswith(".md.zst") else ".md"
     target = f"{folder}/{name}/{file}"
@@ -147,7 +147,7 @@ def _target(brain: Brain, row: ObjectRow, name: str) -> str:
     return target
 
 
-def _keywords(brain: Brain, row: ObjectRow) -> set[str]:
+def _keywords(brain: Context, row: ObjectRow) -> set[str]:
     stored = brain.caches.fulltext.stored(row.id)
     text = row.title + "\n" + (stored["body"] if stored else "")
     return {w for w in content_words(text) if len(w) >= 3 and not w.isdigit()}
