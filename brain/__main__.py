@@ -34,7 +34,7 @@ def answered(argv: Sequence[str]) -> bool:
         return False
     from brain.daemon import daemon_off
     from brain.daemon.client import DaemonClient
-    from brain.errors import BrainError
+    from brain.errors import BrainError, boundary
     from brain.settings import find_vault
 
     try:
@@ -49,10 +49,8 @@ def answered(argv: Sequence[str]) -> bool:
         return False
     as_json = parsed.pop("json", False)
     try:
-        hits = client.call("recall", parsed)
-    except BrainError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        with boundary(lambda message: print(f"error: {message}", file=sys.stderr)):
+            hits = client.call("recall", parsed)
     finally:
         client.close()
     if as_json:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
@@ -16,7 +16,7 @@ from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
-from brain.model import Hit, Note
+from brain.model import Hit, Note, RecallOptions
 from brain.notes import corrections, forgetting, levers, reading, relations, writing
 from brain.recall import pipeline
 from brain.sources import conversations, documents
@@ -106,25 +106,12 @@ class Brain(Context):
         return reading.expand(self, note_id, touch=touch)
 
     # recall --------------------------------------------------------------------
-    def recall(
-        self,
-        query: str,
-        *,
-        k: int | None = None,
-        node: str | None = None,
-        include_superseded: bool = False,
-        mode: str = "hybrid",
-        defining_first: bool = False,
-        scope: str | None = None,
-    ) -> list[Hit]:
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Hit]:
         """The few objects that best answer the query, best first (see recall/pipeline.py).
 
         `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
         """
-        return pipeline.recall(
-            self, query, k=k, node=node, include_superseded=include_superseded, mode=mode,
-            defining_first=defining_first, scope=scope,
-        )  # fmt: skip
+        return pipeline.recall(self, query, **options)
 
     # sources: connectors, transcripts, exports -----------------------------------
     @recorded(lambda report, a: f"connect {report.connector}")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from brain.cli import (
+from brain.cli.app import (
     JsonOpt,
     VaultOpt,
     app,

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
 
 if TYPE_CHECKING:
     from brain.sources.conversations import ImportReport

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli import (
+from brain.cli.app import (
     JsonOpt,
     VaultOpt,
     command,

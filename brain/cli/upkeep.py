@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli import JsonOpt, VaultOpt, command, emit_json, err, out, vault_path
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, err, out, vault_path
 from brain.errors import InvalidInput
 
 if TYPE_CHECKING:

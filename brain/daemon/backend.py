@@ -7,7 +7,9 @@ daemon answers it or this process opens the vault itself (the fallback).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, Unpack, cast
+
+from brain.model import RecallOptions
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -31,16 +33,7 @@ class Backend(Protocol):
         tags: Sequence[str] = (),
         kind: str | None = None,
     ) -> Json: ...
-    def recall(
-        self,
-        query: str,
-        k: int | None = None,
-        node: str | None = None,
-        include_superseded: bool = False,
-        mode: str = "hybrid",
-        defining_first: bool = False,
-        scope: str | None = None,
-    ) -> list[Json]: ...
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]: ...
     def expand(self, note_id: str) -> Json: ...
     def links(self, note_id: str) -> Json: ...
     def history(self, note_id: str) -> list[Json]: ...
@@ -90,26 +83,8 @@ class LocalBackend:
     ) -> Json:
         return note_to_json(self.brain.remember(text, title=title, node=node, tags=tags, kind=kind))
 
-    def recall(
-        self,
-        query: str,
-        k: int | None = None,
-        node: str | None = None,
-        include_superseded: bool = False,
-        mode: str = "hybrid",
-        defining_first: bool = False,
-        scope: str | None = None,
-    ) -> list[Json]:
-        hits = self.brain.recall(
-            query,
-            k=k,
-            node=node,
-            include_superseded=include_superseded,
-            mode=mode,
-            defining_first=defining_first,
-            scope=scope,
-        )
-        return [h.to_json() for h in hits]
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
+        return [h.to_json() for h in self.brain.recall(query, **options)]
 
     def expand(self, note_id: str) -> Json:
         return note_to_json(self.brain.expand(note_id))
@@ -175,20 +150,8 @@ class DaemonBackend:
     ) -> Json:
         return self._one("remember", text=text, title=title, node=node, tags=[*tags], kind=kind)
 
-    def recall(
-        self,
-        query: str,
-        k: int | None = None,
-        node: str | None = None,
-        include_superseded: bool = False,
-        mode: str = "hybrid",
-        defining_first: bool = False,
-        scope: str | None = None,
-    ) -> list[Json]:
-        return self._many(
-            "recall", query=query, k=k, node=node, include_superseded=include_superseded,
-            mode=mode, defining_first=defining_first, scope=scope,
-        )  # fmt: skip
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
+        return self._many("recall", query=query, **options)
 
     def expand(self, note_id: str) -> Json:
         return self._one("expand", note_id=note_id)
