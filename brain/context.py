@@ -169,6 +169,7 @@ class Context:
     ) -> None:
         """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
         title = "" if anonymous else note.title
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
         self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
                                   note.visibility, detail))  # fmt: skip
 

@@ -27,6 +27,7 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
+        # Laid out by hand (fmt: skip below): one condition, broken at its parts.
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
                     or self.cycles or self.dangling or self.conflicts)  # fmt: skip
 
@@ -77,4 +78,4 @@ def examine(brain: Context) -> DoctorReport:
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts))  # fmt: skip
+                        tuple(conflicts))  # fmt: skip # arguments grouped by meaning

@@ -32,7 +32,7 @@ TOOLS = (
     "partition_create", "partition_list", "partition_use", "partition_rename",
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
-)  # fmt: skip
+)  # fmt: skip # a table, grouped by kind
 
 MAX_QUERY = 1000
 MAX_NAME = 200
@@ -50,16 +50,16 @@ Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 Id = Annotated[
     str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
                min_length=1, max_length=40)
-]  # fmt: skip
+]  # fmt: skip # one condition, broken at its parts
 Node = Annotated[
     str | None,
     Field(description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
           max_length=300),
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 PartitionName = Annotated[
     str, Field(description="A partition name: one plain folder name such as `work`.",
                min_length=1, max_length=100)
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 
 
 def build_server(
@@ -141,7 +141,7 @@ def build_tools(
         """Store a memory in the current partition. Returns the note's id, title and path."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
         return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
-                "created": note.created}  # fmt: skip
+                "created": note.created}  # fmt: skip # one record's fields, grouped
 
     @tool(read_only=True)
     async def recall(
@@ -177,7 +177,7 @@ def build_tools(
             "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
             "relations": [r.to_yaml() for r in note.relations],
             "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
-        }  # fmt: skip
+        }  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def list_memories(
@@ -195,7 +195,7 @@ def build_tools(
         rows = brain.list(node=node, status=status, kind=kind, limit=limit)
         return {"notes": [{"id": r.id, "title": r.title, "kind": r.kind, "status": r.status,
                            "created": r.created, "node": r.node, "tags": list(r.tags)}
-                          for r in rows]}  # fmt: skip
+                          for r in rows]}  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def diagnostics() -> Result:
@@ -356,4 +356,4 @@ def _hit(hit: Hit) -> Result:
         "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
         "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
         "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
-    }  # fmt: skip
+    }  # fmt: skip # one record's fields, grouped

@@ -102,7 +102,7 @@ def score(terms: Sequence[str], candidates: dict[str, Profile]) -> list[tuple[st
         return []
     n = len(candidates)
     weight = {t: math.log(1 + n / (0.5 + sum(1 for p in candidates.values() if t in p)))
-              for t in terms}  # fmt: skip
+              for t in terms}  # fmt: skip # a comprehension laid out as it reads
     total = sum(weight.values())
     scored = [
         (node, sum(weight[t] * prof.get(t, 0.0) for t in terms) / total)
@@ -162,7 +162,7 @@ def place(nodes: NodeIndex, catalog: Catalog, partition: str, text: str, title: 
         for node, prof in profiles(nodes, partition).items()
         if _under(node, KNOWLEDGE) and node != KNOWLEDGE and not _under(node, INBOX)
         and _holds_notes(nodes, partition, node)
-    }  # fmt: skip
+    }  # fmt: skip # a comprehension laid out as it reads
     words = signature(title or "", text)
     scored = [
         (node, s)

@@ -203,7 +203,7 @@ def list_notes(
     table = Table("id", "title", "kind", "status", "created", "path", box=None)
     for r in rows:
         table.add_row(r["id"], escape(r["title"]), r["kind"], r["status"], r["created"][:10],
-                      escape(r["path"]))  # fmt: skip
+                      escape(r["path"]))  # fmt: skip # arguments grouped by meaning
     out.print(table)
 
 

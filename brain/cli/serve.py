@@ -80,7 +80,7 @@ def set_field(
         emit_json(note_to_json(note))
     else:
         out.print(f"Set {field} of [bold]{escape(note.title)}[/bold] to {escape(value)}"
-                  f" ({escape(note.path)})")  # fmt: skip
+                  f" ({escape(note.path)})")  # fmt: skip # one message, broken where it reads
 
 
 def _partition_command(name: str) -> Callable[[F], F]:

@@ -173,7 +173,7 @@ class DaemonBackend:
         return self._many(
             "list_notes", node=node, status=status, kind=kind, limit=limit,
             defining_only=defining_only,
-        )  # fmt: skip
+        )  # fmt: skip # arguments grouped by meaning
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         return self._one("forget_plan", note_id=note_id, mode=mode)

@@ -104,7 +104,7 @@ def merging(root: Path) -> str | None:
     git_dir = root / ".git"
     for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
                        ("rebase-apply", "a rebase"), ("CHERRY_PICK_HEAD", "a cherry-pick"),
-                       ("REVERT_HEAD", "a revert")):  # fmt: skip
+                       ("REVERT_HEAD", "a revert")):  # fmt: skip # arguments grouped by meaning
         if (git_dir / name).exists():
             return what
     return None
@@ -240,6 +240,7 @@ class Pending:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return cls()
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
         return cls(set(data.get("paths", [])), list(data.get("messages", [])),
                    int(data.get("quiet", 0)), data.get("error"))  # fmt: skip
 
@@ -249,7 +250,7 @@ class Pending:
             remove_file(path)
             return
         data = {"paths": sorted(self.paths), "messages": self.messages, "quiet": self.quiet,
-                "error": self.error}  # fmt: skip
+                "error": self.error}  # fmt: skip # one record's fields, grouped
         atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
@@ -315,6 +316,7 @@ class Autocommit:
 
     def _finish(self, *, commit: bool) -> None:
         after = snapshot(self.root)
+        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
         changed = {p for p in set(after) | set(self._before)
                    if after.get(p) != self._before.get(p) and not never_committed(p)
                    and not (p in self._leave and p in self._before)}  # fmt: skip

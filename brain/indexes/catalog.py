@@ -79,7 +79,7 @@ class ObjectRow:
             self.touched, self.parent, self.supersedes, self.defining,
             json.dumps(list(self.tags)), json.dumps(self.source, sort_keys=True),
             json.dumps(list(self.heading_path)), self.text_hash,
-        )  # fmt: skip
+        )  # fmt: skip # arguments grouped by meaning
 
     @classmethod
     def from_sql(cls, row: Sequence[Any]) -> ObjectRow:
@@ -149,9 +149,9 @@ class Catalog:
     def set_info(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, value))
 
-    def transaction(self) -> sqlite3.Connection:
+    def transaction(self) -> _Tx:
         """`with catalog.transaction():` groups writes into one commit."""
-        return _Tx(self.db)  # type: ignore[return-value]
+        return _Tx(self.db)
 
     # files
     def files(self) -> dict[str, FileRow]:

@@ -59,6 +59,7 @@ def index_file(store: NoteStore, caches: Caches, clock: Clock, rel: str) -> str:
         return "gone"
     known = caches.catalog.file(rel)
     if known is not None and known.hash == content_hash(data) and known.error is None:
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
         caches.catalog.put_file(known.__class__(
             rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
         return "same"
@@ -84,6 +85,7 @@ def adopt(note: Note, now: datetime) -> Note:
     """A Markdown file written by hand gets an id; the fields the person wrote are kept
     (first, in their order) and only the missing ones are added."""
     stamp = iso(now)
+    # Laid out by hand (fmt: skip below): one record's fields, grouped.
     defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
                 "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
     meta = {"id": new_id(now), **dict(note.meta)}

@@ -116,6 +116,7 @@ def new_version(
     old: Note, text: str, prior: str, source: dict[str, Any] | None, now: datetime
 ) -> Note:
     stamp = iso(now)
+    # Laid out by hand (fmt: skip below): one record's fields, grouped.
     meta: dict[str, Any] = {"id": new_id(now), "title": old.title, "kind": old.kind,
                             "status": "active", "created": stamp, "touched": stamp}  # fmt: skip
     for key in _CARRIED:

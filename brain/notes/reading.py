@@ -32,7 +32,7 @@ def list_notes(
     return brain.caches.catalog.notes(
         brain.partition, normal_only=brain.for_model, node=node, status=status, kind=kind,
         limit=limit, defining_only=defining_only,
-    )  # fmt: skip
+    )  # fmt: skip # arguments grouped by meaning
 
 
 def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:

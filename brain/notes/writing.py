@@ -235,7 +235,7 @@ def remember(
     request = Request(
         text=text, partition=brain.partition, node=node, title=title, kind=kind,
         tags=clean_tags, source=source,
-    )  # fmt: skip
+    )  # fmt: skip # arguments grouped by meaning
     with brain.lock.hold():
         check_writable(brain.root, brain.partition)
         # No catch-up walk here: plan() reads the current file from disk, so hand edits

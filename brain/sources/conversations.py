@@ -114,6 +114,7 @@ def recall_note(
 ) -> Note:
     now = brain.clock.now()
     body, sections = render(transcript)
+    # Laid out by hand (fmt: skip below): one record's fields, grouped.
     source = {"via": via, "platform": transcript.platform,
               "external_id": transcript.external_id, "hash": digest}  # fmt: skip
     if "source" in transcript.metadata:
@@ -125,7 +126,7 @@ def recall_note(
     meta: dict[str, Any] = {
         "id": new_id(now), "title": transcript.title, "kind": "recall", "status": "active",
         "created": transcript.created or iso(now), "touched": iso(now), "source": source,
-    }  # fmt: skip
+    }  # fmt: skip # one record's fields, grouped
     return Note(meta={**meta, **extra}, body=body, path=_free_path(brain, transcript))
 
 

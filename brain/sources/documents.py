@@ -48,7 +48,7 @@ class SyncReport:
             "added": self.added, "updated": self.updated, "removed": self.removed,
             "unchanged": self.unchanged, "excluded": self.excluded,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-        }  # fmt: skip
+        }  # fmt: skip # a comprehension laid out as it reads
 
 
 def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
@@ -115,7 +115,7 @@ def statuses(brain: Context) -> list[conn.Status]:
         count = len(documents_of(brain, decl.name))
         excluded = len(state.data["connectors"].get(decl.name, {}).get("excluded", []))
         out.append(conn.Status(status.name, status.path, status.state, status.reason,
-                               count, excluded))  # fmt: skip
+                               count, excluded))  # fmt: skip # arguments grouped by meaning
     return out
 
 
@@ -187,7 +187,7 @@ def sync_connector(
         if (
             record and row and row.source.get("hash") == record["hash"]
             and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
-        ):  # fmt: skip
+        ):  # fmt: skip # one condition, broken at its parts
             present.add(item.rel)
             report.unchanged += 1
             continue
@@ -219,7 +219,7 @@ def sync_connector(
             note_id = row.id
         entry["files"][item.rel] = {
             "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
-        }  # fmt: skip
+        }  # fmt: skip # one record's fields, grouped
     for rel, row in existing.items():
         if rel not in present and rel not in kept and not _under_kept(rel, kept):
             _delete(brain, row)
@@ -260,7 +260,7 @@ def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]
 def _document(
     brain: Context, decl: conn.Declared, item: conn.FileEntry, text: str, digest: str,
     row: ObjectRow | None,
-) -> Note:  # fmt: skip
+) -> Note:  # fmt: skip # parameters grouped by meaning
     body = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if body and not body.endswith("\n"):
         body += "\n"
@@ -270,7 +270,7 @@ def _document(
     now = iso(brain.clock.now())
     real = Path(os.path.realpath(decl.folder / item.rel))
     source = {"via": "connector", "connector": decl.name, "uri": real.as_uri(),
-              "path": item.rel, "hash": digest}  # fmt: skip
+              "path": item.rel, "hash": digest}  # fmt: skip # one record's fields, grouped
     title = _title(body, item.rel, markdown)
 
     if row is not None:

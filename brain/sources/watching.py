@@ -53,7 +53,7 @@ class Watcher:
         for decl in conn.declared(self.brain.root).values():
             if conn.status_of(decl, state).state == "connected":
                 observer.schedule(_Handler(self._events, decl.name), str(decl.folder),
-                                  recursive=True)  # fmt: skip
+                                  recursive=True)  # fmt: skip # arguments grouped by meaning
                 self.watched.append(decl.name)
         observer.schedule(_Handler(self._events, VAULT), str(self.brain.root), recursive=True)
         observer.start()

@@ -50,6 +50,7 @@ def regenerate(
         for partition in brain.store.partitions():
             if is_archived(brain.root, partition):
                 continue  # read-only: nothing happens there
+            # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
             body = _body(brain, partition, day, [e for e in events if e.partition == partition],
                          [s for s in splits if s.partition == partition])  # fmt: skip
             path = log_path(partition, day)
@@ -64,6 +65,7 @@ def regenerate(
                 continue
             stamp = iso(now)
             if existing is None:
+                # Laid out by hand (fmt: skip below): one record's fields, grouped.
                 meta = {"id": new_id(now), "title": day, "kind": "log", "status": "active",
                         "created": stamp, "touched": stamp, "source": {"via": "sleep"}}  # fmt: skip
                 brain.save(Note(meta=meta, body=body, path=path))
@@ -98,6 +100,7 @@ def _body(
             return f"`{e.id}` → `{e.detail}`" if kind == "corrected" else f"`{e.id}`: {e.detail}"
 
         keep_title = kind != "forgotten"
+        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
         return [(e.title if keep_title else "", e.visibility, detail(e))
                 for e in events if e.kind == kind]  # fmt: skip
 
