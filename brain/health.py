@@ -14,20 +14,9 @@ if TYPE_CHECKING:
 def usage(brain: Context) -> dict[str, Any]:
     """How many notes of each kind and status this partition holds, and their size on disk."""
     brain.catch_up()
-    hide = " AND o.visibility='normal'" if brain.for_model else ""
-    base = f"FROM objects o WHERE o.partition=? AND o.id=o.note_id{hide}"
-    db = brain.caches.catalog.db
-    by_kind = dict(
-        db.execute(f"SELECT o.kind, count(*) {base} GROUP BY o.kind", (brain.partition,))
+    by_kind, by_status, size = brain.caches.catalog.usage(
+        brain.partition, normal_only=brain.for_model
     )
-    by_status = dict(
-        db.execute(f"SELECT o.status, count(*) {base} GROUP BY o.status", (brain.partition,))
-    )
-    size = db.execute(
-        "SELECT coalesce(sum(f.size), 0) FROM files f JOIN objects o ON o.id=f.note_id "
-        f"WHERE o.partition=? AND o.id=o.note_id{hide}",
-        (brain.partition,),
-    ).fetchone()[0]
     return {
         "partition": brain.partition,
         "notes": sum(by_kind.values()),

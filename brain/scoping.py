@@ -150,12 +150,8 @@ def place(nodes: NodeIndex, catalog: Catalog, partition: str, text: str, title: 
     if title is not None:
         from brain.model import normalise_title
 
-        rows = catalog.select(
-            "partition=? AND norm_title=? AND id=note_id AND kind='titled' AND "
-            "status!='superseded' AND node>=? AND node<? ORDER BY created, id LIMIT 1",
-            (partition, normalise_title(title), KNOWLEDGE + "/", KNOWLEDGE + "0"),
-        )
-        for row in rows:
+        row = catalog.placed_title(partition, normalise_title(title), KNOWLEDGE)
+        if row is not None:
             return row.node
     candidates = {
         node: prof

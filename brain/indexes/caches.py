@@ -162,7 +162,7 @@ class Caches:
         self.flush_text()
         if self.vectors_on:
             self.flush_vectors()
-            self.embeddings.prune(r[0] for r in self.catalog.db.execute("SELECT id FROM objects"))
+            self.embeddings.prune(self.catalog.object_ids())
             self.embeddings.compact()
         if self.fulltext.has_deletes():
             stored = self.fulltext.everything()
@@ -261,10 +261,10 @@ class Caches:
 
     def requeue_vectors(self) -> None:
         """Queue every object for the vector index (after it was cleared)."""
-        rows = self.catalog.db.execute("SELECT id FROM objects").fetchall()
+        ids = self.catalog.object_ids()
         with self.catalog.transaction():
             self.catalog.dequeue("vector_queue", 2**62)
-        self._requeue_from_fulltext([r[0] for r in rows])
+        self._requeue_from_fulltext(ids)
 
     def _requeue_from_fulltext(self, ids: Sequence[str]) -> None:
         upserts = []

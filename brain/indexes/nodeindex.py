@@ -148,7 +148,7 @@ class NodeIndex:
     def resume(self, store: NoteStore) -> None:
         """On opening: statistics missing or from an older brain are rebuilt from the notes the
         catalog knows; if it knows none yet, the next catch-up feeds them note by note."""
-        if self.catalog.count("id=note_id") == 0:
+        if self.catalog.note_count() == 0:
             self.clear()
         else:
             self.rebuild(store)
@@ -161,7 +161,7 @@ class NodeIndex:
         from brain.indexes.caches import objects_of, text_hash
 
         with self.rebuilding(store), self.stats.transaction():
-            for row in list(self.catalog.select("id=note_id ORDER BY path")):
+            for row in self.catalog.all_notes():
                 try:
                     note = store.read(row.path)
                 except (BrokenNote, FileNotFoundError):

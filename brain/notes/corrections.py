@@ -53,7 +53,7 @@ def chain(catalog: Catalog, note_id: str) -> list[ObjectRow]:
         row = older
     row = start
     while True:
-        newer = list(catalog.select("supersedes=? AND id=note_id", [row.id]))
+        newer = catalog.successors(row.id)
         if not newer:
             break
         if len(newer) > 1:
@@ -246,18 +246,10 @@ def suspicion_flags(catalog: Catalog, rows: Sequence[ObjectRow]) -> dict[str, tu
     days = sorted({_day(r.created) for r in rows if r.created})
     if not days:
         return {}
-    marks = ",".join("?" * len(days))
-    where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({marks})"
-    corrected = list(catalog.select(where, days))
+    corrected = catalog.superseded_on(days)
     if not corrected:
         return {}
-    marks = ",".join("?" * len(corrected))
-    fixes = {
-        r.supersedes: r
-        for r in catalog.select(
-            f"id=note_id AND supersedes IN ({marks})", [r.id for r in corrected]
-        )
-    }
+    fixes = {r.supersedes: r for r in catalog.superseding([r.id for r in corrected])}
     flags: dict[str, tuple[str, ...]] = {}
     for row in rows:
         dates = set()

@@ -82,12 +82,7 @@ def _with_descendants(catalog: Catalog, rows: list[ObjectRow]) -> list[ObjectRow
     out = {r.id: r for r in rows}
     frontier = [r.id for r in rows]
     while frontier:
-        marks = ",".join("?" * len(frontier))
-        children = [
-            c
-            for c in catalog.select(f"id=note_id AND parent IN ({marks})", frontier)
-            if c.id not in out
-        ]
+        children = [c for c in catalog.children(frontier) if c.id not in out]
         for child in children:
             out[child.id] = child
         frontier = [c.id for c in children]
@@ -104,11 +99,10 @@ def _finish(
     relinked: tuple[str, ...] = (),
 ) -> ForgetPlan:
     gone = [r.id for r in remove]
-    marks = ",".join("?" * len(gone))
-    holders = {e.source for e in catalog.relations(f"target IN ({marks})", gone)}
+    holders = {e.source for e in catalog.relations_to_any(gone)}
     # Chunk targets (`<doc>#<n>`) of removed documents count too.
     for doc in gone:
-        holders |= {e.source for e in catalog.relations("target LIKE ?", [doc + "#%"])}
+        holders |= {e.source for e in catalog.relations_to_parts(doc)}
     unlinked = tuple(sorted(holders - set(gone) - set(relinked)))
     return ForgetPlan(target, mode, tuple(remove), restored, relinked, unlinked)
 
@@ -174,6 +168,6 @@ def _drop_version(brain: Context, done: ForgetPlan) -> list[str]:
 
 
 def _adopt_children(brain: Context, old_parent: str, new_parent: str) -> None:
-    for child in brain.caches.catalog.select("id=note_id AND parent=?", [old_parent]):
+    for child in brain.caches.catalog.children([old_parent]):
         note = brain.get(child.id)
         brain.save(note.with_meta(parent=new_parent))

@@ -86,8 +86,8 @@ def unrelate(brain: Context, src: str, kind: str, dst: str) -> Note:
 
 
 def links(catalog: Catalog, note_id: str) -> Links:
-    out = catalog.relations("source=?", [note_id])
-    into = catalog.relations("target=? OR target LIKE ?", [note_id, note_id + "#%"])
+    out = catalog.relations_from(note_id)
+    into = catalog.relations_into(note_id)
     return Links(tuple(out), tuple(into))
 
 

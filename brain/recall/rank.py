@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from brain.indexes.catalog import Brief, Catalog, ObjectRow
 from brain.indexes.fulltext import Filters, FullText
+from brain.indexes.queries import scopes
 from brain.model import Hit
 from brain.terms import content_words, words
 
@@ -70,7 +71,7 @@ class VectorRetriever:
         kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
         if len(kept) < k and len(found) == fetch:
             # The filters are narrow: ask faiss for exactly the ids they allow.
-            allowed = {row.id for row in self.caches.catalog.select(*filter_sql(filters))}
+            allowed = self.caches.catalog.ids_matching(filters)
             kept = index.search(vector, k, allowed=allowed)
         return [(oid, s) for oid, s in kept[:k] if s >= self.floor]
 
@@ -79,7 +80,7 @@ def passes(row: Brief, filters: Filters) -> bool:
     """The same filters the full-text index applies, on a catalog row."""
     if filters.partition is not None and row.partition != filters.partition:
         return False
-    for nodes in _scopes(filters):
+    for nodes in scopes(filters):
         if not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
             return False
     if row.status in filters.exclude_status:
@@ -87,36 +88,6 @@ def passes(row: Brief, filters: Filters) -> bool:
     if filters.visibility is not None and row.visibility not in filters.visibility:
         return False
     return filters.kinds is None or row.kind in filters.kinds
-
-
-def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
-    """The filters as a WHERE clause over the catalog's objects."""
-    where, params = ["1"], []
-    if filters.partition is not None:
-        where.append("partition=?")
-        params.append(filters.partition)
-    for nodes in _scopes(filters):
-        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
-        for n in nodes:
-            params += [n, n.replace("%", r"\%") + "/%"]
-    if filters.exclude_status:
-        where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
-        params += list(filters.exclude_status)
-    for name, allowed in (("visibility", filters.visibility), ("kind", filters.kinds)):
-        if allowed is not None:
-            where.append(f"{name} IN ({','.join('?' * len(allowed))})")
-            params += list(allowed)
-    return " AND ".join(where), params
-
-
-def _scopes(filters: Filters) -> list[tuple[str, ...]]:
-    """Each restriction to a set of subtrees; a row must fall in one subtree of every set."""
-    scopes: list[tuple[str, ...]] = []
-    if filters.node:
-        scopes.append((filters.node.strip("/"),))
-    if filters.nodes is not None:
-        scopes.append(tuple(n.strip("/") for n in filters.nodes))
-    return scopes
 
 
 def fuse(

@@ -87,14 +87,7 @@ def store_transcripts(
 
 def _store(brain: Context, transcript: Transcript, via: str, report: ImportReport) -> None:
     digest = _digest(transcript)
-    found = next(
-        brain.caches.catalog.select(
-            "kind='recall' AND id=note_id AND json_extract(source, '$.platform')=? "
-            "AND json_extract(source, '$.external_id')=? LIMIT 1",
-            [transcript.platform, transcript.external_id],
-        ),
-        None,
-    )
+    found = brain.caches.catalog.conversation(transcript.platform, transcript.external_id)
     old = None
     if found is not None:
         if found.source.get("hash") == digest:

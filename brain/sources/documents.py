@@ -152,9 +152,7 @@ def disconnect(brain: Context, name: str, *, forget: bool = False) -> int:
 
 def documents_of(brain: Context, name: str) -> dict[str, ObjectRow]:
     """The connector's documents in the vault, by their path in the connected folder."""
-    rows = brain.caches.catalog.select(
-        "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?", [name]
-    )
+    rows = brain.caches.catalog.documents_of(name)
     return {str(r.source.get("path")): r for r in rows if r.source.get("via") == "connector"}
 
 

@@ -86,12 +86,7 @@ def _existing(brain: Context, path: str) -> Note | None:
 def _body(
     brain: Context, partition: str, day: str, events: list[Event], splits: list[Suggestion]
 ) -> str | None:
-    created = list(
-        brain.caches.catalog.select(
-            "id=note_id AND partition=? AND created LIKE ? AND kind!='log' ORDER BY created, id",
-            (partition, day + "%"),
-        )
-    )
+    created = brain.caches.catalog.created_on(partition, day)
 
     def happened(kind: str) -> list[tuple[str, str, str]]:
         def detail(e: Event) -> str:

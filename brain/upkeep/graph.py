@@ -49,10 +49,7 @@ def label(text: str) -> str:
 
 def select(catalog: Catalog, partition: str) -> Drawn:
     """The notes and relations to draw: the best connected first, within the caps."""
-    rows = {
-        r.id: r
-        for r in catalog.select("partition=? AND id=note_id AND visibility='normal'", [partition])
-    }
+    rows = {r.id: r for r in catalog.visible_notes(partition)}
     edges, hidden = [], 0
     for e in catalog.relations():
         if e.source not in rows:

@@ -58,7 +58,7 @@ def last_touch(brain: Context, row: ObjectRow) -> datetime | None:
     """`touched`, or for a thread the latest touch of the thread or any of its days."""
     stamps = [row.touched]
     if row.kind == "thread":
-        stamps += [child.touched for child in brain.caches.catalog.select("parent=?", (row.id,))]
+        stamps += [child.touched for child in brain.caches.catalog.below(row.id)]
     moments = []
     for stamp in stamps:
         try:
@@ -70,11 +70,7 @@ def last_touch(brain: Context, row: ObjectRow) -> datetime | None:
 
 def due(brain: Context, now: datetime) -> list[tuple[ObjectRow, str, int]]:
     """(row, next status, untouched days) for every note the sweep would move on."""
-    kinds = ",".join("?" * len(AGING_KINDS))
-    rows = brain.caches.catalog.select(
-        f"id=note_id AND kind IN ({kinds}) AND status IN ('active', 'dormant') ORDER BY path",
-        AGING_KINDS,
-    )
+    rows = brain.caches.catalog.aging(AGING_KINDS)
     found = []
     frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
     for row in rows:

@@ -65,21 +65,12 @@ class Suggestion:
 
 def crowded(brain: Context) -> list[tuple[str, str, int]]:
     """(partition, node, count) of nodes holding SPLIT_AT or more titled notes directly."""
-    query = (
-        "SELECT partition, node, count(*) FROM objects WHERE id=note_id AND kind='titled' "
-        "GROUP BY partition, node HAVING count(*) >= ? ORDER BY partition, node"
-    )
-    found = brain.caches.catalog.db.execute(query, (SPLIT_AT,))
-    return [(str(p), str(n), int(c)) for p, n, c in found]
+    return brain.caches.catalog.crowded_nodes(SPLIT_AT)
 
 
 def suggest(brain: Context, partition: str, node: str) -> Suggestion | None:
     """The split of one node, or None when it is small or has no clear clusters."""
-    rows = list(
-        brain.caches.catalog.select(
-            "id=note_id AND kind='titled' AND partition=? AND node=? ORDER BY id", (partition, node)
-        )
-    )
+    rows = brain.caches.catalog.titled_in(partition, node)
     if len(rows) < SPLIT_AT:
         return None
     keywords = {row.id: _keywords(brain, row) for row in rows}
@@ -118,9 +109,7 @@ def split(brain: Context, node: str, *, apply: bool = False) -> tuple[Suggestion
     brain.catch_up()
     suggestion = suggest(brain, brain.partition, node)
     if suggestion is None:
-        count = brain.caches.catalog.count(
-            "id=note_id AND kind='titled' AND partition=? AND node=?", (brain.partition, node)
-        )
+        count = len(brain.caches.catalog.titled_in(brain.partition, node))
         if count < SPLIT_AT:
             raise InvalidInput(
                 f"node {node!r} holds {count} memories; a split is suggested from {SPLIT_AT}"

@@ -109,13 +109,7 @@ def move(brain: Context, note_id: str, tier: str) -> Move | None:
 def due(brain: Context, now: datetime) -> list[ObjectRow]:
     """Archived (or terminal) notes untouched for `tiers.cold_after_days`, still hot."""
     horizon = now - timedelta(days=brain.settings.cold_after_days)
-    marks = ",".join("?" * len(COLD_STATUSES))
-    kinds = ",".join("?" * len(COLD_KINDS))
-    rows = brain.caches.catalog.select(
-        f"id=note_id AND status IN ({marks}) AND kind IN ({kinds}) AND path NOT LIKE 'cold/%' "
-        "ORDER BY path",
-        (*COLD_STATUSES, *COLD_KINDS),
-    )
+    rows = brain.caches.catalog.hot_notes(COLD_STATUSES, COLD_KINDS)
     frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
     return [r for r in rows if r.partition not in frozen and _older(r.touched, horizon)]
 
@@ -150,9 +144,7 @@ def _ensure_dictionary(brain: Context) -> None:
 
 
 def _samples(brain: Context) -> list[bytes]:
-    rows = brain.caches.catalog.select(
-        "id=note_id AND visibility='normal' ORDER BY touched DESC, id LIMIT ?", (TRAIN_LIMIT,)
-    )
+    rows = brain.caches.catalog.recently_touched(TRAIN_LIMIT)
     samples = []
     for row in rows:
         try:
