@@ -234,14 +234,8 @@ class Context:
             if now - self._last_walk < self.catch_up_every:
                 return CatchUp()
             self._last_walk = now
-        known = self.caches.catalog.files()
-        todo, seen = [], set()
-        for rel, st in self.store.walk():
-            seen.add(rel)
-            row = known.get(rel)
-            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
-                todo.append(rel)
-        gone = [p for p in known if p not in seen]
+        found = catchup.compare(self.store, self.caches.catalog)
+        todo, gone = found.out_of_step, list(found.missing)
         if not todo and not gone:
             return CatchUp()
         with self.lock.hold():

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain import health, partitions
+from brain import doctor, partitions
 from brain.brain import Brain
 from brain.errors import BrainError
 from brain.model import Hit, iso, new_id
@@ -201,12 +201,12 @@ def build_tools(
     async def diagnostics() -> Result:
         """Health: whether the caches are in step with the files, broken notes, pending
         connectors, and which retrievers (and embedding model) are loaded."""
-        return health.diagnostics(brain)
+        return doctor.diagnostics(brain)
 
     @tool(read_only=True)
     async def usage() -> Result:
         """Counts of notes by kind and status in the current partition, and their size."""
-        return health.usage(brain)
+        return doctor.usage(brain)
 
     @tool(read_only=True, idempotent=True)
     async def ping() -> Result:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +15,34 @@ from brain.model import Note, content_hash, iso, new_id
 if TYPE_CHECKING:
     from brain.clock import Clock
     from brain.indexes.caches import Caches
+    from brain.indexes.catalog import Catalog
+    from brain.indexes.rows import FileRow
     from brain.vault.store import NoteStore
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The one walk of the files against the catalog (catch-up, doctor and diagnostics)."""
+
+    on_disk: tuple[tuple[str, os.stat_result, FileRow | None], ...]  # each file, its row if known
+    missing: tuple[str, ...]  # files the catalog knows that are gone from disk
+
+    @property
+    def out_of_step(self) -> list[str]:
+        """Files the catalog does not know, or knew at another size or time."""
+        return [
+            rel
+            for rel, st, row in self.on_disk
+            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size
+        ]
+
+
+def compare(store: NoteStore, catalog: Catalog, prefix: str = "") -> Comparison:
+    """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads."""
+    known = {p: row for p, row in catalog.files().items() if p.startswith(prefix)}
+    on_disk = [(rel, st, known.get(rel)) for rel, st in store.walk() if rel.startswith(prefix)]
+    seen = {rel for rel, _st, _row in on_disk}
+    return Comparison(tuple(on_disk), tuple(p for p in known if p not in seen))
 
 
 @dataclass(frozen=True)
