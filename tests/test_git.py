@@ -19,8 +19,8 @@ from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import BrainError
-from brain.git import autocommit as gitvault
 from brain.git import history as githistory
+from brain.git import repo as gitvault
 from brain.git.merge import merge_dated
 from brain.indexes.nodeindex import render
 from brain.mcp_server import build_server

@@ -19,7 +19,7 @@ from brain.clock import FixedClock
 from brain.daemon.backend import Backend, DaemonBackend, LocalBackend
 from brain.daemon.operations import Operations
 from brain.errors import InvalidInput
-from brain.git import autocommit
+from brain.git import repo
 from brain.mcp_server import build_server
 from brain.model import RecallOptions
 
@@ -68,7 +68,7 @@ def test_a_model_session_does_not_defer_the_commits_of_others(
                        "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org",
                        "GIT_CONFIG_NOSYSTEM": "1"}.items():  # fmt: skip # one record's fields
         monkeypatch.setenv(key, value)
-    autocommit.enable(vault)
+    repo.enable(vault)
     brain = open_vault(vault, clock=clock)
     try:
         build_server(brain)  # the daemon keeps serving the CLI beside its MCP sessions

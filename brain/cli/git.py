@@ -37,7 +37,7 @@ def _git_command(name: str, **kwargs: Any) -> Callable[[F], F]:
 @_git_command("enable")
 def enable(vault: VaultOpt = None) -> None:
     """Put the vault under git: ignores, merge drivers, autocommit on, a first commit."""
-    from brain.git import autocommit as gitvault
+    from brain.git import repo as gitvault
 
     root, _how = vault_path(vault)
     head = gitvault.enable(root)

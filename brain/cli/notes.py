@@ -41,7 +41,7 @@ def init(
 
     root = path.expanduser().absolute() if path else vault_path(vault)[0]
     if git:
-        from brain.git.autocommit import git_binary
+        from brain.git.repo import git_binary
 
         git_binary()  # no git: say so before anything is created
     if init_vault(root, SystemClock().now()):
@@ -49,7 +49,7 @@ def init(
     else:
         out.print(f"A vault is already at {escape(str(root))}; nothing changed.")
     if git:
-        from brain.git.autocommit import enable
+        from brain.git.repo import enable
 
         enable(root)
         out.print("It is under git: every brain change is a commit (docs/git.md).")

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain.git.autocommit import (
-    _UNMERGED,
+from brain.git.autocommit import Pending
+from brain.git.repo import (
     MESSAGE_FILE,
     TRAILER,
     UNDOES,
+    UNMERGED,
     GitError,
-    Pending,
-    autocommit,
+    autocommit_on,
     dirty,
     git_binary,
     git_identity,
@@ -163,7 +163,7 @@ class GitStatus:
 
 def status(root: Path, settings: Settings) -> GitStatus:
     git_binary()
-    enabled = autocommit(settings)
+    enabled = autocommit_on(settings)
     if not is_repo(root):
         return GitStatus(False, enabled)
     branch = run(root, "branch", "--show-current", check=False).strip()
@@ -171,7 +171,7 @@ def status(root: Path, settings: Settings) -> GitStatus:
     found = dirty(root)
     pending = Pending.load(root)
     waiting = sorted(p for p in pending.paths if p in found)
-    conflicts = sorted(p for p, code in found.items() if code in _UNMERGED)
+    conflicts = sorted(p for p, code in found.items() if code in UNMERGED)
     by_hand = sorted(p for p in found if p not in pending.paths and p not in conflicts)
     return GitStatus(True, enabled, branch, head, merging(root), tuple(waiting), pending.error,
                      tuple(by_hand), tuple(conflicts))  # fmt: skip # arguments grouped by meaning

@@ -30,7 +30,7 @@ def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel: str, cwd:
     if kind not in KINDS:
         raise InvalidInput(f"unknown merge driver {kind!r}; allowed: {', '.join(KINDS)}")
     if kind == "regenerate":
-        from brain.git.autocommit import flag_regeneration
+        from brain.git.repo import flag_regeneration
 
         flag_regeneration(cwd)
         return 0
