@@ -4,6 +4,7 @@ recall's options defined once."""
 from __future__ import annotations
 
 import inspect
+import re
 import subprocess
 import sys
 import typing
@@ -32,6 +33,17 @@ def test_the_import_layers_and_no_circles_hold() -> None:
     done = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 kept, 0 broken" in done.stdout
+
+
+def test_sql_lives_in_the_indexes_only() -> None:
+    sql = re.compile(
+        r"(?<!\w)id=note_id|SELECT |\.db\.execute|catalog\.(select|count|relations)\((?!\))"
+    )
+    for path in (ROOT / "brain").rglob("*.py"):
+        if path.parent.name == "indexes":
+            continue
+        found = sql.search(path.read_text(encoding="utf-8"))
+        assert found is None, f"{path}: {found.group(0) if found else ''}"
 
 
 def test_a_partition_view_is_a_value_the_brain_keeps_its_own(brain: Brain) -> None:

@@ -253,3 +253,47 @@ class Queries:
     def relations_to_parts(self, note_id: str) -> list[RelationRow]:
         """Edges into a note's chunks (`<id>#<n>`)."""
         return self.relations("target LIKE ?", [note_id + "#%"])
+
+    # the session gate's briefing, upkeep and cues (a partition's notes; `normal_only` for a model)
+    def _in_partition(
+        self, partition: str, normal_only: bool, where: str, params: Sequence[Any] = ()
+    ) -> list[ObjectRow]:
+        hide = " AND visibility='normal'" if normal_only else ""
+        sql = "partition=? AND id=note_id" + hide + " AND " + where
+        return list(self.select(sql, (partition, *params)))
+
+    def titled(
+        self, partition: str, node: str, title: str, *, normal_only: bool
+    ) -> list[ObjectRow]:
+        """The notes of one title in one node."""
+        return self._in_partition(partition, normal_only, "node=? AND title=?", (node, title))
+
+    def active_threads(
+        self, partition: str, *, normal_only: bool, latest: int | None = None
+    ) -> list[ObjectRow]:
+        """Active threads; with `latest`, only that many, the last touched first."""
+        where = "kind='thread' AND status='active'"
+        if latest is None:
+            return self._in_partition(partition, normal_only, where)
+        return self._in_partition(
+            partition, normal_only, where + " ORDER BY touched DESC LIMIT ?", (latest,)
+        )
+
+    def recent_defining(self, partition: str, *, normal_only: bool, limit: int) -> list[ObjectRow]:
+        """The newest current defining memories."""
+        where = "defining IS NOT NULL AND status!='superseded' ORDER BY created DESC LIMIT ?"
+        return self._in_partition(partition, normal_only, where, (limit,))
+
+    def active_in(self, partition: str, node: str, *, normal_only: bool) -> list[ObjectRow]:
+        """The active notes directly in one node."""
+        return self._in_partition(partition, normal_only, "node=? AND status='active'", (node,))
+
+    def created_or_touched_on(
+        self, partition: str, day: str, *, normal_only: bool
+    ) -> list[ObjectRow]:
+        """The notes created or touched on one day (`YYYY-MM-DD`)."""
+        where = "(created LIKE ? OR touched LIKE ?)"
+        return self._in_partition(partition, normal_only, where, (day + "%", day + "%"))
+
+    def superseded(self, partition: str, *, normal_only: bool) -> list[ObjectRow]:
+        return self._in_partition(partition, normal_only, "status='superseded'")
