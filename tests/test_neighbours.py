@@ -16,8 +16,8 @@ from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.fulltext import Filters
-from brain.neighbours import Neighbourhood, blend_scores, order_key
-from brain.recall import TextRetriever, VectorRetriever
+from brain.recall.neighbours import Neighbourhood, blend_scores, order_key
+from brain.recall.rank import TextRetriever, VectorRetriever
 from tests.conftest import T0
 
 _register()
@@ -192,7 +192,7 @@ def test_write_order_survives_reindex(brain: Brain, clock: FixedClock) -> None:
 
 def test_ulid_bounds() -> None:
     from brain.model import new_id
-    from brain.neighbours import _millis, _ulid_at
+    from brain.recall.neighbours import _millis, _ulid_at
 
     made = new_id(T0)
     millis = _millis(made)
