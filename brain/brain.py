@@ -138,7 +138,7 @@ class Brain:
         clean_tags = tuple(_check_tag(t) for t in tags)
         request = Request(
             text=text, partition=self.partition, node=node, title=title, kind=kind,
-            tags=clean_tags, source=source,
+            tags=clean_tags, source=source, visible_only=self.for_model,
         )  # fmt: skip
         with self.lock.hold():
             check_writable(self.root, self.partition)
@@ -148,11 +148,6 @@ class Brain:
             if title is not None and not node_is_dated(node):
                 self._refresh_title(f"{self.partition}/{node or INBOX}", title)
             note = plan(request, self.store, self.caches.catalog, self.clock.now(), self.place)
-            if self.for_model and note.visibility != "normal":
-                raise InvalidInput(
-                    f"title {note.title!r} belongs to a note the person keeps to themselves",
-                    "remember it under another title",
-                )
             # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
             return self.save(self.touched(defining.mark(note, text)))
 
@@ -192,6 +187,8 @@ class Brain:
         # The one place every write passes: an archived partition is read-only, whoever asks.
         check_writable(self.root, note.partition)
         before = self.caches.catalog.get(note.id) if note.id else None
+        if self.for_model:
+            self.check_model_may_write(note, before)
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())
         if before is not None and before.path != note.path:
@@ -199,6 +196,18 @@ class Brain:
         elif before is None and note.supersedes:
             self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
+
+    def check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
+        """A model's write never reaches a note hidden from it: not the note itself, not the
+        note whose file it would replace. The refusal names nothing of that note."""
+        owner = self.caches.catalog.file(note.path)
+        held = self.caches.catalog.get(owner.note_id) if owner and owner.note_id else None
+        rows = [r for r in (before, held) if r is not None]
+        if note.visibility != "normal" or not all(self.shows(r) for r in rows):
+            raise InvalidInput(
+                "that note is kept by the person to themselves; it cannot be written over MCP",
+                "write it under another title, or ask the person",
+            )
 
     def delete(self, note: Note) -> list[str]:
         """Remove a note file and everything cached about it. Callers hold the lock."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from brain.errors import BrainError
+from brain.indexes.catalog import FileRow
 from brain.partitions import is_archived
 
 if TYPE_CHECKING:
@@ -50,8 +52,9 @@ def diagnostics(brain: Brain) -> dict[str, Any]:
         seen.add(rel)
         row = known.get(rel)
         if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
-            out_of_step += 1
-    out_of_step += sum(1 for p in known if p not in seen)
+            out_of_step += 0 if _hidden(brain, rel, row) else 1
+    gone = [(p, row) for p, row in known.items() if p not in seen]
+    out_of_step += sum(1 for p, row in gone if not _hidden(brain, p, row))
     brain.flush()  # apply queued cache changes, so the counts compare like with like
     objects = brain.caches.catalog.count()
     in_text = len(brain.caches.fulltext)
@@ -72,6 +75,20 @@ def diagnostics(brain: Brain) -> dict[str, Any]:
         "embedder": brain.settings.embedder,
         "model_loaded": bool(getattr(brain.embedder, "loaded", brain.embedder is not None)),
     }
+
+
+def _hidden(brain: Brain, rel: str, row: FileRow | None) -> bool:
+    """Whether a file out of step is a note hidden from a model (as cached, or as it reads now);
+    a model is told nothing of those, not even that they changed."""
+    if not brain.for_model:
+        return False
+    cached = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
+    if cached is not None and not brain.shows(cached):
+        return True
+    try:
+        return brain.store.read(rel).visibility != "normal"
+    except (OSError, BrainError):
+        return False  # gone, or broken: it has no visibility to keep (doctor names it)
 
 
 def _pending(brain: Brain) -> int:

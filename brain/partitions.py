@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from brain import connectors
 from brain.errors import InvalidInput, NotFound
 from brain.gitvault import recorded
 from brain.model import LOCAL_ONLY, iso
@@ -84,6 +85,22 @@ def check_recallable(root: Path, name: str) -> None:
         )
 
 
+def check_model_may_change(brain: Brain, name: str) -> None:
+    """A model may not rename or archive a partition the person's settings name (the default
+    one, a connector's): that would rewrite brain.yaml or break the person's own commands."""
+    if not brain.for_model:
+        return
+    named = {brain.settings.default_partition}
+    for decl in connectors.declared(brain.root).values():
+        named.add(decl.partition or brain.settings.default_partition)
+    if name in named:
+        raise InvalidInput(
+            f"partition {name!r} is named in the person's settings (brain.yaml); "
+            "only they can rename or archive it",
+            f"ask the person to run `brain partition rename|archive {name}`",
+        )
+
+
 def existing(brain: Brain, name: str) -> str:
     check_name(name)
     known = brain.store.partitions()
@@ -124,6 +141,7 @@ def rename(brain: Brain, old: str, new: str) -> Partition:
     check_name(new)
     with brain.lock.hold():
         existing(brain, old)
+        check_model_may_change(brain, old)
         if old == new:
             raise InvalidInput(f"partition {old!r} already has that name")
         if (brain.root / new).exists() or (brain.root / LOCAL_ONLY / new).exists():
@@ -147,6 +165,7 @@ def archive(brain: Brain, name: str) -> Partition:
     """Make a partition read-only and take it out of recall; its files stay as they are."""
     with brain.lock.hold():
         existing(brain, name)
+        check_model_may_change(brain, name)
         if is_archived(brain.root, name):
             raise InvalidInput(f"partition {name!r} is already archived")
         stamp = iso(brain.clock.now())
