@@ -88,6 +88,9 @@ class Brain:
     node_index: NodeIndex = field(init=False)
     changes: gitvault.Autocommit = field(init=False)  # the vault under git (gitvault.py)
     _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
+    # While reindexing: which file held each id before the caches were cleared, so a copied
+    # note (same id, other file) never takes the id from the original (catchup.keeps_id).
+    id_owners: dict[str, str] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
@@ -567,15 +570,19 @@ class Brain:
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):
+            self.id_owners = self.caches.catalog.id_owners()
             self.caches.clear()
             files = list(self.store.walk())
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
-            for done, (rel, _st) in enumerate(files, 1):
-                if self._index_file(rel) == "changed":
-                    count += 1
-                if progress:
-                    progress(done, len(files))
+            try:
+                for done, (rel, _st) in enumerate(files, 1):
+                    if self._index_file(rel) == "changed":
+                        count += 1
+                    if progress:
+                        progress(done, len(files))
+            finally:
+                self.id_owners = None
             self.caches.flush_text()
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()

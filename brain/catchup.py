@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -68,12 +68,53 @@ def index_file(brain: Brain, rel: str) -> str:
         data = brain.store.write(note)
         st = path.stat()
     other = brain.caches.catalog.get(note.id)
-    if other is not None and other.path != rel and brain.store.exists(other.path):
-        reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
-        brain.caches.put_broken(rel, data, st, reason)
-        return "broken"
+    if other is not None and other.path != rel and _holds(brain, other.path, note.id):
+        # Two files, one id: a copy. The file that held the id first keeps it; the copy gets
+        # its own, written into its front-matter, as a dropped-in file does (`copy_of` says why).
+        if not keeps_id(brain.id_owners, note.id, (note.created, rel), (other.created, other.path)):
+            note = renew(note, note.id, brain.clock.now())
+            data = brain.store.write(note)
+            st = path.stat()
+        else:
+            copy = brain.store.read(other.path)
+            brain.caches.drop_note(other.id, other.path)
+            brain.caches.put_note(note, data, st)
+            copy = renew(copy, note.id, brain.clock.now())
+            copied = brain.store.write(copy)
+            brain.caches.put_note(copy, copied, brain.store.path(copy.path).stat())
+            return "changed"
     brain.caches.put_note(note, data, st)
     return "changed"
+
+
+def _holds(brain: Brain, rel: str, note_id: str) -> bool:
+    """Whether the file at rel (as it is now, not as cached) holds this id."""
+    try:
+        return brain.store.read(rel).id == note_id
+    except (OSError, BrokenNote):
+        return False
+
+
+def keeps_id(
+    owners: Mapping[str, str] | None, note_id: str, mine: tuple[str, str], theirs: tuple[str, str]
+) -> bool:
+    """Whether the file `mine` (created, path) keeps an id that `theirs` holds too.
+
+    Outside a rebuild, the catalog's holder keeps it (`owners` is None). In a rebuild, the
+    holder the catalog knew before it was cleared; failing that, the earlier `created`, then
+    the path.
+    """
+    if owners is None:
+        return False
+    before = owners.get(note_id)
+    if before in (mine[1], theirs[1]):
+        return before == mine[1]
+    return mine < theirs
+
+
+def renew(note: Note, original: str, now: datetime) -> Note:
+    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from."""
+    return note.with_meta(id=new_id(now), copy_of=original)
 
 
 def adopt(note: Note, now: datetime) -> Note:

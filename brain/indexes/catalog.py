@@ -255,6 +255,13 @@ class Catalog:
         ).fetchone()
         return ObjectRow.from_sql(row) if row else None
 
+    def id_owners(self) -> dict[str, str]:
+        """Each note id and the file that holds it (empty if the catalog cannot say)."""
+        try:
+            return dict(self.db.execute("SELECT id, path FROM objects WHERE id=note_id"))
+        except sqlite3.Error:
+            return {}
+
     def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
         for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
             yield ObjectRow.from_sql(row)

@@ -60,6 +60,12 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 
 _FENCE = "---"
+# Front-matter is metadata: bounded, so a hand-made note cannot cost minutes or gigabytes.
+# A document's `sections` (written by the connector, one record per chunk, tables included)
+# may take most of the front-matter; every other field is held to MAX_FIELD_CHARS.
+MAX_FRONT_BYTES = 4 * 1024 * 1024
+MAX_FIELD_CHARS = 64 * 1024
+LARGE_FIELDS = frozenset({"sections"})
 
 
 def parse(text: str, path: str) -> Note:
@@ -72,8 +78,11 @@ def parse(text: str, path: str) -> Note:
         raise BrokenNote(f"{path}: front-matter is not closed by a '---' line")
     raw = text[start:end]
     after = text.index("\n", end) + 1 if "\n" in text[end:] else len(text)
+    size = len(raw.encode("utf-8"))
+    if size > MAX_FRONT_BYTES:
+        raise BrokenNote(f"{path}: front-matter is {size} bytes; the limit is {MAX_FRONT_BYTES}")
     try:
-        meta = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+        meta = _load(raw, path) if raw.strip() else {}
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 2})" if where is not None else ""
@@ -82,6 +91,52 @@ def parse(text: str, path: str) -> Note:
     if not isinstance(meta, dict):
         raise BrokenNote(f"{path}: front-matter must be a mapping of fields")
     return Note(meta=meta, body=text[after:], path=path, raw_front=raw)
+
+
+def _load(raw: str, path: str) -> Any:
+    """The front-matter's YAML, composed first and checked before anything is built.
+
+    An alias makes one node stand for many: nested a few deep they expand to millions of
+    values (451 bytes took 24 s and 2 GB), so a node met twice is refused, and each field
+    is held to a size. Composing does not expand aliases, so the check costs what the text is.
+    """
+    loader = _Loader(raw)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}
+        _check_nodes(node, path)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                size = value.end_mark.index - value.start_mark.index
+                if size > MAX_FIELD_CHARS and key.value not in LARGE_FIELDS:
+                    raise BrokenNote(
+                        f"{path}: front-matter field {str(key.value)[:60]!r} is {size} "
+                        f"characters; the limit is {MAX_FIELD_CHARS}"
+                    )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_nodes(top: yaml.Node, path: str) -> None:
+    seen: set[int] = set()
+    todo = [top]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            line = node.start_mark.line + 2  # the fence is line 1
+            raise BrokenNote(
+                f"{path}: front-matter uses a YAML alias (line {line}); aliases are not "
+                "allowed in notes",
+                "write the value out in full",
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                todo.extend((key, value))
 
 
 def _closing_fence(text: str, start: int) -> int:
