@@ -433,7 +433,9 @@ class Brain:
         ranked = rank(fused, briefs)
         best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
         rows = self.caches.catalog.get_many([oid for oid, _ in best])
-        flags = corrections.suspicion_flags(self.caches.catalog, [rows[oid] for oid, _ in best])
+        flags = corrections.suspicion_flags(
+            self.caches.catalog, [rows[oid] for oid, _ in best], visible_only=self.for_model
+        )
         hits = []
         for oid, score in best:
             stored = self.caches.fulltext.stored(oid)

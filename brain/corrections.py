@@ -235,10 +235,14 @@ def _pass(source: Mapping[str, Any]) -> tuple[Any, Any]:
     return source.get("via"), source.get("session")
 
 
-def suspicion_flags(catalog: Catalog, rows: Sequence[ObjectRow]) -> dict[str, tuple[str, ...]]:
+def suspicion_flags(
+    catalog: Catalog, rows: Sequence[ObjectRow], *, visible_only: bool = False
+) -> dict[str, tuple[str, ...]]:
     """Flags for hits written in the same pass (source, session, UTC day) as a corrected note.
 
     A note written after the correction is not suspect: the mistake was known by then.
+    `visible_only` (a model): a correction hidden from it flags nothing, or the flag would
+    tell it that a hidden note exists.
     Notes without a `session` in their source share one session per writer (`via`): for the
     CLI, which sets none, that makes one pass of every CLI write of a UTC day.
     """
@@ -246,15 +250,16 @@ def suspicion_flags(catalog: Catalog, rows: Sequence[ObjectRow]) -> dict[str, tu
     if not days:
         return {}
     marks = ",".join("?" * len(days))
+    visible = " AND visibility='normal'" if visible_only else ""
     where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({marks})"
-    corrected = list(catalog.select(where, days))
+    corrected = list(catalog.select(where + visible, days))
     if not corrected:
         return {}
     marks = ",".join("?" * len(corrected))
     fixes = {
         r.supersedes: r
         for r in catalog.select(
-            f"id=note_id AND supersedes IN ({marks})", [r.id for r in corrected]
+            f"id=note_id AND supersedes IN ({marks}){visible}", [r.id for r in corrected]
         )
     }
     flags: dict[str, tuple[str, ...]] = {}

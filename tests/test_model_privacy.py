@@ -225,3 +225,20 @@ def test_a_model_cannot_rename_or_archive_the_default_partition(
         assert person.remember("still mine").path.startswith("main/")
     finally:
         person.close()
+
+
+def test_a_hidden_correction_flags_nothing_for_a_model(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    async def scenario(client: Client) -> None:
+        wrong = await call(client, "remember", {"text": "Launch is in May", "title": "Launch"})
+        sibling = await call(client, "remember", {"text": "Budget is 5k", "title": "Budget"})
+        person = _person(vault, clock)
+        fix = person.correct(wrong["id"], "Launch is in March, a private matter")
+        person.set_field(fix.id, "visibility", "private")
+        assert person.recall("budget", mode="text")[0].flags  # the person sees the suspicion
+        person.close()
+        hits = (await call(client, "recall", {"query": "budget"}))["hits"]
+        assert [h["flags"] for h in hits if h["id"] == sibling["id"]] == [[]]
+
+    run(brain, scenario)
