@@ -32,7 +32,7 @@ from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
 from brain.journal import Event, Journal
-from brain.model import STATUSES, Hit, Note, is_id, iso, normalise_title
+from brain.model import STATUSES, Hit, Note, Relation, is_id, iso, normalise_title
 from brain.nodeindex import NodeIndex
 from brain.partitions import check_recallable, check_writable, is_archived
 from brain.recall import (
@@ -357,6 +357,18 @@ class Brain:
         if not self.for_model:
             return True
         return row.visibility == "normal" and row.partition == self.partition
+
+    def shown_relations(self, note: Note) -> list[Relation]:
+        """A note's relations whose targets this Brain may show (for a model: not an id of a
+        hidden note, which would tell it one exists)."""
+        if not self.for_model:
+            return list(note.relations)
+        targets = self.caches.catalog.get_many([r.target.split("#", 1)[0] for r in note.relations])
+        return [
+            r
+            for r in note.relations
+            if (row := targets.get(r.target.split("#", 1)[0])) is not None and self.shows(row)
+        ]
 
     @recorded(lambda note, a: f"set {a['field']}={a['value']} on {title_of(note)}")
     def set_field(self, note_id: str, field: str, value: str) -> Note:

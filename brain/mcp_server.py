@@ -175,7 +175,7 @@ def build_tools(
             "id": note.id, "title": note.title, "kind": note.kind, "status": note.status,
             "created": note.created, "touched": note.touched, "node": note.node,
             "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
-            "relations": [r.to_yaml() for r in note.relations],
+            "relations": [r.to_yaml() for r in brain.shown_relations(note)],
             "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
         }  # fmt: skip
 

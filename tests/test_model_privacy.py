@@ -242,3 +242,22 @@ def test_a_hidden_correction_flags_nothing_for_a_model(
         assert [h["flags"] for h in hits if h["id"] == sibling["id"]] == [[]]
 
     run(brain, scenario)
+
+
+def test_expand_never_shows_a_relation_to_a_hidden_note(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    person = _person(vault, clock)
+    shared = person.remember("Gardening plan", title="Garden")
+    secret = person.remember("Neighbour dispute", title="Dispute")
+    other = person.remember("Compost bins", title="Compost")
+    person.relate(shared.id, "references", secret.id)
+    person.relate(shared.id, "references", other.id)
+    person.set_field(secret.id, "visibility", "private")
+    person.close()
+
+    async def scenario(client: Client) -> None:
+        note = await call(client, "expand", {"note_id": shared.id})
+        assert [r["target"] for r in note["relations"]] == [other.id]
+
+    run(brain, scenario)
