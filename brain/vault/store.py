@@ -40,9 +40,15 @@ class NoteStore:
         and so are the compressed notes of the cold tier (`cold/…/*.md.zst`).
         """
         for partition in self.partitions():
-            yield from self._walk(partition)
-            yield from self._walk(f"{LOCAL_ONLY}/{partition}")
-        yield from self._walk(COLD_DIR, ".md.zst")
+            yield from self._walk_root(partition)
+            yield from self._walk_root(f"{LOCAL_ONLY}/{partition}")
+        yield from self._walk_root(COLD_DIR, ".md.zst")
+
+    def _walk_root(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
+        # A link where a folder of notes should be (`local-only`, `cold`) is never followed:
+        # what it leads to is not the vault. Below a root, entries are checked one by one.
+        if not self._linked(rel):
+            yield from self._walk(rel, suffix)
 
     def links(self) -> list[tuple[str, str]]:
         """Symbolic links in the vault's folders, each with whether it leads `inside` or
@@ -82,10 +88,6 @@ class NoteStore:
         return any(self.root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
 
     def _walk(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
-        # A link where a folder of notes should be (`local-only`, `cold`, a partition's
-        # folder replaced by one) is never followed: what it leads to is not the vault.
-        if self._linked(rel):
-            return
         try:
             entries = sorted(os.scandir(self.root / rel), key=lambda e: e.name)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
