@@ -138,9 +138,11 @@ def build_tools(
             ),
         ] = None,
     ) -> Result:
-        """Store a memory in the current partition. Returns the note's id, title and path."""
+        """Store a memory in the current partition. Returns the note's id, title and folder."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
-        return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
+        # The folder, not the file name: a name such as `Bank pin 2.md` would tell a model that
+        # a note it cannot see holds `Bank pin.md` (no tool shows a model file names).
+        return {"id": note.id, "title": note.title, "node": note.node, "kind": note.kind,
                 "created": note.created}  # fmt: skip
 
     @tool(read_only=True)

@@ -254,7 +254,7 @@ def test_partitions_over_mcp(brain: Brain, vault: Path) -> None:
         await call(client, "partition_use", {"name": "work"})
         assert (await call(client, "ping"))["partition"] == "work"
         job = await call(client, "remember", {"text": "Quarterly report due Friday"})
-        assert job["path"].startswith("work/")
+        assert brain.get(job["id"]).partition == "work" and "path" not in job
         # No tool reaches across partitions: ids from another partition are unknown here.
         hits = (await call(client, "recall", {"query": "Friday"}))["hits"]
         assert [h["id"] for h in hits] == [job["id"]]

@@ -152,9 +152,7 @@ def test_remember_a_private_threads_title_starts_a_thread_of_its_own(
         assert thread.id not in json.dumps(made)
         again = await call(client, "remember", {"text": "More", "kind": "thread",
                                                 "title": "Merger"})  # fmt: skip
-        assert again["kind"] == "dated" and not again["path"].startswith(
-            "main/Memory/Threads/Merger/"
-        )
+        assert again["kind"] == "dated" and again["node"] == made["node"] != "Memory/Threads/Merger"
 
     run(brain, scenario)
     assert sorted(p.name for p in folder.iterdir()) == before
