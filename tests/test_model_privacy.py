@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from brain.brain import Brain, open_vault
@@ -30,14 +31,16 @@ def _gate_to_diary(client: Client, seen: list[str]) -> Any:
     return go()
 
 
-def test_the_gate_never_writes_into_a_private_diary_nor_names_it(
-    brain: Brain, vault: Path, clock: FixedClock
+@pytest.mark.parametrize("visibility", ["private", "local-only"])
+def test_the_gate_never_writes_into_a_hidden_diary_nor_names_it(
+    brain: Brain, vault: Path, clock: FixedClock, visibility: str
 ) -> None:
     person = _person(vault, clock)
     diary = person.remember("My own words about today.", node="LLM/Diary")
-    person.set_field(diary.id, "visibility", "private")
+    person.set_field(diary.id, "visibility", visibility)
     person.close()
-    path = vault / f"main/LLM/Diary/{DAY}.md"
+    shared = vault / f"main/LLM/Diary/{DAY}.md"
+    path = vault / "local-only" / shared.relative_to(vault) if visibility != "private" else shared
     before = path.read_bytes()
     seen: list[str] = []
 
@@ -51,29 +54,9 @@ def test_the_gate_never_writes_into_a_private_diary_nor_names_it(
 
     run(brain, scenario)
     assert path.read_bytes() == before
+    assert path == shared or not shared.exists()  # no second diary beside a local-only one
     assert not any(diary.id in s for s in seen)
     assert "The model's diary entry." not in (vault / f"main/Memory/Sessions/{DAY}.md").read_text()
-
-
-def test_the_gate_never_writes_into_a_local_only_diary(
-    brain: Brain, vault: Path, clock: FixedClock
-) -> None:
-    person = _person(vault, clock)
-    diary = person.remember("Kept on this machine.", node="LLM/Diary")
-    person.set_field(diary.id, "visibility", "local-only")
-    person.close()
-    hidden = vault / f"local-only/main/LLM/Diary/{DAY}.md"
-    before = hidden.read_bytes()
-    seen: list[str] = []
-
-    async def scenario(client: Client) -> None:
-        await _gate_to_diary(client, seen)
-        seen.append(await refused(client, "diary", {"text": "The model's diary entry."}))
-
-    run(brain, scenario)
-    assert hidden.read_bytes() == before
-    assert not (vault / f"main/LLM/Diary/{DAY}.md").exists()
-    assert not any(diary.id in s for s in seen)
 
 
 def test_a_private_session_note_closes_the_gate_and_stays_unread(
@@ -108,6 +91,7 @@ def test_remember_under_a_hidden_title_makes_the_models_own_note(
         again = await call(client, "remember", {"text": "and ask", "title": "Bank pin"})
         assert made["id"] != secret.id and again["id"] == made["id"]  # its own note, deduped
         assert secret.id not in json.dumps(made) and "1234" not in json.dumps(made)
+        assert "Bank pin 2" not in json.dumps(made)  # the file name would say one is taken
 
     run(brain, scenario)
     assert secret_file.read_bytes() == before
