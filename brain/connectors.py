@@ -21,9 +21,10 @@ from typing import Any
 import yaml
 
 from brain import consent
-from brain.errors import InvalidInput
+from brain.errors import BrokenNote, InvalidInput
 from brain.settings import SETTINGS_FILE
 from brain.vault.files import atomic_write
+from brain.vault.notefile import load_yaml
 from brain.vault.paths import CACHE_DIR, check_segment
 
 STATE_FILE = "connectors.json"
@@ -86,8 +87,8 @@ def declared(root: Path) -> dict[str, Declared]:
     """The connectors declared in brain.yaml (read afresh: it may have changed by hand)."""
     path = root / SETTINGS_FILE
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), SETTINGS_FILE) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError, BrokenNote) as exc:
         raise InvalidInput(f"{path}: cannot be read: {exc}") from None
     section = data.get("connectors") if isinstance(data, dict) else None
     if section is None:

@@ -195,8 +195,9 @@ def _status_of(prior: str) -> str | None:
     if not prior.strip():
         return None
     try:
-        value = yaml.safe_load(prior)
-    except yaml.YAMLError:
+        # A field of a note, so as hostile as its front-matter: read with the same limits.
+        value = notefile.load_yaml(prior, "prior status", "field")
+    except (yaml.YAMLError, BrokenNote):
         return "active"
     return str(value.get("status") or "active") if isinstance(value, dict) else "active"
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from brain import corrections
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
-from brain.errors import BrokenNote
+from brain.errors import BrokenNote, InvalidInput
 from brain.vault import notefile
 
 INBOX = "main/Knowledge/Inbox"
@@ -179,3 +180,16 @@ def test_doctor_json_lists_links(
     assert json.loads(result.stdout)["links"] == [
         "main/Knowledge/Linked: a symbolic link leading outside the vault; skipped, never followed"
     ]
+
+
+def test_an_alias_in_brain_yaml_is_refused_by_name(vault: Path) -> None:
+    with (vault / "brain.yaml").open("a") as settings:
+        settings.write("extra: &x [1, 2]\nmore: *x\n")
+    with pytest.raises(InvalidInput, match=r"brain\.yaml: brain\.yaml uses a YAML alias"):
+        open_vault(vault)
+
+
+def test_a_field_holding_yaml_is_read_with_the_same_limits() -> None:
+    # `prior_status` (corrections.py) is YAML inside a note's field: an alias there is refused.
+    assert corrections._status_of("status: dormant\n") == "dormant"
+    assert corrections._status_of("status: dormant\nx: &a [1]\ny: *a\n") == "active"

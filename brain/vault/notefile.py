@@ -82,7 +82,7 @@ def parse(text: str, path: str) -> Note:
     if size > MAX_FRONT_BYTES:
         raise BrokenNote(f"{path}: front-matter is {size} bytes; the limit is {MAX_FRONT_BYTES}")
     try:
-        meta = _load(raw, path) if raw.strip() else {}
+        meta = load_yaml(raw, path) if raw.strip() else {}
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 2})" if where is not None else ""
@@ -93,8 +93,10 @@ def parse(text: str, path: str) -> Note:
     return Note(meta=meta, body=text[after:], path=path, raw_front=raw)
 
 
-def _load(raw: str, path: str) -> Any:
-    """The front-matter's YAML, composed first and checked before anything is built.
+def load_yaml(raw: str, path: str, what: str = "front-matter") -> Any:
+    """YAML as brain reads it from any file (front-matter, a field holding YAML, brain.yaml):
+    safe, composed first and checked before anything is built. Raises BrokenNote (an alias,
+    a field too large) or yaml.YAMLError.
 
     An alias makes one node stand for many: nested a few deep they expand to millions of
     values (451 bytes took 24 s and 2 GB), so a node met twice is refused, and each field
@@ -105,13 +107,13 @@ def _load(raw: str, path: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return {}
-        _check_nodes(node, path)
+        _check_nodes(node, path, what)
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 size = value.end_mark.index - value.start_mark.index
                 if size > MAX_FIELD_CHARS and key.value not in LARGE_FIELDS:
                     raise BrokenNote(
-                        f"{path}: front-matter field {str(key.value)[:60]!r} is {size} "
+                        f"{path}: {what} field {str(key.value)[:60]!r} is {size} "
                         f"characters; the limit is {MAX_FIELD_CHARS}"
                     )
         return loader.construct_document(node)
@@ -119,16 +121,15 @@ def _load(raw: str, path: str) -> Any:
         loader.dispose()
 
 
-def _check_nodes(top: yaml.Node, path: str) -> None:
+def _check_nodes(top: yaml.Node, path: str, what: str) -> None:
     seen: set[int] = set()
     todo = [top]
     while todo:
         node = todo.pop()
         if id(node) in seen:
-            line = node.start_mark.line + 2  # the fence is line 1
+            line = node.start_mark.line + (2 if what == "front-matter" else 1)  # after the fence
             raise BrokenNote(
-                f"{path}: front-matter uses a YAML alias (line {line}); aliases are not "
-                "allowed in notes",
+                f"{path}: {what} uses a YAML alias (line {line}); aliases are not allowed",
                 "write the value out in full",
             )
         seen.add(id(node))
