@@ -190,6 +190,6 @@ def test_an_alias_in_brain_yaml_is_refused_by_name(vault: Path) -> None:
 
 
 def test_a_field_holding_yaml_is_read_with_the_same_limits() -> None:
-    # `prior_status` (corrections.py) is YAML inside a note's field: an alias there is refused.
+    # `prior_status_line` (corrections.py) is YAML inside a note's field: an alias there is refused.
     assert corrections._status_of("status: dormant\n") == "dormant"
     assert corrections._status_of("status: dormant\nx: &a [1]\ny: *a\n") == "active"
