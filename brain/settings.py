@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from brain.errors import BrokenNote, InvalidInput, VaultMissing
-from brain.vault.notefile import load_yaml
+from brain.safeyaml import load_yaml
 
 SETTINGS_FILE = "brain.yaml"
 FORMAT_VERSION = 1

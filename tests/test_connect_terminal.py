@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from brain.brain import open_vault
-from brain.connectors import State, declared, identity
+from brain.sources.connectors import State, declared, identity
 from tests.conftest import tree_digest
 
 ROOT = Path(__file__).resolve().parents[1]

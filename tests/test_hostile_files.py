@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain import corrections
+from brain import safeyaml
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import BrokenNote, InvalidInput
+from brain.notes import corrections
 from brain.vault import notefile
 
 INBOX = "main/Knowledge/Inbox"
@@ -65,7 +66,7 @@ def test_a_shallow_alias_is_refused_too(vault: Path, clock: FixedClock) -> None:
 
 
 def test_oversized_front_matter_and_fields_are_refused_by_name() -> None:
-    big_field = "---\ntitle: " + "x" * (notefile.MAX_FIELD_CHARS + 1) + "\n---\nbody\n"
+    big_field = "---\ntitle: " + "x" * (safeyaml.MAX_FIELD_CHARS + 1) + "\n---\nbody\n"
     with pytest.raises(BrokenNote, match=r"big\.md: front-matter field 'title' is \d+ char"):
         notefile.parse(big_field, "big.md")
     many = "".join(f"f{n}: {'y' * 1000}\n" for n in range(notefile.MAX_FRONT_BYTES // 1000 + 1))

@@ -8,31 +8,20 @@ import yaml
 
 from brain.errors import BrokenNote
 from brain.model import Note
+from brain.safeyaml import drop_timestamp_resolver, load_yaml
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]
-    """Safe YAML that keeps timestamps as the strings a person wrote."""
+class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is Any: C or Python dumper
+    """Safe YAML that writes timestamps back unquoted, as they were read (safeyaml keeps
+    them as strings when reading)."""
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc]
-    """Safe YAML that writes timestamps back unquoted, as they were read."""
+drop_timestamp_resolver(_Dumper)
 
 
-def _drop_timestamp_resolver(cls: Any) -> None:
-    cls.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in cls.yaml_implicit_resolvers.items()
-    }
-
-
-_drop_timestamp_resolver(_Loader)
-_drop_timestamp_resolver(_Dumper)
-
-
-class _Top(dict):  # type: ignore[type-arg]
+class _Top(dict[str, Any]):
     """The front-matter mapping itself: always one field per line."""
 
 
@@ -60,12 +49,9 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 
 _FENCE = "---"
-# Front-matter is metadata: bounded, so a hand-made note cannot cost minutes or gigabytes.
-# A document's `sections` (written by the connector, one record per chunk, tables included)
-# may take most of the front-matter; every other field is held to MAX_FIELD_CHARS.
+# Front-matter is metadata: bounded, so a hand-made note cannot cost minutes or gigabytes
+# (and each of its fields is held to safeyaml.MAX_FIELD_CHARS).
 MAX_FRONT_BYTES = 4 * 1024 * 1024
-MAX_FIELD_CHARS = 64 * 1024
-LARGE_FIELDS = frozenset({"sections"})
 
 
 def parse(text: str, path: str) -> Note:
@@ -91,53 +77,6 @@ def parse(text: str, path: str) -> Note:
     if not isinstance(meta, dict):
         raise BrokenNote(f"{path}: front-matter must be a mapping of fields")
     return Note(meta=meta, body=text[after:], path=path, raw_front=raw)
-
-
-def load_yaml(raw: str, path: str, what: str = "front-matter") -> Any:
-    """YAML as brain reads it from any file (front-matter, a field holding YAML, brain.yaml):
-    safe, composed first and checked before anything is built. Raises BrokenNote (an alias,
-    a field too large) or yaml.YAMLError.
-
-    An alias makes one node stand for many: nested a few deep they expand to millions of
-    values (451 bytes took 24 s and 2 GB), so a node met twice is refused, and each field
-    is held to a size. Composing does not expand aliases, so the check costs what the text is.
-    """
-    loader = _Loader(raw)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return {}
-        _check_nodes(node, path, what)
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                size = value.end_mark.index - value.start_mark.index
-                if size > MAX_FIELD_CHARS and key.value not in LARGE_FIELDS:
-                    raise BrokenNote(
-                        f"{path}: {what} field {str(key.value)[:60]!r} is {size} "
-                        f"characters; the limit is {MAX_FIELD_CHARS}"
-                    )
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
-def _check_nodes(top: yaml.Node, path: str, what: str) -> None:
-    seen: set[int] = set()
-    todo = [top]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            line = node.start_mark.line + (2 if what == "front-matter" else 1)  # after the fence
-            raise BrokenNote(
-                f"{path}: {what} uses a YAML alias (line {line}); aliases are not allowed",
-                "write the value out in full",
-            )
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            todo.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                todo.extend((key, value))
 
 
 def _closing_fence(text: str, start: int) -> int:
