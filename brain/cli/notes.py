@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,6 +23,7 @@ from brain.cli import (
     vault_path,
 )
 from brain.cli.daemon import open_backend
+from brain.errors import BrainError
 
 if TYPE_CHECKING:
     from brain.model import Hit
@@ -53,6 +55,22 @@ def init(
 
         enable(root)
         out.print("It is under git: every brain change is a commit (docs/git.md).")
+    _next_steps(root)
+
+
+def _next_steps(root: Path) -> None:
+    """The two things to do next, with --vault when the vault is not the one found anyway."""
+    try:
+        found = vault_path(None)[0].absolute() == root
+    except BrainError:
+        found = False
+    where = "" if found else f" --vault {shlex.quote(str(root))}"
+    out.print("Next:")
+    out.print(f'  brain remember "Something worth keeping"{escape(where)}   [dim]# remember[/dim]')
+    out.print(
+        f"  brain mcp-config claude-desktop{escape(where)}   [dim]# connect an assistant "
+        "(or claude-code, cursor, generic)[/dim]"
+    )
 
 
 @command()
