@@ -102,4 +102,3 @@ def merged(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
 def backup_name(where: Path, stamp: str) -> Path:
     """Where the old settings file is kept: beside it, named by the moment of the change."""
     return where.with_name(f"{where.name}.{stamp}.bak")
-

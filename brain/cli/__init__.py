@@ -223,5 +223,5 @@ def _arrange() -> None:
     for group in app.registered_groups:
         group.rich_help_panel = panel_of.get(group.name or "")
         group.cls = _Group
-        for info in group.typer_instance.registered_commands:
+        for info in group.typer_instance.registered_commands if group.typer_instance else ():
             info.cls = _Command

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from brain.cli import VaultOpt, command, out, vault_path
-from brain.errors import InvalidInput, NoTerminal, NotConfirmed
+from brain.errors import InvalidInput, NotConfirmed, NoTerminal
 
 if TYPE_CHECKING:
     from brain.assistants import Host
@@ -24,9 +24,7 @@ if TYPE_CHECKING:
 def mcp_config(
     host_name: Annotated[
         str,
-        typer.Argument(
-            metavar="HOST", help="claude-desktop | claude-code | cursor | generic."
-        ),
+        typer.Argument(metavar="HOST", help="claude-desktop | claude-code | cursor | generic."),
     ] = "generic",
     write: Annotated[
         bool,
