@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.backend import hit_from_json, note_from_json
+from brain.backend import note_from_json
 from brain.cli import (
     JsonOpt,
     VaultOpt,
@@ -24,9 +24,6 @@ from brain.cli import (
 )
 from brain.cli.daemon import open_backend
 from brain.errors import BrainError
-
-if TYPE_CHECKING:
-    from brain.model import Hit
 
 
 @command()
@@ -141,24 +138,15 @@ def recall(
     if as_json:
         emit_json({"query": query, "hits": found})
         return
-    if not found:
-        out.print("Nothing found.")
-    for n, data in enumerate(found, 1):
-        render_hit(n, hit_from_json(data))
+    render_hits(found)
 
 
-def render_hit(n: int, hit: Hit) -> None:
-    where = " › ".join(hit.heading_path)
-    out.print(
-        f"[bold]{n}. {escape(hit.title)}[/bold]  [dim]{hit.created[:10]} · "
-        f"{escape(hit.path)} · {hit.id}[/dim]"
-        + (f"  [yellow]{hit.status}[/yellow]" if hit.status != "active" else "")
-    )
-    if where:
-        out.print(f"   [dim]{escape(where)}[/dim]")
-    out.print(f"   {escape(hit.snippet)}")
-    for flag in hit.flags:
-        out.print(f"   [yellow]⚠ {escape(flag)}[/yellow]")
+def render_hits(hits: list[dict[str, Any]]) -> None:
+    """Recall's text output (the fast path prints the same lines, brain/hitview.py)."""
+    from brain.hitview import hit_lines
+
+    for line in hit_lines(hits):
+        out.print("".join(f"[{s}]{escape(t)}[/{s}]" if s else escape(t) for t, s in line))
 
 
 @command()
