@@ -68,17 +68,26 @@ def bench_serve(runs: int, env: dict[str, str]) -> None:
         )
         # From the temporary folder, so that `--code` is the brain imported, not this checkout.
         subprocess.run([sys.executable, "-c", seed, vault], check=True, env=env, cwd=tmp)
-        print(f"\n`brain serve`, cold process, daemon off, {SERVE_NOTES} notes "
+        print(f"\n`brain serve`, cold process, {SERVE_NOTES} notes "
               f"(load average {os.getloadavg()[0]:.1f})")  # fmt: skip
-        print(f"{'case':<34} {'initialize':>11} {'tools/list':>11} {'1st recall':>11}  (p50 ms)")
-        for case in ("caches on disk", ".brain/ removed (fresh clone)"):
+        print(f"{'case':<40} {'initialize':>11} {'tools/list':>11} {'1st recall':>11}  (p50 ms)")
+        stop = [sys.executable, "-m", "brain", "daemon", "stop", "--vault", vault]
+        daemon_env = {**env, "BRAIN_DAEMON": "auto"}
+        cases = {
+            "daemon off, caches on disk": env,
+            "daemon off, .brain/ removed (fresh clone)": env,
+            "daemon not running (serve starts it)": daemon_env,
+        }
+        for case, case_env in cases.items():
             marks = []
             for _ in range(runs):
-                if case.startswith(".brain"):
+                if ".brain/ removed" in case:
                     shutil.rmtree(Path(vault) / ".brain", ignore_errors=True)
-                marks.append(serve_once(vault, env, tmp))
+                marks.append(serve_once(vault, case_env, tmp))
+                if case_env is daemon_env:
+                    subprocess.run(stop, env=daemon_env, cwd=tmp, capture_output=True)
             p50 = [statistics.median(m[i] for m in marks) for i in range(3)]
-            print(f"{case:<34} {p50[0]:11.0f} {p50[1]:11.0f} {p50[2]:11.0f}")
+            print(f"{case:<40} {p50[0]:11.0f} {p50[1]:11.0f} {p50[2]:11.0f}")
 
 
 def timed(argv: list[str]) -> float:

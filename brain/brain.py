@@ -18,6 +18,7 @@ from brain import (
     githistory,
     gitvault,
     graph,
+    obsidian,
     relations,
     tiers,
 )
@@ -191,6 +192,7 @@ class Brain:
         assert self.lock.held, "save() needs the writer lock"
         # The one place every write passes: an archived partition is read-only, whoever asks.
         check_writable(self.root, note.partition)
+        note = obsidian.linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())
@@ -639,7 +641,7 @@ class Brain:
 
 
 def _check_tag(tag: str) -> str:
-    tag = tag.strip().lstrip("#")
+    tag = obsidian.check_tag(tag)
     check_segment(tag, "tag")
     return tag
 

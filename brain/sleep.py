@@ -107,7 +107,10 @@ def _graph(brain: Brain, now: datetime, report: SleepReport) -> str:
                 drawn.append(name)
     finally:
         brain.partition = current
-    return f"regenerated for {', '.join(drawn) or 'no partition'}"
+    from brain.obsidian import refresh
+
+    relinked = refresh(brain)  # relations' wikilinks whose targets moved
+    return f"regenerated for {', '.join(drawn) or 'no partition'}; {relinked} notes relinked"
 
 
 def _daily_log(brain: Brain, now: datetime, report: SleepReport) -> str:
