@@ -86,13 +86,16 @@ def test_merging_keeps_every_other_server_and_key(tmp_path: Path) -> None:
         assistants.merged("{oops", where, entry)
 
 
+def cursor_settings(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A home whose Cursor settings already list another server: (home, file, its text)."""
+    home, settings, original = cursor_settings(tmp_path)
+    return home, settings, original
+
+
 def test_write_without_a_terminal_is_refused_and_writes_nothing(
     vault: Path, tmp_path: Path
 ) -> None:
-    home = tmp_path / "home"
-    settings = home / ".cursor" / "mcp.json"
-    settings.parent.mkdir(parents=True)
-    settings.write_text(json.dumps({"mcpServers": {"files": OTHER}}))
+    home, settings, _ = cursor_settings(tmp_path)
     before = settings.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "BRAIN_DAEMON": "off"}
     result = subprocess.run(
@@ -129,11 +132,7 @@ def _write_in_pty(vault: Path, home: Path, answer: str) -> tuple[int, str]:
 def test_write_shows_the_change_asks_keeps_a_backup_and_other_servers(
     vault: Path, tmp_path: Path
 ) -> None:
-    home = tmp_path / "home"
-    settings = home / ".cursor" / "mcp.json"
-    settings.parent.mkdir(parents=True)
-    original = json.dumps({"mcpServers": {"files": OTHER}}, indent=2)
-    settings.write_text(original)
+    home, settings, original = cursor_settings(tmp_path)
 
     code, shown = _write_in_pty(vault, home, "no")
     assert code == 2 and "not confirmed" in shown, shown
