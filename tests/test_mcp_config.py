@@ -88,7 +88,11 @@ def test_merging_keeps_every_other_server_and_key(tmp_path: Path) -> None:
 
 def cursor_settings(tmp_path: Path) -> tuple[Path, Path, str]:
     """A home whose Cursor settings already list another server: (home, file, its text)."""
-    home, settings, original = cursor_settings(tmp_path)
+    home = tmp_path / "home"
+    settings = home / ".cursor" / "mcp.json"
+    settings.parent.mkdir(parents=True)
+    original = json.dumps({"mcpServers": {"files": OTHER}}, indent=2)
+    settings.write_text(original)
     return home, settings, original
 
 
