@@ -143,7 +143,7 @@ def build_tools(
         node: Node = None,
         tags: Annotated[
             list[Annotated[str, Field(max_length=60)]],
-            Field(description="Tags, without #.", max_length=MAX_TAGS),
+            Field(description="Tags: single words, without #.", max_length=MAX_TAGS),
         ] = [],  # noqa: B006 (the SDK copies defaults; the list is never mutated)
         kind: Annotated[
             Literal["titled", "singleton", "dated", "thread"] | None,

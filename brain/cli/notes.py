@@ -80,7 +80,9 @@ def remember(
         str | None,
         typer.Option(help="Folder inside the partition, e.g. Knowledge/Domains/Cooking."),
     ] = None,
-    tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
+    tags: Annotated[
+        str | None, typer.Option(help="Comma-separated tags (no spaces, not only digits).")
+    ] = None,
     kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
