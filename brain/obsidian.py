@@ -1,22 +1,19 @@
 """What Obsidian (and tools like it) need of a vault: tags it accepts, relations as links.
 
 Relations stay in `relations` (by id: the truth brain reads). `brain_links` beside them is
-derived on every write of the note: each target as a `[[path|title]]` wikilink, which Obsidian
-shows in its graph view and backlinks. Brain never reads it back.
+derived on every write of the note (`Context.save` calls `linked`): each target as a
+`[[path|title]]` wikilink, which Obsidian shows in its graph view and backlinks. Brain never
+reads it back; sleep rewrites the links whose targets moved (upkeep/wikilinks.py).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import Catalog
 from brain.model import Note
 from brain.vault.cold import is_cold
-
-if TYPE_CHECKING:
-    from brain.brain import Brain
 
 LINKS_FIELD = "brain_links"
 # A wikilink ends or splits at these: a target whose path holds one gets no link.
@@ -53,23 +50,3 @@ def linked(catalog: Catalog, note: Note) -> Note:
         if link not in links:
             links.append(link)
     return note.with_meta(**{LINKS_FIELD: links or None})
-
-
-def refresh(brain: Brain) -> int:
-    """Rewrite `brain_links` where a target moved since the note was written (a split, a
-    partition rename); the number of notes rewritten. Sleep calls it."""
-    from brain.partitions import is_archived
-
-    catalog = brain.caches.catalog
-    sources = sorted({edge.source for edge in catalog.relations()})
-    count = 0
-    with brain.lock.hold():
-        for source in sources:
-            row = catalog.get(source)
-            if row is None or is_cold(row.path) or is_archived(brain.root, row.partition):
-                continue  # compressed, or read-only: left as they are
-            note = brain.get(row.id)
-            if linked(catalog, note) is not note:
-                brain.save(note)  # save derives the links afresh
-                count += 1
-    return count

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from brain.cli import EXAMPLES, PANELS, _register, app
+from brain.cli import _register, app
+from brain.cli.app import EXAMPLES, PANELS
 from brain.version import version
 
 _register()

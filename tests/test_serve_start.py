@@ -67,7 +67,7 @@ def test_the_daemon_is_reached_on_the_first_call_not_before(vault: Path) -> None
     assert seen["listed"] is None and seen["called"] is not None
 
 
-def test_a_deferred_brain_opens_once_with_the_flags_set_before(
+def test_a_deferred_brain_opens_once_and_its_model_view_with_it(
     vault: Path, clock: FixedClock
 ) -> None:
     opened: list[int] = []
@@ -78,14 +78,17 @@ def test_a_deferred_brain_opens_once_with_the_flags_set_before(
         return open_vault(vault, clock=clock, embedder=None)
 
     brain = DeferredBrain(opener, root=vault, settings=settings, clock=clock, partition="")
-    brain.for_model = True
-    brain.changes.defer = True
-    brain.changes.commit()  # nothing opened, nothing to commit
-    assert brain.partition == settings.default_partition and brain.clock is clock
-    assert not brain.is_open and opened == []
-    assert brain.list(limit=5) is not None
-    real = brain.opened()
-    assert opened == [1] and real.for_model is True and real.changes.defer is True
+    model = brain.at(for_model=True, defer_commits=True)  # as the MCP server takes its view
+    model.changes.commit()  # nothing opened, nothing to commit
+    assert model.partition == settings.default_partition and model.clock is clock
+    assert model.for_model is True and brain.for_model is False
+    assert not brain.is_open and not model.is_open and opened == []
+    assert model.list(limit=5) is not None
+    real = model.opened()
+    assert opened == [1] and real.for_model is True and real.defer_commits is True
+    assert brain.is_open and brain.opened().for_model is False  # the view changed nothing
+    assert real.caches is brain.opened().caches  # one opened vault
+    model.list(limit=5)
     brain.list(limit=5)
     assert opened == [1]
     brain.close()

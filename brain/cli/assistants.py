@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from brain.cli import VaultOpt, command, out, vault_path
+from brain.cli.app import VaultOpt, command, out, vault_path
 from brain.errors import InvalidInput, NotConfirmed, NoTerminal
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def mcp_config(
 
 def _write(host: Host, entry: dict[str, Any]) -> None:
     from brain import assistants
-    from brain.consent import ask_at_terminal
+    from brain.sources.consent import ask_at_terminal
     from brain.vault.files import atomic_write
 
     where = host.settings
