@@ -247,6 +247,9 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             ("[red]cycle[/red]  ", report.cycles, ""),
             ("[yellow]dangling[/yellow]", report.dangling, ""),
             ("[red]conflict[/red]", report.conflicts, " (git conflict markers: resolve them)"),
+            ("[yellow]link[/yellow]    ", report.links, ""),
+            ("[yellow]copy[/yellow]    ", report.copies, ""),
+            ("copied  ", report.renewed, ""),
         ]
         for label, items, why in findings:
             for item in items:
