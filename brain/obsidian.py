@@ -44,6 +44,8 @@ def linked(catalog: Catalog, note: Note) -> Note:
         row = catalog.get(relation.target.split("#", 1)[0])
         if row is None or is_cold(row.path) or _UNLINKABLE & set(row.path):
             continue  # no such note (doctor reports it), compressed, or not linkable
+        if row.visibility != "normal":
+            continue  # a hidden note's title and path never stand in another note's file
         target = row.path.removesuffix(".md")
         title = row.title if not _UNLINKABLE & set(row.title) else ""
         link = f"[[{target}|{title}]]" if title and title != target else f"[[{target}]]"

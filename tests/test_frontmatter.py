@@ -162,3 +162,17 @@ def test_sleep_relinks_a_target_that_moved(vault: Path, clock: FixedClock) -> No
     report = brain.sleep()
     assert "0 notes relinked" in dict(report.steps)["graph"]  # nothing left to do
     brain.close()
+
+
+@pytest.mark.parametrize("visibility", ["private", "local-only"])
+def test_a_hidden_target_is_never_named_in_another_notes_file(
+    vault: Path, clock: FixedClock, visibility: str
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    secret = brain.remember("The code is 4711.", title="Bank pin")
+    brain.set_field(secret.id, "visibility", visibility)
+    note = brain.relate(brain.remember("Errands.", title="Errands").id, "references", secret.id)
+    text = (vault / note.path).read_text()
+    assert secret.id in text  # the relation itself, by id, is kept
+    assert "Bank pin" not in text and LINKS_FIELD not in text
+    brain.close()
