@@ -1,4 +1,5 @@
-"""Why a memory came back: its rank and score per retriever, and what context and priors added."""
+"""Why a memory came back: its rank and score per retriever, and what context and priors added
+(read in a terminal as one line: hitview.describe)."""
 
 from __future__ import annotations
 
@@ -46,25 +47,6 @@ def explain(
             "prior": STATUS_PRIOR.get(status, 1.0),
         }
     return out
-
-
-def describe(why: dict[str, Any]) -> str:
-    """One line for a person: `text #2 7.41 (+1.20 from neighbours) · vector — · context +0.31`."""
-    parts = []
-    for name, entry in why["retrievers"].items():
-        if entry["rank"] is None:
-            parts.append(f"{name} —")
-            continue
-        text = f"{name} #{entry['rank']} {entry['score']:.3f}"
-        if entry.get("neighbours"):
-            text += f" ({entry['neighbours']:+.3f} from neighbours)"
-        parts.append(text)
-    parts.append(f"fused {why['fused']:.3f}")
-    if why["context"]:
-        parts.append(f"context {why['context']:+.3f}")
-    if why["prior"] != 1.0:
-        parts.append(f"prior ×{why['prior']}")
-    return " · ".join(parts)
 
 
 def _round(value: float | None) -> float | None:
