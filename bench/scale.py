@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.metrics import percentile
-from brain import catchup, open_vault
+from brain import open_vault
 from brain.indexes import approximate
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.settings import model_cache_dir
@@ -351,11 +351,11 @@ def catch_up_cost(root: Path, embedder: Embedder) -> dict[str, Any]:
     path = brain.store.path(rel)
     path.write_text(path.read_text() + "\nEdited by hand in the benchmark.\n")
     start = time.perf_counter()
-    found = catchup.catch_up_paths(brain, [rel])
+    found = brain.catch_up_paths([rel])
     path_ms = (time.perf_counter() - start) * 1000
     assert found.changed == (rel,), found
     start = time.perf_counter()
-    catchup.catch_up_paths(brain, [rel])
+    brain.catch_up_paths([rel])
     same_ms = (time.perf_counter() - start) * 1000
     brain.close()
     return {"walk_nothing_changed_ms": round(walk_ms, 1), "one_edit_by_path_ms": round(path_ms, 2),

@@ -1,16 +1,22 @@
-"""`brain doctor`: look at the vault and its caches without touching either."""
+"""Looking without touching: `brain doctor` for the person; usage and diagnostics for a model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain import githistory, relations
-from brain.errors import BrokenNote
-from brain.model import content_hash
+from brain.errors import BrainError, BrokenNote
+from brain.git import history as githistory
+from brain.indexes import catchup
+from brain.indexes.catchup import keeps_id
+from brain.indexes.rows import FileRow
+from brain.model import Note, content_hash
+from brain.notes import relations
+from brain.sources import documents
+from brain.vault.archive import is_archived
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 
 @dataclass(frozen=True)
@@ -23,11 +29,16 @@ class DoctorReport:
     cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
     dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
     conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
+    links: tuple[str, ...] = ()  # symbolic links in the vault: skipped, never followed
+    copies: tuple[str, ...] = ()  # files holding the id of another file (a copy)
+    renewed: tuple[str, ...] = ()  # copies given an id of their own (`copy_of`): for the record
 
     @property
     def ok(self) -> bool:
+        # Laid out by hand (fmt: skip below): one condition, broken at its parts.
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling or self.conflicts)  # fmt: skip
+                    or self.cycles or self.dangling or self.conflicts or self.links
+                    or self.copies)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,30 +51,32 @@ class DoctorReport:
             "cycles": list(self.cycles),
             "dangling": list(self.dangling),
             "conflicts": list(self.conflicts),
+            "links": list(self.links),
+            "copies": list(self.copies),
+            "renewed": list(self.renewed),
         }
 
 
-def examine(brain: Brain) -> DoctorReport:
+def examine(brain: Context) -> DoctorReport:
     """Look without touching: broken notes, files the caches don't know, stale caches."""
-    known = brain.caches.catalog.files()
-    broken, unknown, changed, seen = [], [], [], set()
+    found = catchup.compare(brain.store, brain.caches.catalog)
+    broken, unknown, changed = [], [], []
+    seen = {rel for rel, _st, _row in found.on_disk}
     parsed = []
-    for rel, _st in brain.store.walk():
-        seen.add(rel)
+    for rel, _st, row in found.on_disk:
         data = brain.store.read_bytes(rel)
         try:
             parsed.append(brain.store.parse(rel, data))
         except BrokenNote as exc:
             broken.append((rel, exc.message))
             continue
-        row = known.get(rel)
         if row is None:
             unknown.append(rel)
         elif row.error is not None:
             broken.append((rel, row.error))
         elif row.hash != content_hash(data):
             changed.append(rel)
-    missing = sorted(p for p in known if p not in seen)
+    missing = sorted(found.missing)
     stale = []
     brain.flush(vectors=False)
     objects = brain.caches.catalog.count()
@@ -74,6 +87,112 @@ def examine(brain: Brain) -> DoctorReport:
         )
     cycles, dangling = relations.check(parsed, brain.caches.catalog)
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
+    links = [
+        f"{rel}: a symbolic link leading {where} the vault; skipped, never followed"
+        for rel, where in brain.store.links()
+    ]
+    copies, renewed = _copies(brain, parsed)
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts))  # fmt: skip
+                        tuple(conflicts), tuple(links), tuple(copies),
+                        tuple(renewed))  # fmt: skip # arguments grouped by meaning
+
+
+def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:
+    """Files that share an id (a copy not yet given its own), and copies already renewed."""
+    by_id: dict[str, list[Note]] = {}
+    renewed = []
+    for note in parsed:
+        if note.id:
+            by_id.setdefault(note.id, []).append(note)
+        if note.meta.get("copy_of"):
+            renewed.append(
+                f"{note.path}: a copy of note {note.meta['copy_of']}, given its own id "
+                f"{note.id} (remove `copy_of` from it once checked)"
+            )
+    copies = []
+    for note_id, holders in by_id.items():
+        if len(holders) < 2:
+            continue
+        known = brain.caches.catalog.get(note_id)
+        owners = {note_id: known.path} if known is not None else {}
+        keeper = holders[0]
+        for other in holders[1:]:
+            if keeps_id(owners, note_id, (other.created, other.path),
+                        (keeper.created, keeper.path)):  # fmt: skip # arguments grouped by meaning
+                keeper = other
+        copies += [
+            f"{n.path}: holds the id {note_id} of {keeper.path} (a copy?); the next "
+            "catch-up (any command) gives it an id of its own"
+            for n in holders
+            if n is not keeper
+        ]
+    return sorted(copies), sorted(renewed)
+
+
+# for a model: one partition's usage and health (the MCP tools `usage` and `diagnostics`) ----
+def usage(brain: Context) -> dict[str, Any]:
+    """How many notes of each kind and status this partition holds, and their size on disk."""
+    brain.catch_up()
+    by_kind, by_status, size = brain.caches.catalog.usage(
+        brain.partition, normal_only=brain.for_model
+    )
+    return {
+        "partition": brain.partition,
+        "notes": sum(by_kind.values()),
+        "bytes": int(size),
+        "by_kind": dict(sorted(by_kind.items())),
+        "by_status": dict(sorted(by_status.items())),
+    }
+
+
+def diagnostics(brain: Context) -> dict[str, Any]:
+    """Health without touching anything: caches in step, broken notes, connectors, retrievers."""
+    # Only this partition's shared tree: a model learns nothing about other partitions or
+    # about the person's local-only files, not even how many there are.
+    prefix = brain.partition + "/"
+    found = catchup.compare(brain.store, brain.caches.catalog, prefix)
+    rows = {rel: row for rel, _st, row in found.on_disk}
+    out_of_step = sum(1 for rel in found.out_of_step if not _hidden(brain, rel, rows[rel]))
+    out_of_step += sum(
+        1 for p in found.missing if not _hidden(brain, p, brain.caches.catalog.file(p))
+    )
+    brain.flush()  # apply queued cache changes, so the counts compare like with like
+    objects = brain.caches.catalog.count()
+    in_text = len(brain.caches.fulltext)
+    broken = sum(1 for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix))
+    connectors = brain.settings.raw.get("connectors") or {}
+    names = ["text"] + (["vector"] if brain.embedder is not None else [])
+    return {
+        "partition": brain.partition,
+        "archived": is_archived(brain.root, brain.partition),
+        "caches_fresh": out_of_step == 0 and objects == in_text,
+        "files_out_of_step": out_of_step,
+        "fulltext_matches_catalog": objects == in_text,
+        "broken_notes": broken,
+        # Connectors are confirmed by the person at a terminal; a model can only see the count.
+        "connectors_declared": len(connectors) if isinstance(connectors, dict) else 0,
+        "pending_connectors": _pending(brain),
+        "retrievers": names,
+        "embedder": brain.settings.embedder,
+        "model_loaded": bool(getattr(brain.embedder, "loaded", brain.embedder is not None)),
+    }
+
+
+def _hidden(brain: Context, rel: str, row: FileRow | None) -> bool:
+    """Whether a file out of step is a note hidden from a model (as cached, or as it reads now);
+    a model is told nothing of those, not even that they changed."""
+    if not brain.for_model:
+        return False
+    cached = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
+    if cached is not None and not brain.shows(cached):
+        return True
+    try:
+        return brain.store.read(rel).visibility != "normal"
+    except (OSError, BrainError):
+        return False  # gone, or broken: it has no visibility to keep (doctor names it)
+
+
+def _pending(brain: Context) -> int:
+    """Connectors declared in brain.yaml that wait for the person's confirmation."""
+    return sum(1 for status in documents.statuses(brain) if status.state == "pending")

@@ -18,13 +18,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from brain import health, partitions
+from brain import doctor, partitions
 from brain.brain import Brain
 from brain.errors import BrainError
 from brain.model import Hit, iso, new_id
 from brain.sessions import Gate
+from brain.toolargs import plain
+from brain.version import version
 
 # The allowlist: exactly these tools, and no others, are served.
 TOOLS = (
@@ -32,7 +34,7 @@ TOOLS = (
     "partition_create", "partition_list", "partition_use", "partition_rename",
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
-)  # fmt: skip
+)  # fmt: skip # a table, grouped by kind
 
 MAX_QUERY = 1000
 MAX_NAME = 200
@@ -50,16 +52,16 @@ Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 Id = Annotated[
     str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
                min_length=1, max_length=40)
-]  # fmt: skip
+]  # fmt: skip # one condition, broken at its parts
 Node = Annotated[
     str | None,
     Field(description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
           max_length=300),
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 PartitionName = Annotated[
     str, Field(description="A partition name: one plain folder name such as `work`.",
                min_length=1, max_length=100)
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 
 
 def build_server(
@@ -69,8 +71,9 @@ def build_server(
 
     With `forward`, each tool (its arguments checked here) is sent on to the daemon instead.
     """
-    return MCPServer(
+    return _Server(
         "brain",
+        version=version(),
         instructions=(
             "Long-term memory. Start with `session` for the briefing; `recall` before answering "
             "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
@@ -81,13 +84,26 @@ def build_server(
     )
 
 
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail a tool's schema refused in one plain line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause, tool = exc.__cause__, self._tool_manager.get_tool(name)
+            if isinstance(cause, ValidationError) and tool is not None:
+                raise ToolError(plain(cause, tool.parameters)) from cause
+            raise
+
+
 def build_tools(
     brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
 ) -> list[Tool]:
-    """The allowlisted tools over one Brain, switched to its model-facing mode."""
-    brain.for_model = True
-    # Under git, a session's writes become one commit at `close` (or when the server stops).
-    brain.changes.defer = True
+    """The allowlisted tools over the model's view of a Brain (made here if not handed one)."""
+    if not brain.for_model:
+        # Under git, a session's writes become one commit at `close` (or when the server stops).
+        brain = brain.at(for_model=True, defer_commits=True)
     session_id = session_id or new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
     gate = Gate(brain, source)
@@ -127,7 +143,7 @@ def build_tools(
         node: Node = None,
         tags: Annotated[
             list[Annotated[str, Field(max_length=60)]],
-            Field(description="Tags, without #.", max_length=MAX_TAGS),
+            Field(description="Tags: single words, without #.", max_length=MAX_TAGS),
         ] = [],  # noqa: B006 (the SDK copies defaults; the list is never mutated)
         kind: Annotated[
             Literal["titled", "singleton", "dated", "thread"] | None,
@@ -138,10 +154,12 @@ def build_tools(
             ),
         ] = None,
     ) -> Result:
-        """Store a memory in the current partition. Returns the note's id, title and path."""
+        """Store a memory in the current partition. Returns the note's id, title and folder."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
-        return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
-                "created": note.created}  # fmt: skip
+        # The folder, not the file name: a name such as `Bank pin 2.md` would tell a model that
+        # a note it cannot see holds `Bank pin.md` (no tool shows a model file names).
+        return {"id": note.id, "title": note.title, "node": note.node, "kind": note.kind,
+                "created": note.created}  # fmt: skip # one record's fields, grouped
 
     @tool(read_only=True)
     async def recall(
@@ -175,9 +193,9 @@ def build_tools(
             "id": note.id, "title": note.title, "kind": note.kind, "status": note.status,
             "created": note.created, "touched": note.touched, "node": note.node,
             "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
-            "relations": [r.to_yaml() for r in note.relations],
+            "relations": [r.to_yaml() for r in brain.shown_relations(note)],
             "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
-        }  # fmt: skip
+        }  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def list_memories(
@@ -195,18 +213,18 @@ def build_tools(
         rows = brain.list(node=node, status=status, kind=kind, limit=limit)
         return {"notes": [{"id": r.id, "title": r.title, "kind": r.kind, "status": r.status,
                            "created": r.created, "node": r.node, "tags": list(r.tags)}
-                          for r in rows]}  # fmt: skip
+                          for r in rows]}  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def diagnostics() -> Result:
         """Health: whether the caches are in step with the files, broken notes, pending
         connectors, and which retrievers (and embedding model) are loaded."""
-        return health.diagnostics(brain)
+        return doctor.diagnostics(brain)
 
     @tool(read_only=True)
     async def usage() -> Result:
         """Counts of notes by kind and status in the current partition, and their size."""
-        return health.usage(brain)
+        return doctor.usage(brain)
 
     @tool(read_only=True, idempotent=True)
     async def ping() -> Result:
@@ -309,7 +327,7 @@ def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
 
     @functools.wraps(fn)
     async def recorded(*args: Any, **kwargs: Any) -> Result:
-        with brain.changes.operation() as op:
+        with brain.changes.operation(defer=brain.defer_commits) as op:
             op.said, op.fallback = f"{fn.__name__} (MCP)", True
             return await fn(*args, **kwargs)
 
@@ -356,4 +374,4 @@ def _hit(hit: Hit) -> Result:
         "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
         "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
         "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
-    }  # fmt: skip
+    }  # fmt: skip # one record's fields, grouped

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 KINDS = ("singleton", "dated", "titled", "thread", "recall", "document", "chunk", "log")
 STATUSES = ("active", "dormant", "archived", "resolved", "superseded")
@@ -222,6 +222,19 @@ class Note:
         return replace(self, path=path)
 
 
+class RecallOptions(TypedDict, total=False):
+    """recall's options, defined once: the Brain, both CLI backends and the daemon's argument
+    check follow this (defaults: k from brain.yaml, mode `hybrid`, the rest off or None)."""
+
+    k: int | None
+    node: str | None
+    include_superseded: bool
+    mode: str
+    defining_first: bool
+    scope: str | None
+    explain: bool  # each hit says why it came back (recall/explain.py)
+
+
 @dataclass(frozen=True)
 class Hit:
     """One recall result: enough to judge and cite a memory without opening it."""
@@ -240,9 +253,10 @@ class Hit:
     parent: str | None = None
     heading_path: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    explain: Mapping[str, Any] | None = None  # why it came back (`recall --explain`)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "title": self.title,
             "snippet": self.snippet,
@@ -258,3 +272,6 @@ class Hit:
             "tags": list(self.tags),
             "flags": list(self.flags),
         }
+        if self.explain is not None:
+            out["explain"] = dict(self.explain)
+        return out

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from brain import catchup
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
+from brain.indexes import catchup
 from brain.vault.store import NoteStore
 from tests.test_watching import WAIT, eventually
 
@@ -28,9 +28,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["walks"] += 1
         return walk(self)
 
-    def counting_index(brain: Brain, rel: str) -> str:
+    def counting_index(*args: Any, **kwargs: Any) -> str:
         counts["read"] += 1
-        return index_file(brain, rel)
+        return index_file(*args, **kwargs)
 
     monkeypatch.setattr(NoteStore, "walk", counting_walk)
     monkeypatch.setattr(catchup, "index_file", counting_index)
@@ -55,12 +55,12 @@ def test_paths_catch_up_reads_only_the_changed_file(
     path.write_text(path.read_text().replace("Note 3", "Note three, serviced by Ana"))
     (vault / deleted.path).unlink()
     counted.update(walks=0, read=0)
-    found = catchup.catch_up_paths(
-        brain, [edited.path, deleted.path, same.path, "Personal/notes.txt", ".brain/x.md"]
+    found = brain.catch_up_paths(
+        [edited.path, deleted.path, same.path, "Personal/notes.txt", ".brain/x.md"]
     )
     assert found.changed == (edited.path,) and found.removed == (deleted.path,)
     assert counted == {"walks": 0, "read": 1}  # the unchanged file was only stat'ed
-    assert catchup.catch_up_paths(brain, [edited.path, same.path]) == catchup.CatchUp()
+    assert brain.catch_up_paths([edited.path, same.path]) == catchup.CatchUp()
     assert counted["read"] == 1
     assert any("serviced by Ana" in h.snippet for h in brain.recall("serviced Ana"))
     assert brain.caches.catalog.file(deleted.path) is None
@@ -69,7 +69,7 @@ def test_paths_catch_up_reads_only_the_changed_file(
 @pytest.fixture
 def watcher(vault: Path, clock: FixedClock) -> Iterator[list[Any]]:
     """A watcher on its own thread with its own Brain; yields the catch-ups it reports."""
-    from brain.watching import Watcher
+    from brain.sources.watching import Watcher
 
     stop, found, box = threading.Event(), [], []
 

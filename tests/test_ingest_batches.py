@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from brain import indexing
 from brain.brain import Brain
+from brain.indexes import caches as indexing
 from brain.indexes import pipeline
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 Log = Callable[[str], None]
 # Seconds between walks for hand edits before a read. With the watcher on, each edit is caught
-# up by its path at once (catchup.catch_up_paths), and the read-time walk (~30 ms at 10k notes,
+# up by its path at once (Context.catch_up_paths), and the read-time walk (~30 ms at 10k notes,
 # ~2 s at 100k) is only a rare safety net against lost events.
 CATCH_UP_EVERY = 1.0
 CATCH_UP_WATCHED = 600.0
@@ -213,7 +213,7 @@ class Daemon:
             "connections": active, "embedder": embedder.name if embedder else "none",
             "model_loaded": self.model_loaded, "watching": list(self.watching),
             "idle_seconds": self.config.idle_seconds,
-        }  # fmt: skip
+        }  # fmt: skip # one record's fields, grouped
 
     def _vault_status(self) -> dict[str, Any]:
         """Memories, the vector index and the last catch-up, read on the Brain's thread."""
@@ -229,7 +229,7 @@ class Daemon:
             with contextlib.suppress(BrainError):  # stale: reindexed at the next flush
                 vectors = {"kind": caches.vectors.kind(), "size": len(caches.vectors)}
         last = dict(self.watcher.last_catch_up) if self.watcher is not None else {}
-        return {"memories": caches.catalog.count("id=note_id"), "vectors": vectors,
+        return {"memories": caches.catalog.note_count(), "vectors": vectors,
                 "last_catch_up": last}  # fmt: skip
 
     # warm caches and the watcher ------------------------------------------------------
@@ -248,14 +248,14 @@ class Daemon:
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
             return None
-        from brain.watching import Watcher
+        from brain.sources.watching import Watcher
 
         stop = threading.Event()
         watcher = Watcher(
             self.brain, via=self._via,
             on_sync=lambda reports: self.log(f"synced {len(reports)} connector(s)"),
             on_error=lambda exc: self.log(f"watch: {exc}"),
-        )  # fmt: skip
+        )  # fmt: skip # one message, broken where it reads
         self.watching = watcher.watched
         self.watcher = watcher
         thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brain.words import content_words
+from brain.terms import content_words
 
 SCHEMA_VERSION = "1"
 

@@ -136,6 +136,27 @@ class VectorIndex:
             names = self._names([f for f, _ in hits])
         return [(names[f], score) for f, score in hits if f in names]
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The stored vector of each of these ids that the index holds (for neighbour context)."""
+        import numpy as np
+
+        if not ids:
+            return {}
+        fids = np.fromiter((faiss_id(i) for i in ids), dtype=np.int64, count=len(ids))
+        with self._lock:
+            index = self._ensure()
+            try:
+                return dict(zip(ids, index.reconstruct_batch(fids), strict=True))
+            except RuntimeError:  # some are not in the index (not embedded yet, or forgotten)
+                pass
+            out = {}
+            for oid, fid in zip(ids, fids.tolist(), strict=True):
+                try:
+                    out[oid] = index.reconstruct(fid)
+                except RuntimeError:
+                    continue
+            return out
+
     def ids(self) -> list[str]:
         """Every object id in the index, sorted."""
         with self._lock:

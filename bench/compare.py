@@ -1,0 +1,110 @@
+"""Paired bootstrap of two benchmark runs, question by question, and a text cache of vectors."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.metrics import METRICS, POOLED_CATEGORIES
+
+if TYPE_CHECKING:
+    from brain.indexes.embedder import Embedder, Vectors
+
+Scored = Sequence[tuple[int, dict[str, float]]]  # (category, metrics) per question, in order
+
+
+HEADLINE = ("hit@10", "ndcg@10", "session_hit@5")
+
+
+def paired_bootstrap(
+    new: Scored,
+    old: Scored,
+    metric: str,
+    *,
+    categories: frozenset[int] = POOLED_CATEGORIES,
+    rounds: int = 2000,
+    seed: int = 14,
+) -> tuple[float, float, float]:
+    """Mean of new − old over the questions of these categories (default: pooled 1-4) and its
+    95% interval, resampling questions with replacement; both runs hold the same questions."""
+    if len(new) != len(old):
+        raise ValueError(f"runs differ: {len(new)} questions against {len(old)}")
+    if any(a[0] != b[0] for a, b in zip(new, old, strict=True)):
+        raise ValueError("runs differ: the questions are not the same, in the same order")
+    diffs = [
+        a[1][metric] - b[1][metric] for a, b in zip(new, old, strict=True) if a[0] in categories
+    ]
+    if not diffs:
+        raise ValueError("no pooled question in common")
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    return sum(diffs) / n, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+
+
+def compare(new: dict[str, Any], old: dict[str, Any], config: str, baseline: str) -> list[str]:
+    """One line per metric: config of this run against a config of the baseline run."""
+    lines = []
+    for metric in METRICS:
+        mean, low, high = paired_bootstrap(
+            _scored(new["configs"][config]), _scored(old["configs"][baseline]), metric
+        )
+        lines.append(f"  {metric:<14} {_interval(mean, low, high)}")
+    ours, theirs = _scored(new["configs"][config]), _scored(old["configs"][baseline])
+    for category in sorted({c for c, _ in ours if c in POOLED_CATEGORIES}):
+        cells = []
+        for metric in HEADLINE:
+            found = paired_bootstrap(ours, theirs, metric, categories=frozenset({category}))
+            cells.append(f"{metric} {_interval(*found)}")
+        lines.append(f"  cat {category}: " + "  ".join(cells))
+    return lines
+
+
+def _interval(mean: float, low: float, high: float) -> str:
+    sure = "*" if low > 0 or high < 0 else " "  # the interval excludes 0
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]{sure}"
+
+
+def _scored(data: dict[str, Any]) -> list[tuple[int, dict[str, float]]]:
+    if "questions" not in data:
+        raise ValueError("the baseline holds no per-question scores: rerun it with this bench")
+    return [(int(c), s) for c, s in data["questions"]]
+
+
+class CachedEmbedder:
+    """An embedder whose vectors are kept by text hash between benchmark runs (the vault's own
+    cache is by object id, and every run makes new ids). Not for ingest-rate figures."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vector BLOB)")
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        keys = [hashlib.sha256(f"{self.name}/{self.dim}\0{t}".encode()).hexdigest() for t in texts]
+        found: dict[str, bytes] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key, vector FROM v WHERE key IN ({marks})"
+            found.update(self.db.execute(sql, chunk))
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if missing:
+            fresh = self.inner.embed([texts[i] for i in missing])
+            rows = [(keys[i], fresh[j].astype("<f4").tobytes()) for j, i in enumerate(missing)]
+            self.db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
+            self.db.commit()
+            found.update(rows)
+        for i, key in enumerate(keys):
+            out[i] = np.frombuffer(found[key], dtype="<f4")
+        return out

@@ -1,0 +1,367 @@
+"""The opened vault: files, caches, lock, journal and clock, seen from one partition."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+from brain import settings as settings_mod
+from brain.clock import Clock, SystemClock
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.git.autocommit import Autocommit, recorded
+from brain.indexes import catchup
+from brain.indexes.caches import Caches
+from brain.indexes.catalog import ObjectRow
+from brain.indexes.catchup import CatchUp
+from brain.indexes.embedder import Embedder
+from brain.indexes.nodeindex import NodeIndex
+from brain.ingest.sections import Section, sections_of
+from brain.model import Note, Relation, is_id, iso, normalise_title
+from brain.obsidian import linked
+from brain.vault.archive import check_writable
+from brain.vault.cold import is_cold
+from brain.vault.files import WriterLock, deferred_dir_sync
+from brain.vault.journal import Event, Journal
+from brain.vault.paths import CACHE_DIR
+from brain.vault.store import NoteStore, free_hot_path
+
+Progress = Callable[[int, int], None]
+NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
+
+
+@dataclass
+class Context:
+    """A vault opened for use: files, caches, lock and clock; every use case takes one.
+
+    It is seen from one partition (and, for a model, without what the person keeps to
+    themselves). Another partition is another value: `at()` shares the open caches and lock.
+    """
+
+    root: Path
+    settings: settings_mod.Settings
+    clock: Clock = field(default_factory=SystemClock)
+    partition: str = ""
+    # Opened for a model (the MCP server): private and local-only notes and other partitions
+    # do not exist for it — not in recall, lists, counts, expand or forget.
+    for_model: bool = False
+    # A model's session (the MCP server): its writes are committed at its close, not one by one.
+    defer_commits: bool = False
+    store: NoteStore = field(init=False)
+    caches: Caches = field(init=False)
+    lock: WriterLock = field(init=False)
+    embedder: Embedder | None = None
+    catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
+    _last_walk: float = field(default=-1e9, init=False)
+    journal: Journal = field(init=False)
+    node_index: NodeIndex = field(init=False)
+    changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
+    _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
+    # While reindexing: which file held each id before the caches were cleared, so a copied
+    # note (same id, other file) never takes the id from the original (catchup.keeps_id).
+    id_owners: dict[str, str] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.partition = self.partition or self.settings.default_partition
+        self.store = NoteStore(self.root)
+        self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
+        self.changes = Autocommit(self.root, self.settings, self.lock)
+        folder = self.root / CACHE_DIR
+        if (folder / "fulltext" / "schema").exists():
+            self._open_caches(folder)
+            if self.caches.catalog.stale:
+                self.reindex(embed=False)
+            elif self.node_index.stale:
+                with self.lock.hold():
+                    self.node_index.resume(self.store)
+            return
+        # New or wiped caches: one process builds them while the others wait; embedding
+        # waits for the first recall.
+        with self.lock.hold():
+            self._open_caches(folder)
+            if self.caches.catalog.stale or self.caches.fulltext.fresh:
+                self.reindex(embed=False)
+
+    def _open_caches(self, folder: Path) -> None:
+        self.caches = Caches(folder, embedder=self.embedder)
+        self.node_index = NodeIndex(self.root, self.caches.catalog)
+        self.caches.listeners.append(self.node_index.on_change)
+
+    def close(self) -> None:
+        self.caches.close()
+
+    def at(
+        self,
+        partition: str | None = None,
+        *,
+        for_model: bool | None = None,
+        defer_commits: bool | None = None,
+    ) -> Self:
+        """The same opened vault seen from another partition or by a model: caches, lock,
+        store and journal are shared, nothing of this one changes."""
+        view = copy.copy(self)
+        view.partition = self.partition if partition is None else partition
+        view.for_model = self.for_model if for_model is None else for_model
+        view.defer_commits = self.defer_commits if defer_commits is None else defer_commits
+        return view
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Many writes in a row (imports, benchmarks): the lock is taken once, node index
+        files are written once at the end, and each folder is fsynced once at the end.
+
+        Every note file is still written whole (temp, fsync, rename); a crash inside the block
+        may lose the last renames, never tear a file, and the next catch-up repairs the caches.
+        Placement inside the block sees the node indexes as they were when it began. Vectors
+        are embedded in bounded batches alongside the writes (indexes/pipeline.py).
+        """
+        if self._bulk_names is not None:  # nested: the outer block does it all
+            yield
+            return
+        self._bulk_names = {}
+        try:
+            with (
+                self.lock.hold(),
+                self.node_index.batch(),
+                deferred_dir_sync(),
+                self.caches.embedding_alongside(),
+            ):
+                yield
+        finally:
+            self._bulk_names = None
+
+    def save(self, note: Note) -> Note:
+        """Write a note atomically and bring every cache in step. Callers hold the lock.
+
+        A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
+        """
+        assert self.lock.held, "save() needs the writer lock"
+        # The one place every write passes: an archived partition is read-only, whoever asks.
+        check_writable(self.root, note.partition)
+        note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
+        before = self.caches.catalog.get(note.id) if note.id else None
+        if self.for_model:
+            self.check_model_may_write(note, before)
+        data = self.store.write(note)
+        self.caches.put_note(note, data, self.store.path(note.path).stat())
+        if before is not None and before.path != note.path:
+            moved(self, before, note)
+        elif before is None and note.supersedes:
+            self.record_event("corrected", note.supersedes, note, detail=note.id)
+        return note
+
+    def check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
+        """A model's write never reaches a note hidden from it: not the note itself, not the
+        note whose file it would replace. The refusal names nothing of that note."""
+        owner = self.caches.catalog.file(note.path)
+        held = self.caches.catalog.get(owner.note_id) if owner and owner.note_id else None
+        rows = [r for r in (before, held) if r is not None]
+        if note.visibility != "normal" or not all(self.shows(r) for r in rows):
+            raise InvalidInput(
+                "that note is kept by the person to themselves; it cannot be written over MCP",
+                "write it under another title, or ask the person",
+            )
+
+    def delete(self, note: Note) -> list[str]:
+        """Remove a note file and everything cached about it. Callers hold the lock."""
+        assert self.lock.held, "delete() needs the writer lock"
+        self.store.delete(note.path)
+        current = self.caches.catalog.get(note.id)
+        if current is not None and current.path != note.path:
+            # An old location of a note that lives elsewhere now: only the file row goes.
+            self.caches.catalog.drop_file(note.path)
+            return []
+        self.record_event("forgotten", note.id, note, anonymous=True)
+        return self.caches.drop_note(note.id, note.path)
+
+    def section(self, object_id: str) -> tuple[Note, Section]:
+        """A chunk or turn (`<note id>#<n>`): its note and its section record."""
+        note = self.get(object_id)
+        number = object_id.partition("#")[2]
+        found = next((s for s in sections_of(note) if str(s.number) == number), None)
+        if found is None:
+            raise NotFound(f"no section {object_id}", "chunk ids look like <note id>#<n>")
+        return note, found
+
+    def record_event(
+        self, kind: str, note_id: str, note: Note, detail: str = "", *, anonymous: bool = False
+    ) -> None:
+        """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
+        title = "" if anonymous else note.title
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
+        self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
+                                  note.visibility, detail))  # fmt: skip
+
+    def get(self, note_id: str) -> Note:
+        """The note with this id (a chunk id gives its note), read from its file."""
+        row = self.row(note_id)
+        try:
+            return self.store.read(row.path)
+        except FileNotFoundError:
+            raise NotFound(
+                f"note {note_id} is in the caches but its file {row.path} is gone",
+                "run `brain reindex`",
+            ) from None
+
+    def row(self, object_id: str) -> ObjectRow:
+        if not is_id(object_id):
+            raise InvalidInput(f"{object_id!r} is not a note id (ids look like 01JE2Z3K…)")
+        row = self.caches.catalog.get(object_id.split("#", 1)[0])
+        if row is not None and self.for_model and not self.shows(row):
+            row = None
+        if row is None:
+            raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
+        return row
+
+    def shows(self, row: ObjectRow) -> bool:
+        """Whether this Brain may show the object (always, unless opened for a model)."""
+        if not self.for_model:
+            return True
+        return row.visibility == "normal" and row.partition == self.partition
+
+    def shown_relations(self, note: Note) -> list[Relation]:
+        """A note's relations whose targets this Brain may show (for a model: not an id of a
+        hidden note, which would tell it one exists)."""
+        if not self.for_model:
+            return list(note.relations)
+        targets = self.caches.catalog.get_many([r.target.split("#", 1)[0] for r in note.relations])
+        return [
+            r
+            for r in note.relations
+            if (row := targets.get(r.target.split("#", 1)[0])) is not None and self.shows(row)
+        ]
+
+    def touched(self, note: Note) -> Note:
+        """The note marked as used now; a dormant or archived note comes back to life."""
+        changes: dict[str, Any] = {"touched": iso(self.clock.now())}
+        if note.status in ("dormant", "archived"):
+            changes["status"] = "active"
+            kept = [t for t in note.tags if t not in ("archived", "closed")]
+            changes["tags"] = kept or None
+        if is_cold(note.path):
+            note = note.with_path(free_hot_path(self.store, note.path))
+        return note.with_meta(**changes)
+
+    def flush(self, *, vectors: bool = True) -> None:
+        """Apply queued cache changes (from any process) before searching; `vectors=False`
+        leaves the embedding for a search that needs it (full text never loads the model)."""
+        embed = vectors and self.caches.vectors_pending()
+        if self.caches.text_pending() or embed:
+            with self.lock.hold():
+                self.caches.flush_text()
+                if embed:
+                    self.caches.flush_vectors()
+        self.caches.fulltext.index.reload()
+
+    def catch_up(self, *, force: bool = False) -> CatchUp:
+        """Bring the caches in step with hand edits, new files and deletions on disk.
+
+        Other brain processes record their writes in the shared caches; the walk is only for
+        changes made by hand. A long-lived process may set `catch_up_every` to walk at most
+        that often (a watcher covers the rest); a command-line run walks every time.
+        """
+        if not force and self.catch_up_every > 0:
+            now = time.monotonic()
+            if now - self._last_walk < self.catch_up_every:
+                return CatchUp()
+            self._last_walk = now
+        found = catchup.compare(self.store, self.caches.catalog)
+        todo, gone = found.out_of_step, list(found.missing)
+        if not todo and not gone:
+            return CatchUp()
+        with self.lock.hold():
+            return self._apply(todo, gone)
+
+    def catch_up_paths(self, rels: Iterable[str]) -> CatchUp:
+        """Catch up these files only (the watcher's paths): one stat each, read and hashed only
+        when (size, mtime) changed, so the cost follows the change, not the vault's size."""
+        todo, gone = catchup.paths_out_of_step(self.store, self.caches.catalog, rels)
+        if not todo and not gone:
+            return CatchUp()
+        with self.lock.hold():
+            return self._apply(todo, gone)
+
+    # After a pull or hand edits the caches rewrite index.json: brain's own change, committed.
+    @recorded(lambda _, a: f"catch up with {len(a['todo']) + len(a['gone'])} changed file(s)")
+    def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        self.changes.leave([*todo, *gone])  # the person's own changes stay theirs to commit
+        with self.node_index.batch():
+            return self._apply_files(todo, gone)
+
+    def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        return catchup.apply_files(self.store, self.caches, self.clock, todo, gone)
+
+    def _refresh_title(self, folder: str, title: str) -> None:
+        """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+        for name in self._names_by_title(folder).get(normalise_title(title), ()):
+            rel = f"{folder}/{name}"
+            st = self.store.path(rel).stat()
+            row = self.caches.catalog.file(rel)
+            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
+                self._index_file(rel)
+
+    def _names_by_title(self, folder: str) -> NamesByTitle:
+        """A folder's note file names by normalised title. Inside `bulk()` a folder is listed
+        once per block: the lock is held, so its new files are ours and already cached (a
+        listing per titled write made ingesting quadratic: 26k files in one folder at 100k)."""
+        if self._bulk_names is not None and folder in self._bulk_names:
+            return self._bulk_names[folder]
+        found: NamesByTitle = {}
+        try:
+            for entry in os.scandir(self.store.path(folder)):
+                if entry.name.endswith(".md"):
+                    found.setdefault(normalise_title(entry.name[:-3]), []).append(entry.name)
+        except (FileNotFoundError, NotADirectoryError, BrainError):
+            pass
+        if self._bulk_names is not None:
+            self._bulk_names[folder] = found
+        return found
+
+    def _index_file(self, rel: str) -> str:
+        """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+        return catchup.index_file(self.store, self.caches, self.clock, rel, self.id_owners)
+
+    @recorded(lambda count, a: f"reindex ({count} notes)")
+    def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
+        """Rebuild every cache from the files; returns the number of notes indexed."""
+        with self.lock.hold(), self.node_index.rebuilding(self.store):
+            self.id_owners = self.caches.catalog.id_owners()
+            self.caches.clear()
+            files = list(self.store.walk())
+            self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
+            count = 0
+            try:
+                for done, (rel, _st) in enumerate(files, 1):
+                    if self._index_file(rel) == "changed":
+                        count += 1
+                    if progress:
+                        progress(done, len(files))
+            finally:
+                self.id_owners = None
+            self.caches.flush_text()
+            if embed and self.caches.vectors_on:
+                self.caches.flush_vectors()
+            return count
+
+    def notes(self) -> Iterator[Note]:
+        """Every parseable note of the vault (all partitions), read from disk."""
+        for rel, _st in self.store.walk():
+            try:
+                yield self.store.read(rel)
+            except BrokenNote:
+                continue
+
+
+def moved(brain: Context, before: ObjectRow, note: Note) -> None:
+    """After a note was written at a new path: remove the old file and its cache row."""
+    brain.store.delete(before.path)
+    brain.caches.catalog.drop_file(before.path)
+    if is_cold(before.path) != is_cold(note.path):
+        detail = "cold → hot" if is_cold(before.path) else "hot → cold"
+        brain.record_event("moved", note.id, note, detail=detail)

@@ -1,0 +1,53 @@
+"""Why a memory came back: its rank and score per retriever, and what context and priors added
+(read in a terminal as one line: hitview.describe)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from brain.indexes.catalog import Brief
+from brain.recall.rank import STATUS_PRIOR, WEIGHTS
+
+
+def explain(
+    retrievers: Sequence[Any],
+    lists: dict[str, list[tuple[str, float]]],
+    fused: Sequence[tuple[str, float]],
+    contexted: Sequence[tuple[str, float]],
+    rows: dict[str, Brief],
+    ids: Sequence[str],
+) -> dict[str, dict[str, Any]]:
+    """For each of `ids`: per retriever its rank (1 = best, None: not found), score, weight
+    and what neighbour context added; the fused score; what the memories written with it
+    added (`context`); the status prior it was multiplied by."""
+    own = {r.name: r.last.own for r in retrievers if getattr(r, "last", None) is not None}
+    places = {
+        name: {oid: (n, score) for n, (oid, score) in enumerate(ranked, 1)}
+        for name, ranked in lists.items()
+    }
+    fused_of, context_of = dict(fused), dict(contexted)
+    out: dict[str, dict[str, Any]] = {}
+    for oid in ids:
+        per: dict[str, Any] = {}
+        for name, found in places.items():
+            rank, score = found.get(oid, (None, None))
+            entry: dict[str, Any] = {"rank": rank, "score": _round(score)}
+            if len(lists) > 1:
+                entry["weight"] = WEIGHTS.get(name, 1.0)
+            if score is not None and name in own:  # what neighbour context added
+                entry["neighbours"] = _round(score - own[name].get(oid, 0.0))
+            per[name] = entry
+        base = fused_of.get(oid, 0.0)
+        status = rows[oid].status if oid in rows else "active"
+        out[oid] = {
+            "retrievers": per,
+            "fused": _round(base),
+            "context": _round(context_of.get(oid, base) - base),
+            "prior": STATUS_PRIOR.get(status, 1.0),
+        }
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

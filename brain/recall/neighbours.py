@@ -1,0 +1,200 @@
+"""Neighbour context: a memory borrows part of the scores of those written just around it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from brain.indexes.catalog import Brief, Catalog
+from brain.indexes.fulltext import Filters
+from brain.recall.rank import TextRetriever, VectorRetriever, passes
+
+if TYPE_CHECKING:
+    from brain.indexes.vectors import VectorIndex
+
+# Neighbours: up to WINDOW memories either side, written one after another (ids are ULIDs, so
+# id order is write order) in the same partition and node within GAP_MS of each other; the
+# sections of a note (`<note id>#<n>`) neighbour each other in order. A reply such as "Yes,
+# last Tuesday" shares no word with the question it answers; the turns around it do. Window
+# and blends chosen on the LoCoMo dev split (../shared/FACTS.md, "Neighbour context";
+# docs/benchmarks.md).
+WINDOW = 2
+GAP_MS = 60_000
+VECTOR_BLEND = 1.0  # a vector plus this times its neighbours' mean, renormalised
+TEXT_BLEND = 0.5  # a BM25 score plus this times its neighbours' mean score
+_SLACK = 2  # extra rows fetched, for neighbours the filters hide
+DEPTH = 30  # the neighbourhoods of this many of each retriever's best candidates are read
+
+
+def order_key(object_id: str) -> tuple[str, int]:
+    """Write order: ids are ULIDs (time first); sections `<note id>#<n>` follow their number."""
+    note, _, number = object_id.partition("#")
+    return note, int(number) if number.isdigit() else -1
+
+
+class Neighbourhood:
+    """The neighbours of memories, looked up in the catalog once per recall and shared by the
+    retrievers; a memory the filters hide lends nothing (nor is it lent to)."""
+
+    def __init__(self, catalog: Catalog, window: int = WINDOW) -> None:
+        self.catalog = catalog
+        self.window = window
+        self._filters: Filters | None = None
+        self._around: dict[str, tuple[str, ...]] = {}
+        self._loaded: set[str] = set()
+
+    def around(self, ids: Sequence[str], filters: Filters) -> dict[str, tuple[str, ...]]:
+        """Neighbours of each of these ids and of each of their neighbours."""
+        if filters != self._filters:
+            self._filters, self._around, self._loaded = filters, {}, set()
+        todo = [oid for oid in ids if oid not in self._loaded]
+        for oid, brief in self.catalog.briefs(todo).items():
+            run = self._run(brief, filters)
+            # Every memory within `window` of this one has its whole window inside the run.
+            me = run.index(oid)
+            for i in range(max(0, me - self.window), min(len(run), me + self.window + 1)):
+                near = run[max(0, i - self.window) : i] + run[i + 1 : i + 1 + self.window]
+                self._around[run[i]] = tuple(near)
+                self._loaded.add(run[i])
+        return self._around
+
+    def _run(self, brief: Brief, filters: Filters) -> list[str]:
+        """The memories up to 2 × window before and after this one, in write order."""
+        reach = 2 * self.window
+        if "#" in brief.id:
+            sections = self.catalog.sections(brief.id.partition("#")[0])
+            shown = (b.id for b in sections if b.id == brief.id or passes(b, filters))
+            run = sorted(shown, key=order_key)
+            me = run.index(brief.id)
+            return run[max(0, me - reach) : me + reach + 1]
+        millis = _millis(brief.id)
+        before, after = self.catalog.written_near(
+            brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + _SLACK
+        )
+        earlier = [b.id for b in before if passes(b, filters)][:reach]
+        later = [b.id for b in after if passes(b, filters)][:reach]
+        return [*reversed(earlier), brief.id, *later]
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_FROM_CROCKFORD = str.maketrans(_CROCKFORD, "0123456789abcdefghijklmnopqrstuv")
+
+
+def _millis(object_id: str) -> int:
+    """The millisecond a ULID was made (its first 10 characters)."""
+    try:
+        return int(object_id[:10].translate(_FROM_CROCKFORD), 32)
+    except ValueError:  # not a ULID: no time to go by
+        return 0
+
+
+def _ulid_at(millis: int) -> str:
+    """The smallest ULID of this millisecond: a bound for a range of ids."""
+    millis = max(0, millis)
+    head = "".join(_CROCKFORD[(millis >> shift) & 31] for shift in range(45, -5, -5))
+    return head + "0" * 16
+
+
+@dataclass
+class Blend:
+    """Scores with neighbour context, and the scores before it (for --explain)."""
+
+    scores: list[tuple[str, float]]
+    own: dict[str, float] = field(default_factory=dict)
+
+
+def blend_scores(
+    ranked: Sequence[tuple[str, float]], around: dict[str, tuple[str, ...]], weight: float
+) -> Blend:
+    """Each score plus `weight` times its neighbours' mean score (0 for a neighbour that was
+    not found); neighbours of found memories join the list."""
+    own = dict(ranked)
+    pool = set(own)
+    for oid in own:
+        pool.update(around.get(oid, ()))
+    out = []
+    for oid in pool:
+        near = around.get(oid, ())
+        lent = sum(own.get(n, 0.0) for n in near) / len(near) if near else 0.0
+        score = own.get(oid, 0.0) + weight * lent
+        if score > 0:
+            out.append((oid, score))
+    out.sort(key=lambda item: (-item[1], item[0]))
+    return Blend(out, own)
+
+
+def blend_vectors(
+    query: Any,
+    ranked: Sequence[tuple[str, float]],
+    around: dict[str, tuple[str, ...]],
+    index: VectorIndex,
+    weight: float,
+) -> Blend:
+    """Cosine of the query to each vector blended with its neighbours' mean vector
+    (renormalised), for the found memories and their neighbours: no text is encoded again."""
+    import numpy as np
+
+    pool = dict.fromkeys(oid for oid, _ in ranked)
+    for oid, _ in ranked:
+        pool.update(dict.fromkeys(around.get(oid, ())))
+    needed = dict.fromkeys(pool)
+    for oid in pool:
+        needed.update(dict.fromkeys(around.get(oid, ())))
+    vectors = index.vectors(list(needed))
+    names = [oid for oid in pool if oid in vectors]
+    if not names:
+        return Blend([], {})
+    row = {oid: i for i, oid in enumerate(vectors)}
+    matrix = np.stack(list(vectors.values()))
+    width = max(1, max(len(around.get(oid, ())) for oid in names))
+    slots = np.zeros((len(names), width), dtype=np.int64)
+    mask = np.zeros((len(names), width), dtype=np.float32)
+    for i, oid in enumerate(names):
+        near = [row[n] for n in around.get(oid, ()) if n in row]
+        slots[i, : len(near)] = near
+        mask[i, : len(near)] = 1.0
+    counts = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
+    means = (matrix[slots] * mask[:, :, None]).sum(axis=1) / counts
+    mine = matrix[[row[oid] for oid in names]]
+    mixed = mine + weight * means * (mask.sum(axis=1, keepdims=True) > 0)
+    mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    scores = (mixed @ q).tolist()
+    out = sorted(zip(names, scores, strict=True), key=lambda item: (-item[1], item[0]))
+    return Blend(out, dict(zip(names, (mine @ q).tolist(), strict=True)))
+
+
+@dataclass
+class TextInContext(TextRetriever):
+    """BM25, each memory lifted by its neighbours' scores."""
+
+    neighbourhood: Neighbourhood | None = None
+    weight: float = TEXT_BLEND
+    last: Blend | None = None
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        found = super().search(query, k, filters)
+        if self.neighbourhood is None or not self.weight:
+            return found
+        around = self.neighbourhood.around([oid for oid, _ in found[:DEPTH]], filters)
+        self.last = blend_scores(found, around, self.weight)
+        return self.last.scores[:k]
+
+
+@dataclass
+class VectorsInContext(VectorRetriever):
+    """Cosine similarity to each memory's vector blended with its neighbours' vectors."""
+
+    neighbourhood: Neighbourhood | None = None
+    weight: float = VECTOR_BLEND
+    last: Blend | None = None
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        vector = self.embedder.embed([query])[0]
+        found = self.nearest(vector, k, filters)
+        if self.neighbourhood is None or not self.weight:
+            return found
+        around = self.neighbourhood.around([oid for oid, _ in found[:DEPTH]], filters)
+        self.last = blend_vectors(vector, found, around, self.caches.vectors, self.weight)
+        return [(oid, s) for oid, s in self.last.scores[:k] if s >= self.floor]

@@ -1,0 +1,147 @@
+"""Live sync: watchdog events on connected folders and on the vault, debounced into syncs.
+
+Editors that save by writing a temp file and renaming it show up as a `moved` event to the real
+name; any event simply marks its connector (or the vault) dirty, and a quiet spell of `delay`
+seconds runs one hash-based sync, so renames, bursts and partial writes all settle the same way.
+In the vault an event names its files, and only those are caught up (Context.catch_up_paths);
+a folder created, moved or deleted there makes it walk the whole vault instead.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from brain.errors import BrainError
+from brain.sources import connectors as conn
+from brain.sources import documents
+from brain.vault.paths import CACHE_DIR
+
+if TYPE_CHECKING:
+    from brain.context import Context
+    from brain.indexes.catchup import CatchUp
+
+VAULT = ""  # the key under which vault edits are queued (connector names are never empty)
+EVERYTHING = ""  # the path of an event that needs a full check (a folder of the vault changed)
+Dirty = set[tuple[str, str]]  # (connector name or VAULT, vault-relative path or EVERYTHING)
+_KINDS = {"created", "modified", "moved", "deleted"}
+
+
+@dataclass
+class Watcher:
+    """Watch every connected folder and the vault; call `run(stop)` on the thread owning brain."""
+
+    brain: Context
+    delay: float = 0.5
+    on_sync: Callable[[list[documents.SyncReport]], None] | None = None
+    on_catch_up: Callable[[CatchUp], None] | None = None
+    on_error: Callable[[BrainError], None] | None = None
+    watched: list[str] = field(default_factory=list)
+    ready: threading.Event = field(default_factory=threading.Event)  # set after the first sync
+    # Runs each sync pass where the Brain lives (the daemon's own thread); None: right here.
+    via: Callable[[Callable[[], None]], None] | None = None
+    # The last catch-up of the vault: how (`paths` or `walk`), files named, ms, files changed.
+    last_catch_up: dict[str, float | int | str] = field(default_factory=dict)
+    _events: queue.Queue[tuple[str, str]] = field(default_factory=queue.Queue)
+
+    def run(self, stop: threading.Event) -> None:
+        """Sync once, then follow changes until stop is set."""
+        observer = Observer()
+        state = conn.State.load(self.brain.root)
+        for decl in conn.declared(self.brain.root).values():
+            if conn.status_of(decl, state).state == "connected":
+                observer.schedule(_Handler(self._events, decl.name), str(decl.folder),
+                                  recursive=True)  # fmt: skip # arguments grouped by meaning
+                self.watched.append(decl.name)
+        vault = _Handler(self._events, VAULT, self.brain.root)
+        observer.schedule(vault, str(self.brain.root), recursive=True)
+        observer.start()
+        try:
+            self._handle({(key, EVERYTHING) for key in (VAULT, *self.watched)})
+            self.ready.set()
+            while not stop.is_set():
+                try:
+                    dirty = {self._events.get(timeout=0.1)}
+                except queue.Empty:
+                    continue
+                while not stop.is_set():  # wait for a quiet spell
+                    try:
+                        dirty.add(self._events.get(timeout=self.delay))
+                    except queue.Empty:
+                        break
+                self._handle(dirty)
+        finally:
+            observer.stop()
+            observer.join()
+
+    def _handle(self, dirty: Dirty) -> None:
+        if self.via is None:
+            self._sync(dirty)
+        else:
+            self.via(lambda: self._sync(dirty))
+
+    def _sync(self, dirty: Dirty) -> None:
+        try:
+            names = sorted({n for n, _ in dirty if n != VAULT})
+            if names:
+                reports = documents.sync(self.brain, names)
+                if self.on_sync:
+                    self.on_sync(reports)
+            paths = {p for n, p in dirty if n == VAULT}
+            if paths:
+                started = time.perf_counter()
+                walk = EVERYTHING in paths
+                found = (
+                    self.brain.catch_up(force=True)  # a folder changed: walk now
+                    if walk
+                    else self.brain.catch_up_paths(paths)
+                )
+                self.last_catch_up = {
+                    "how": "walk" if walk else "paths", "paths": 0 if walk else len(paths),
+                    "ms": round((time.perf_counter() - started) * 1000, 2),
+                    "changed": len(found.changed) + len(found.removed) + len(found.broken),
+                }  # fmt: skip
+                if self.on_catch_up and (found.changed or found.removed or found.broken):
+                    self.on_catch_up(found)
+        except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end
+            if self.on_error:
+                self.on_error(exc)
+
+
+class _Handler(FileSystemEventHandler):
+    """Turns watchdog events into a dirty mark for one connector or the vault."""
+
+    def __init__(
+        self, events: queue.Queue[tuple[str, str]], key: str, root: Path | None = None
+    ) -> None:
+        super().__init__()
+        self.events = events
+        self.key = key
+        self.root = root  # the vault's: its events name their files
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        kind = event.event_type
+        if kind not in _KINDS or (event.is_directory and kind == "modified"):
+            return
+        path = os.fsdecode(event.dest_path or event.src_path)
+        if Path(path).name.startswith("."):
+            return  # editors' and brain's own temp files; their rename is what counts
+        if self.key == VAULT and f"{os.sep}{CACHE_DIR}{os.sep}" in path + os.sep:
+            return
+        if self.root is None or event.is_directory:
+            self.events.put((self.key, EVERYTHING))
+            return
+        for name in (event.src_path, event.dest_path):  # a rename: both ends
+            if name:
+                rel = os.path.relpath(os.fsdecode(name), self.root)
+                if not rel.startswith(".."):
+                    self.events.put((self.key, Path(rel).as_posix()))
