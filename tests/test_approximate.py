@@ -54,6 +54,23 @@ def test_the_approximate_index_finds_what_exact_search_finds(
     assert sorted(again.ids()) == sorted(index.ids())
 
 
+def test_the_approximate_index_hands_back_vectors_by_id(
+    filled: tuple[VectorIndex, list[str], Any],
+) -> None:
+    """Neighbour context (recall/neighbours.py) reads stored vectors by id: IVF keeps that."""
+    index, names, _queries = filled
+    exact = index.vectors(names[:5])
+    assert index.rebuild("ivf") and index.kind() == "ivf"
+    index.upsert(["late"], clustered(1, seed=11))
+    index.remove([names[0]])
+    got = index.vectors([*names[:5], "late"])
+    assert sorted(got) == sorted([*names[1:5], "late"])
+    assert all(np.allclose(got[n], exact[n]) for n in names[1:5])
+    index.save()
+    again = VectorIndex(index.folder, DIM, "hashing")
+    assert again.kind() == "ivf" and np.allclose(again.vectors(["late"])["late"], got["late"])
+
+
 def test_a_filter_to_few_ids_stays_exact_under_ivf(
     filled: tuple[VectorIndex, list[str], Any],
 ) -> None:

@@ -103,8 +103,20 @@ def build(matrix: NDArray[np.float32], fids: NDArray[np.int64], target: str) -> 
     index.cp.seed = 1234
     index.cp.niter = 10
     index.train(np.ascontiguousarray(matrix[np.sort(pick)]))
+    by_id(index)
     index.add_with_ids(matrix, fids)
     index.nprobe = NPROBE
+    return index
+
+
+def by_id(index: Any) -> Any:
+    """The index, able to hand back a vector by its id (neighbour context reads them): an IVF
+    index keeps a hash table of id → list and offset, which add and remove keep up to date."""
+    import faiss
+
+    maps = faiss.DirectMap  # type: ignore[attr-defined]  # missing from faiss's stubs
+    if kind(index) == IVF and index.direct_map.type == maps.NoMap:
+        index.set_direct_map_type(maps.Hashtable)
     return index
 
 

@@ -272,7 +272,7 @@ class VectorIndex:
                 f"the vector index holds {index.d}-dimensional vectors, not {self.dim}",
                 "run `brain reindex`",
             )
-        return index
+        return approximate.by_id(index)
 
     def _new_index(self) -> Any:
         import faiss
