@@ -24,7 +24,7 @@ from brain import (
 from brain import settings as settings_mod
 from brain.catchup import CatchUp
 from brain.clock import Clock, SystemClock
-from brain.doctor import DoctorReport
+from brain.doctor import REBUILT, DoctorReport
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.gitvault import recorded, title_of
 from brain.indexes.catalog import ObjectRow
@@ -96,22 +96,37 @@ class Brain:
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.changes = gitvault.Autocommit(self.root, self.settings, self.lock)
         folder = self.root / CACHE_DIR
-        if (folder / "fulltext" / "schema").exists():
-            self._open_caches(folder)
-            if self.caches.catalog.stale:
-                self.reindex(embed=False)
-            elif self.node_index.stale:
-                with self.lock.hold():
-                    self.node_index.resume(self.store)
-            if self.changes.enabled:
-                gitvault.regenerate_after_merge(self)
-            return
-        # New or wiped caches: one process builds them while the others wait; embedding
-        # waits for the first recall.
+        self._open_caches(folder)
+        if self._ensure_caches():
+            return  # just rebuilt from the files: nothing more to catch up with
+        if self.node_index.stale:
+            with self.lock.hold():
+                self.node_index.resume(self.store)
+        if self.changes.enabled:
+            gitvault.regenerate_after_merge(self)
+
+    def _ensure_caches(self, *, probe: bool = True) -> bool:
+        """Rebuild caches that may not be served (missing, half made, of another schema, empty
+        beside a full catalog); True if it did. Idempotent and safe from any number of
+        processes at once: the check is made again under the writer lock, the one place
+        anything is created, deleted or rebuilt, so the first process repairs and the others
+        wait and find nothing left to do.
+        """
+        if probe and not self.caches.problems():
+            return False
         with self.lock.hold():
-            self._open_caches(folder)
-            if self.caches.catalog.stale or self.caches.fulltext.fresh:
-                self.reindex(embed=False)
+            # Another process may have repaired (or begun on) them while we waited for the lock.
+            self.caches.reopen_fulltext()
+            if self.caches.fulltext.problem is None and self.caches.text_pending():
+                self.caches.flush_text()
+            why = self.caches.problems()
+            if not why:
+                return False
+            if self.caches.fulltext.problem is not None:
+                self.caches.fulltext.create()
+            self.reindex(embed=False)
+            self.caches.catalog.set_info(REBUILT, f"{iso(self.clock.now())}: {'; '.join(why)}")
+            return True
 
     def _open_caches(self, folder: Path) -> None:
         self.caches = Caches(folder, embedder=self.embedder)
@@ -487,7 +502,13 @@ class Brain:
                 self.caches.flush_text()
                 if embed:
                     self.caches.flush_vectors()
-        self.caches.fulltext.index.reload()
+        try:
+            self.caches.fulltext.index.reload()
+            whole = len(self.caches.fulltext) > 0 or not self.caches.catalog.count()
+        except (AttributeError, OSError, ValueError):  # its folder went away under this process
+            whole = False
+        if not whole:
+            self._ensure_caches(probe=False)
 
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.
@@ -568,6 +589,7 @@ class Brain:
                 if progress:
                     progress(done, len(files))
             self.caches.flush_text()
+            self.caches.rebuilt()
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
             return count

@@ -8,9 +8,13 @@ from typing import TYPE_CHECKING, Any
 from brain import githistory, relations
 from brain.errors import BrokenNote
 from brain.model import content_hash
+from brain.vault import leftovers
 
 if TYPE_CHECKING:
     from brain.brain import Brain
+
+# Catalog info key: when and why the caches last rebuilt themselves (written by Brain).
+REBUILT = "rebuilt"
 
 
 @dataclass(frozen=True)
@@ -23,11 +27,14 @@ class DoctorReport:
     cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
     dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
     conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
+    leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
+    rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
 
     @property
     def ok(self) -> bool:
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling or self.conflicts)  # fmt: skip
+                    or self.cycles or self.dangling or self.conflicts
+                    or self.leftovers)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +47,8 @@ class DoctorReport:
             "cycles": list(self.cycles),
             "dangling": list(self.dangling),
             "conflicts": list(self.conflicts),
+            "leftovers": list(self.leftovers),
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -74,6 +83,8 @@ def examine(brain: Brain) -> DoctorReport:
         )
     cycles, dangling = relations.check(parsed, brain.caches.catalog)
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
+    left = leftovers.find(brain.root, brain.clock.now().timestamp())
+    rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts))  # fmt: skip
+                        tuple(conflicts), tuple(left), rebuilt)  # fmt: skip

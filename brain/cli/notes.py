@@ -239,10 +239,13 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             ("[red]cycle[/red]  ", report.cycles, ""),
             ("[yellow]dangling[/yellow]", report.dangling, ""),
             ("[red]conflict[/red]", report.conflicts, " (git conflict markers: resolve them)"),
+            ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
         ]
         for label, items, why in findings:
             for item in items:
                 out.print(f"{label} {escape(item)}{why}")
+        if report.rebuilt:
+            out.print(f"[dim]caches rebuilt by themselves at {escape(report.rebuilt)}[/dim]")
         if report.ok:
             out.print("[green]All well.[/green]")
     if not report.ok:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 2
+REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -134,10 +135,16 @@ class Catalog:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
-        found = self.info("schema")
-        if found is None:
-            self.set_info("schema", str(SCHEMA_VERSION))
-        self.stale = found is not None and found != str(SCHEMA_VERSION)
+        with self.transaction():
+            found = self.info("schema")
+            if found is None:  # made just now: it knows no file yet, a rebuild must fill it
+                self.set_info("schema", str(SCHEMA_VERSION))
+                self.set_info(REBUILDING, "new")
+
+    @property
+    def stale(self) -> bool:
+        """Built for another schema (read each time: another process may have rebuilt it)."""
+        return self.info("schema") != str(SCHEMA_VERSION)
 
     def close(self) -> None:
         self.db.close()
@@ -148,6 +155,9 @@ class Catalog:
 
     def set_info(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, value))
+
+    def drop_info(self, key: str) -> None:
+        self.db.execute("DELETE FROM info WHERE key=?", (key,))
 
     def transaction(self) -> sqlite3.Connection:
         """`with catalog.transaction():` groups writes into one commit."""
@@ -267,9 +277,10 @@ class Catalog:
         self.db.execute("DELETE FROM text_queue")
         self.db.execute("DELETE FROM vector_queue")
         self.db.execute("DELETE FROM relations")
-        # A rebuild from the files brings an older schema up to date.
+        # A rebuild from the files brings an older schema up to date. Until it is done, the
+        # mark says so to every process (and to the next open, after a kill -9).
         self.set_info("schema", str(SCHEMA_VERSION))
-        self.stale = False
+        self.set_info(REBUILDING, "1")
 
     # Queues of changes waiting for a batched commit to the full-text or vector index.
     QUEUES = ("text_queue", "vector_queue")
