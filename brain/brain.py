@@ -48,7 +48,7 @@ from brain.recall import (
     with_context,
 )
 from brain.vault.cold import is_cold
-from brain.vault.files import WriterLock, deferred_dir_sync
+from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
 from brain.vault.paths import CACHE_DIR, check_node, check_segment
 from brain.vault.store import NoteStore
 from brain.writing import INBOX, Request, check_text, node_is_dated, plan
@@ -92,6 +92,7 @@ class Brain:
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
+        keep_private(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.changes = gitvault.Autocommit(self.root, self.settings, self.lock)
@@ -509,6 +510,10 @@ class Brain:
             whole = False
         if not whole:
             self._ensure_caches(probe=False)
+        if vectors and self.caches.vectors_on and self.caches.vector_problem() is not None:
+            with self.lock.hold():
+                if self.caches.vector_problem() is not None:  # not mended while we waited
+                    self.caches.rebuild_vectors()
 
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.

@@ -291,6 +291,29 @@ class Caches:
         self.catalog.dequeue("vector_queue", seq)
         return len(latest)
 
+    def vector_problem(self) -> str | None:
+        """Why the vector index may not be served (another embedder or size, damaged, or empty
+        beside a full catalog with nothing queued); None if it may. Reads only."""
+        from brain.indexes.vectors import StaleIndex
+
+        try:
+            held = len(self.vectors)
+        except StaleIndex as exc:
+            return exc.message
+        if held or self.vectors_pending():
+            return None
+        objects = self.catalog.count()
+        return f"the vector index is empty while the catalog holds {objects}" if objects else None
+
+    def rebuild_vectors(self) -> None:
+        """Start the vector index over from every object (embeddings are reused). Lock held."""
+        if self._vectors is not None:  # its files may have been deleted under this process
+            self._vectors.close()
+            self._vectors = None
+        self.vectors.clear()
+        self.requeue_vectors()
+        self.flush_vectors()
+
     def requeue_vectors(self) -> None:
         """Queue every object for the vector index (after it was cleared)."""
         rows = self.catalog.db.execute("SELECT id FROM objects").fetchall()

@@ -253,3 +253,24 @@ def test_the_worker_script_reports_what_it_wrote(vault: Path, tmp_path: Path) ->
     assert worker.returncode == 0, err
     assert [line.split()[0] for line in out.splitlines()] == ["ready", "ack", "ack", "ack"]
     assert json.dumps(out)  # plain text
+
+
+@pytest.mark.parametrize("damage", ["vectors.faiss", "vectors.sqlite", "the folder"])
+def test_a_lost_vector_index_is_rebuilt_by_the_next_vector_recall(
+    vault: Path, clock: FixedClock, damage: str
+) -> None:
+    brain = open_vault(vault, clock=clock)  # the test vault's hashing embedder
+    note = brain.remember("the quince tree flowers in spring", title="Quince")
+    assert brain.recall("quince tree", mode="vector")[0].id == note.id
+    brain.close()
+    folder = vault / ".brain" / "vectors"
+    if damage == "the folder":
+        shutil.rmtree(folder)
+    else:
+        (folder / damage).unlink()
+    again = open_vault(vault, clock=clock)
+    try:
+        assert again.recall("quince tree", mode="vector")[0].id == note.id
+        assert again.caches.vector_problem() is None
+    finally:
+        again.close()

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brain.vault.files import owner_only
+
 SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 
@@ -129,12 +131,13 @@ class Catalog:
     """SQLite in WAL mode: readers never block the one writer."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+        with owner_only():  # the database, its -wal and -shm are born here
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
         with self.transaction():
             found = self.info("schema")
             if found is None:  # made just now: it knows no file yet, a rebuild must fill it

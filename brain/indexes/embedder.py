@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from brain.errors import BrainError, InvalidInput
+from brain.vault.files import owner_only
 from brain.words import content_words
 
 if TYPE_CHECKING:
@@ -337,13 +338,14 @@ class EmbeddingCache:
     SCHEMA_VERSION = 2
 
     def __init__(self, folder: Path, *, batch_size: int = 256) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "embeddings.sqlite"
         self.batch_size = batch_size
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
-        self._db.execute("PRAGMA secure_delete = ON")
+        with owner_only():  # its journal takes the database's mode
+            folder.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
+            self._db.execute("PRAGMA secure_delete = ON")
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version == 1:
             self._db.executescript(

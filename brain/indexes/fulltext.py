@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brain.vault.files import owner_only
 from brain.words import content_words
 
 SCHEMA_VERSION = "1"
@@ -99,11 +100,12 @@ class FullText:
             self.folder.rename(aside)
         for old in self.folder.parent.glob(f"{self.folder.name}.old-*"):
             shutil.rmtree(old, ignore_errors=True)
-        self.folder.mkdir(parents=True)
-        self.index = self._t.Index(self.schema, path=str(self.folder), reuse=True)
-        temp = self.folder / ".schema.tmp"  # the lock is held: one writer, one name
-        temp.write_text(SCHEMA_VERSION, encoding="utf-8")
-        os.replace(temp, self.folder / "schema")
+        with owner_only():
+            self.folder.mkdir(parents=True)
+            self.index = self._t.Index(self.schema, path=str(self.folder), reuse=True)
+            temp = self.folder / ".schema.tmp"  # the lock is held: one writer, one name
+            temp.write_text(SCHEMA_VERSION, encoding="utf-8")
+            os.replace(temp, self.folder / "schema")
         self.problem = None
 
     @contextlib.contextmanager
@@ -112,18 +114,19 @@ class FullText:
         if self._writer is not None:
             yield
             return
-        self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        try:
-            yield
-            self._writer.commit()
-            self._writer.wait_merging_threads()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self._writer.rollback()
-            raise
-        finally:
-            self._writer = None
-            self.index.reload()
+        with owner_only():  # segment files are born in commits and merges
+            self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                yield
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self._writer.rollback()
+                raise
+            finally:
+                self._writer = None
+                self.index.reload()
 
     def upsert(self, docs: Sequence[TextDoc]) -> None:
         with self.writing():
@@ -186,11 +189,12 @@ class FullText:
             with self.writing():
                 self._writer.delete_all_documents()
                 self.upsert(docs)
-        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        try:
-            writer.garbage_collect_files()
-        finally:
-            writer.wait_merging_threads()
+        with owner_only():
+            writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                writer.garbage_collect_files()
+            finally:
+                writer.wait_merging_threads()
         self.index.reload()
 
     def __len__(self) -> int:
