@@ -27,7 +27,7 @@ from brain.clock import Clock, SystemClock
 from brain.doctor import REBUILT, DoctorReport
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.gitvault import recorded, title_of
-from brain.indexes.catalog import ObjectRow
+from brain.indexes.catalog import REBUILDING, ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.fulltext import Filters
 from brain.indexing import Caches
@@ -123,10 +123,14 @@ class Brain:
             why = self.caches.problems()
             if not why:
                 return False
+            # A vault's first build (or one after `.brain/` was deleted) is no news for doctor.
+            first = self.caches.catalog.info(REBUILDING) == "new"
             if self.caches.fulltext.problem is not None:
                 self.caches.fulltext.create()
             self.reindex(embed=False)
-            self.caches.catalog.set_info(REBUILT, f"{iso(self.clock.now())}: {'; '.join(why)}")
+            if not first:
+                when = iso(self.clock.now())
+                self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
             return True
 
     def _open_caches(self, folder: Path) -> None:

@@ -193,6 +193,14 @@ def test_a_long_lived_process_heals_a_full_text_index_deleted_under_it(
         brain.close()
 
 
+def test_a_new_vaults_first_build_is_no_news_for_doctor(vault: Path, clock: FixedClock) -> None:
+    brain = open_vault(vault, clock=clock, embedder=None)
+    try:
+        assert brain.doctor().rebuilt is None
+    finally:
+        brain.close()
+
+
 def test_a_reader_never_deletes_an_index_being_built(vault: Path, clock: FixedClock) -> None:
     """A folder with no stamp may be another process's index half made: opening leaves it."""
     _seed(vault, clock, 2)
