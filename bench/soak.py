@@ -101,6 +101,8 @@ def _check(root: Path) -> dict[str, Any]:
     for path in root.parent.glob("acks-*.txt"):
         acked.update(path.read_text().split())
     brain = open_vault(root)
+    brain.catch_up()
+    brain.catch_up_every = 3600.0  # nothing changes now: one walk, not one per recall
     try:
         on_disk: dict[str, str] = {}
         torn = []

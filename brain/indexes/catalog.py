@@ -138,11 +138,11 @@ class Catalog:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
-        with self.transaction():
-            found = self.info("schema")
-            if found is None:  # made just now: it knows no file yet, a rebuild must fill it
-                self.set_info("schema", str(SCHEMA_VERSION))
-                self.set_info(REBUILDING, "new")
+        if self.info("schema") is None:  # no write lock on every open: only for a new one
+            with self.transaction():
+                if self.info("schema") is None:  # made just now: a rebuild must fill it
+                    self.set_info("schema", str(SCHEMA_VERSION))
+                    self.set_info(REBUILDING, "new")
 
     @property
     def stale(self) -> bool:
