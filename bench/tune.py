@@ -23,7 +23,7 @@ from brain import open_vault
 from brain.clock import FixedClock
 from brain.indexes.embedder import load_embedder
 from brain.indexes.fulltext import Filters
-from brain.recall import VectorRetriever
+from brain.recall.rank import VectorRetriever
 from brain.settings import model_cache_dir
 from brain.vault.template import init_vault
 

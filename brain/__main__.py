@@ -1,5 +1,123 @@
-"""`python -m brain` runs the command line (a warm daemon answers recall on the fast path)."""
+"""The command line's fast path: with the daemon warm, `brain recall` answers without loading
+typer, rich or the core, so a person typing it gets an answer in a blink.
 
-from brain.fastpath import main
+Only a plain `recall` whose every argument is understood here takes this path, and only when the
+daemon already runs; anything else (help, an unknown option, no daemon) goes to the full
+command line, which gives the same results. The text printed is what the full command prints.
+"""
 
-main()
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+_VALUED = {"-k": "k", "--node": "node", "--mode": "mode", "--scope": "scope", "--vault": "vault"}
+_FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", "--json": "json"}
+
+
+def main() -> None:
+    """Entry point of the `brain` script and `python -m brain`."""
+    if not answered(sys.argv[1:]):
+        from brain.cli import main as full
+
+        full()
+
+
+def answered(argv: Sequence[str]) -> bool:
+    """Answer `brain recall …` through a running daemon; False: leave it to the full CLI."""
+    parsed = _parse(argv)
+    if parsed is None:
+        return False
+    from brain.daemon import daemon_off
+    from brain.daemon.client import DaemonClient
+    from brain.errors import BrainError, boundary
+    from brain.settings import find_vault
+
+    try:
+        if daemon_off(os.environ):
+            return False
+        explicit = parsed.pop("vault", None)
+        root, _how = find_vault(
+            Path(explicit) if explicit else None, os.environ, Path.cwd(), Path.home()
+        )
+        client = DaemonClient.connect(root)
+    except BrainError:
+        return False
+    as_json = parsed.pop("json", False)
+    try:
+        with boundary(lambda message: print(f"error: {message}", file=sys.stderr)):
+            hits = client.call("recall", parsed)
+    finally:
+        client.close()
+    if as_json:
+        print(json.dumps({"query": parsed["query"], "hits": hits}, ensure_ascii=False, indent=2))
+    else:
+        _print_hits(hits)
+    return True
+
+
+def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
+    if not argv or argv[0] != "recall":
+        return None
+    found: dict[str, Any] = {}
+    rest = list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        name, eq, inline = arg.partition("=")
+        if name in _VALUED and (eq or rest):
+            value = inline if eq else rest.pop(0)
+            if name == "-k":
+                if not value.isdigit():
+                    return None  # the full CLI says what is wrong
+                found["k"] = int(value)
+            else:
+                found[_VALUED[name]] = value
+        elif arg in _FLAGS:
+            found[_FLAGS[arg]] = True
+        elif arg.startswith("-") or "query" in found:
+            return None
+        else:
+            found["query"] = arg
+    return found if "query" in found else None
+
+
+def _print_hits(hits: list[dict[str, Any]]) -> None:
+    style = _Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    if not hits:
+        print("Nothing found.")
+    for n, hit in enumerate(hits, 1):
+        status = f"  {style.yellow(hit['status'])}" if hit["status"] != "active" else ""
+        where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
+        print(f"{style.bold(f'{n}. ' + hit['title'])}  {style.dim(where)}{status}")
+        if hit["heading_path"]:
+            print(f"   {style.dim(' › '.join(hit['heading_path']))}")
+        print(f"   {hit['snippet']}")
+        for flag in hit["flags"]:
+            print(f"   {style.yellow(f'⚠ {flag}')}")
+
+
+class _Style:
+    """ANSI styles on a terminal (as the full CLI's rich console shows them), else none."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("33", text)
+
+
+if __name__ == "__main__":
+    main()

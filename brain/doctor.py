@@ -1,20 +1,22 @@
-"""`brain doctor`: look at the vault and its caches without touching either."""
+"""Looking without touching: `brain doctor` for the person; usage and diagnostics for a model."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain import githistory, relations
 from brain.errors import BrokenNote
+from brain.git import history as githistory
+from brain.indexes import catchup
+from brain.indexes.catalog import REBUILT
 from brain.model import content_hash
+from brain.notes import relations
+from brain.sources import documents
 from brain.vault import leftovers
+from brain.vault.archive import is_archived
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
-
-# Catalog info key: when and why the caches last rebuilt themselves (written by Brain).
-REBUILT = "rebuilt"
+    from brain.context import Context
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
+        # Laid out by hand (fmt: skip below): one condition, broken at its parts.
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
                     or self.cycles or self.dangling or self.conflicts
                     or self.leftovers)  # fmt: skip
@@ -52,27 +55,26 @@ class DoctorReport:
         }
 
 
-def examine(brain: Brain) -> DoctorReport:
+def examine(brain: Context) -> DoctorReport:
     """Look without touching: broken notes, files the caches don't know, stale caches."""
-    known = brain.caches.catalog.files()
-    broken, unknown, changed, seen = [], [], [], set()
+    found = catchup.compare(brain.store, brain.caches.catalog)
+    broken, unknown, changed = [], [], []
+    seen = {rel for rel, _st, _row in found.on_disk}
     parsed = []
-    for rel, _st in brain.store.walk():
-        seen.add(rel)
+    for rel, _st, row in found.on_disk:
         data = brain.store.read_bytes(rel)
         try:
             parsed.append(brain.store.parse(rel, data))
         except BrokenNote as exc:
             broken.append((rel, exc.message))
             continue
-        row = known.get(rel)
         if row is None:
             unknown.append(rel)
         elif row.error is not None:
             broken.append((rel, row.error))
         elif row.hash != content_hash(data):
             changed.append(rel)
-    missing = sorted(p for p in known if p not in seen)
+    missing = sorted(found.missing)
     stale = []
     brain.flush(vectors=False)
     objects = brain.caches.catalog.count()
@@ -87,4 +89,55 @@ def examine(brain: Brain) -> DoctorReport:
     rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts), tuple(left), rebuilt)  # fmt: skip
+                        tuple(conflicts), tuple(left),
+                        rebuilt)  # fmt: skip # arguments grouped by meaning
+
+
+# for a model: one partition's usage and health (the MCP tools `usage` and `diagnostics`) ----
+def usage(brain: Context) -> dict[str, Any]:
+    """How many notes of each kind and status this partition holds, and their size on disk."""
+    brain.catch_up()
+    by_kind, by_status, size = brain.caches.catalog.usage(
+        brain.partition, normal_only=brain.for_model
+    )
+    return {
+        "partition": brain.partition,
+        "notes": sum(by_kind.values()),
+        "bytes": int(size),
+        "by_kind": dict(sorted(by_kind.items())),
+        "by_status": dict(sorted(by_status.items())),
+    }
+
+
+def diagnostics(brain: Context) -> dict[str, Any]:
+    """Health without touching anything: caches in step, broken notes, connectors, retrievers."""
+    # Only this partition's shared tree: a model learns nothing about other partitions or
+    # about the person's local-only files, not even how many there are.
+    prefix = brain.partition + "/"
+    found = catchup.compare(brain.store, brain.caches.catalog, prefix)
+    out_of_step = len(found.out_of_step) + len(found.missing)
+    brain.flush()  # apply queued cache changes, so the counts compare like with like
+    objects = brain.caches.catalog.count()
+    in_text = len(brain.caches.fulltext)
+    broken = sum(1 for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix))
+    connectors = brain.settings.raw.get("connectors") or {}
+    names = ["text"] + (["vector"] if brain.embedder is not None else [])
+    return {
+        "partition": brain.partition,
+        "archived": is_archived(brain.root, brain.partition),
+        "caches_fresh": out_of_step == 0 and objects == in_text,
+        "files_out_of_step": out_of_step,
+        "fulltext_matches_catalog": objects == in_text,
+        "broken_notes": broken,
+        # Connectors are confirmed by the person at a terminal; a model can only see the count.
+        "connectors_declared": len(connectors) if isinstance(connectors, dict) else 0,
+        "pending_connectors": _pending(brain),
+        "retrievers": names,
+        "embedder": brain.settings.embedder,
+        "model_loaded": bool(getattr(brain.embedder, "loaded", brain.embedder is not None)),
+    }
+
+
+def _pending(brain: Context) -> int:
+    """Connectors declared in brain.yaml that wait for the person's confirmation."""
+    return sum(1 for status in documents.statuses(brain) if status.state == "pending")

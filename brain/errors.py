@@ -1,5 +1,10 @@
 """The BrainError family: every error a person can cause, with a message and a hint."""
 
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
 
 class BrainError(Exception):
     """A mistake the person can fix; the CLI prints it as one line and exits 2."""
@@ -43,3 +48,17 @@ class NoTerminal(BrainError):
 
 class NotConfirmed(BrainError):
     """The person did not confirm at the terminal."""
+
+
+@contextlib.contextmanager
+def boundary(say: Callable[[str], None], *, debug: bool = False) -> Iterator[None]:
+    """The one error boundary of every interface path (CLI commands, daemon sub-commands, the
+    fast path): a BrainError becomes one line, said by `say` on stderr, and exit code 2.
+    `debug` lets it through for its traceback."""
+    try:
+        yield
+    except BrainError as exc:
+        if debug:
+            raise
+        say(str(exc))
+        raise SystemExit(2) from None

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain import health, partitions
+from brain import doctor, partitions
 from brain.brain import Brain
 from brain.errors import BrainError
 from brain.model import Hit, iso, new_id
@@ -32,7 +32,7 @@ TOOLS = (
     "partition_create", "partition_list", "partition_use", "partition_rename",
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
-)  # fmt: skip
+)  # fmt: skip # a table, grouped by kind
 
 MAX_QUERY = 1000
 MAX_NAME = 200
@@ -50,16 +50,16 @@ Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 Id = Annotated[
     str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
                min_length=1, max_length=40)
-]  # fmt: skip
+]  # fmt: skip # one condition, broken at its parts
 Node = Annotated[
     str | None,
     Field(description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
           max_length=300),
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 PartitionName = Annotated[
     str, Field(description="A partition name: one plain folder name such as `work`.",
                min_length=1, max_length=100)
-]  # fmt: skip
+]  # fmt: skip # arguments grouped by meaning
 
 
 def build_server(
@@ -84,10 +84,10 @@ def build_server(
 def build_tools(
     brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
 ) -> list[Tool]:
-    """The allowlisted tools over one Brain, switched to its model-facing mode."""
-    brain.for_model = True
-    # Under git, a session's writes become one commit at `close` (or when the server stops).
-    brain.changes.defer = True
+    """The allowlisted tools over the model's view of a Brain (made here if not handed one)."""
+    if not brain.for_model:
+        # Under git, a session's writes become one commit at `close` (or when the server stops).
+        brain = brain.at(for_model=True, defer_commits=True)
     session_id = session_id or new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
     gate = Gate(brain, source)
@@ -141,7 +141,7 @@ def build_tools(
         """Store a memory in the current partition. Returns the note's id, title and path."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
         return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
-                "created": note.created}  # fmt: skip
+                "created": note.created}  # fmt: skip # one record's fields, grouped
 
     @tool(read_only=True)
     async def recall(
@@ -177,7 +177,7 @@ def build_tools(
             "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
             "relations": [r.to_yaml() for r in note.relations],
             "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
-        }  # fmt: skip
+        }  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def list_memories(
@@ -195,18 +195,18 @@ def build_tools(
         rows = brain.list(node=node, status=status, kind=kind, limit=limit)
         return {"notes": [{"id": r.id, "title": r.title, "kind": r.kind, "status": r.status,
                            "created": r.created, "node": r.node, "tags": list(r.tags)}
-                          for r in rows]}  # fmt: skip
+                          for r in rows]}  # fmt: skip # a comprehension laid out as it reads
 
     @tool(read_only=True)
     async def diagnostics() -> Result:
         """Health: whether the caches are in step with the files, broken notes, pending
         connectors, and which retrievers (and embedding model) are loaded."""
-        return health.diagnostics(brain)
+        return doctor.diagnostics(brain)
 
     @tool(read_only=True)
     async def usage() -> Result:
         """Counts of notes by kind and status in the current partition, and their size."""
-        return health.usage(brain)
+        return doctor.usage(brain)
 
     @tool(read_only=True, idempotent=True)
     async def ping() -> Result:
@@ -309,7 +309,7 @@ def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
 
     @functools.wraps(fn)
     async def recorded(*args: Any, **kwargs: Any) -> Result:
-        with brain.changes.operation() as op:
+        with brain.changes.operation(defer=brain.defer_commits) as op:
             op.said, op.fallback = f"{fn.__name__} (MCP)", True
             return await fn(*args, **kwargs)
 
@@ -356,4 +356,4 @@ def _hit(hit: Hit) -> Result:
         "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
         "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
         "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
-    }  # fmt: skip
+    }  # fmt: skip # one record's fields, grouped

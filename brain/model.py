@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 KINDS = ("singleton", "dated", "titled", "thread", "recall", "document", "chunk", "log")
 STATUSES = ("active", "dormant", "archived", "resolved", "superseded")
@@ -220,6 +220,18 @@ class Note:
 
     def with_path(self, path: str) -> Note:
         return replace(self, path=path)
+
+
+class RecallOptions(TypedDict, total=False):
+    """recall's options, defined once: the Brain, both CLI backends and the daemon's argument
+    check follow this (defaults: k from brain.yaml, mode `hybrid`, the rest off or None)."""
+
+    k: int | None
+    node: str | None
+    include_superseded: bool
+    mode: str
+    defining_first: bool
+    scope: str | None
 
 
 @dataclass(frozen=True)

@@ -13,22 +13,21 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput, NotFound
-from brain.gitvault import recorded
+from brain.git.autocommit import recorded
 from brain.model import LOCAL_ONLY, iso
 from brain.settings import SETTINGS_FILE
+from brain.vault.archive import ARCHIVED_MARK, check_recallable, is_archived
 from brain.vault.files import atomic_write, fsync_dir, remove_file
 from brain.vault.paths import check_segment
 from brain.vault.store import RESERVED_TOP
 from brain.vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
-ARCHIVED_MARK = ".archived"
 _UNSAFE = re.compile(r'[:*?"<>|]')
 
 
@@ -52,39 +51,7 @@ def check_name(name: str) -> str:
     return name
 
 
-def is_archived(root: Path, name: str) -> bool:
-    return (root / name / ARCHIVED_MARK).is_file()
-
-
-def check_present(root: Path, name: str) -> None:
-    """A partition renamed or removed by another process is not silently made again."""
-    if not (root / name).is_dir():
-        raise NotFound(
-            f"partition {name!r} no longer exists (renamed or removed by another process?)",
-            "choose one with partition_use, or `brain partition list`",
-        )
-
-
-def check_writable(root: Path, name: str) -> None:
-    """Refuse to change anything in an archived (or vanished) partition."""
-    check_present(root, name)
-    if is_archived(root, name):
-        raise InvalidInput(
-            f"partition {name!r} is archived (read-only)",
-            f"restore it first: `brain partition restore {name}`",
-        )
-
-
-def check_recallable(root: Path, name: str) -> None:
-    check_present(root, name)
-    if is_archived(root, name):
-        raise InvalidInput(
-            f"partition {name!r} is archived and out of recall",
-            f"restore it first: `brain partition restore {name}`",
-        )
-
-
-def existing(brain: Brain, name: str) -> str:
+def existing(brain: Context, name: str) -> str:
     check_name(name)
     known = brain.store.partitions()
     if name not in known:
@@ -92,7 +59,7 @@ def existing(brain: Brain, name: str) -> str:
     return name
 
 
-def listing(brain: Brain) -> list[Partition]:
+def listing(brain: Context) -> list[Partition]:
     """Every partition of the vault, with its state."""
     return [
         Partition(name, is_archived(brain.root, name), name == brain.partition)
@@ -101,7 +68,7 @@ def listing(brain: Brain) -> list[Partition]:
 
 
 @recorded(lambda p, a: f"partition create {p.name}")
-def create(brain: Brain, name: str) -> Partition:
+def create(brain: Context, name: str) -> Partition:
     """A new partition: a stamped copy of the template's structural notes."""
     check_name(name)
     with brain.lock.hold():
@@ -119,7 +86,7 @@ def create(brain: Brain, name: str) -> Partition:
 
 
 @recorded(lambda p, a: f"partition rename {a['old']} to {p.name}")
-def rename(brain: Brain, old: str, new: str) -> Partition:
+def rename(brain: Context, old: str, new: str) -> Partition:
     """Move a partition's folders; note ids stay the same, the caches follow the new paths."""
     check_name(new)
     with brain.lock.hold():
@@ -143,7 +110,7 @@ def rename(brain: Brain, old: str, new: str) -> Partition:
 
 
 @recorded(lambda p, a: f"partition archive {p.name}")
-def archive(brain: Brain, name: str) -> Partition:
+def archive(brain: Context, name: str) -> Partition:
     """Make a partition read-only and take it out of recall; its files stay as they are."""
     with brain.lock.hold():
         existing(brain, name)
@@ -159,7 +126,7 @@ def archive(brain: Brain, name: str) -> Partition:
 
 
 @recorded(lambda p, a: f"partition restore {p.name}")
-def restore(brain: Brain, name: str) -> Partition:
+def restore(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
         if not is_archived(brain.root, name):
@@ -168,7 +135,7 @@ def restore(brain: Brain, name: str) -> Partition:
     return Partition(name, False, name == brain.partition)
 
 
-def use(brain: Brain, name: str) -> Partition:
+def use(brain: Context, name: str) -> Partition:
     """Make this Brain work in another partition (a server remembers it for its lifetime)."""
     existing(brain, name)
     check_recallable(brain.root, name)
@@ -180,7 +147,7 @@ _DEFAULT_LINE = re.compile(r"^default_partition:.*$", re.MULTILINE)
 
 
 @recorded(lambda _, a: f"partition default {a['name']}")
-def set_default(brain: Brain, name: str) -> None:
+def set_default(brain: Context, name: str) -> None:
     """Record the partition commands use by default, editing only that line of brain.yaml."""
     path = brain.root / SETTINGS_FILE
     text = path.read_text(encoding="utf-8")

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
-from brain.keywords import query_terms, stem, terms
+from brain.terms import query_terms, stem, terms
 from brain.vault.paths import check_node
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
     from brain.indexes.catalog import Catalog
-    from brain.nodeindex import NodeIndex
+    from brain.indexes.nodeindex import NodeIndex
 
 Profile = dict[str, float]
 
@@ -102,7 +102,7 @@ def score(terms: Sequence[str], candidates: dict[str, Profile]) -> list[tuple[st
         return []
     n = len(candidates)
     weight = {t: math.log(1 + n / (0.5 + sum(1 for p in candidates.values() if t in p)))
-              for t in terms}  # fmt: skip
+              for t in terms}  # fmt: skip # a comprehension laid out as it reads
     total = sum(weight.values())
     scored = [
         (node, sum(weight[t] * prof.get(t, 0.0) for t in terms) / total)
@@ -111,12 +111,12 @@ def score(terms: Sequence[str], candidates: dict[str, Profile]) -> list[tuple[st
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
-def score_nodes(brain: Brain, query: str) -> list[tuple[str, float]]:
+def score_nodes(brain: Context, query: str) -> list[tuple[str, float]]:
     """Every indexed node of the current partition with its score for the query, best first."""
     return score(query_terms(query), profiles(brain.node_index, brain.partition))
 
 
-def choose_scope(brain: Brain, query: str) -> list[str] | None:
+def choose_scope(brain: Context, query: str) -> list[str] | None:
     """The few nodes worth searching for this query, or None to search everything."""
     return pick(score_nodes(brain, query))
 
@@ -132,7 +132,7 @@ def pick(scored: Sequence[tuple[str, float]]) -> list[str] | None:
     return chosen if len(chosen) <= SCOPE_MAX else None
 
 
-def resolve_scope(brain: Brain, query: str, scope: str | None) -> tuple[str, ...] | None:
+def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, ...] | None:
     """`--scope`: `all` (or nothing) searches everything, `auto` chooses, else one node."""
     if scope is None or scope == "all":
         return None
@@ -150,19 +150,15 @@ def place(nodes: NodeIndex, catalog: Catalog, partition: str, text: str, title: 
     if title is not None:
         from brain.model import normalise_title
 
-        rows = catalog.select(
-            "partition=? AND norm_title=? AND id=note_id AND kind='titled' AND "
-            "status!='superseded' AND node>=? AND node<? ORDER BY created, id LIMIT 1",
-            (partition, normalise_title(title), KNOWLEDGE + "/", KNOWLEDGE + "0"),
-        )
-        for row in rows:
+        row = catalog.placed_title(partition, normalise_title(title), KNOWLEDGE)
+        if row is not None:
             return row.node
     candidates = {
         node: prof
         for node, prof in profiles(nodes, partition).items()
         if _under(node, KNOWLEDGE) and node != KNOWLEDGE and not _under(node, INBOX)
         and _holds_notes(nodes, partition, node)
-    }  # fmt: skip
+    }  # fmt: skip # a comprehension laid out as it reads
     words = signature(title or "", text)
     scored = [
         (node, s)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import ObjectRow
 from brain.model import Note, parse_iso
-from brain.partitions import check_writable
-from brain.writing import SINGLETONS, THREADS, Request, check_text, plan
+from brain.notes.writing import SINGLETONS, THREADS, Request, check_text, plan
+from brain.vault.archive import check_writable
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
+    from brain.context import Context
 
 STEPS = ("session", "addendum", "maintain", "remarks", "diary", "close")
 SESSIONS = "Memory/Sessions"
@@ -51,7 +51,7 @@ def due_after(label: str | None) -> str:
 class Gate:
     """The gate of one Brain's partition, for today (by the Brain's clock)."""
 
-    def __init__(self, brain: Brain, source: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, brain: Context, source: Mapping[str, Any] | None = None) -> None:
         self.brain = brain
         self.source = dict(source or {"via": "cli"})
 
@@ -138,25 +138,21 @@ class Gate:
         return self.brain.save(note)
 
     # what the steps say ------------------------------------------------------
-    def _rows(self, where: str, params: tuple[Any, ...] = ()) -> list[ObjectRow]:
-        hide = " AND visibility='normal'" if self.brain.for_model else ""
-        sql = "partition=? AND id=note_id" + hide + " AND " + where
-        return list(self.brain.caches.catalog.select(sql, (self.brain.partition, *params)))
-
     def briefing(self) -> dict[str, Any]:
         """Who the person is, how to work, what is open, and what mattered lately."""
         notes: dict[str, Any] = {}
         for node, title in sorted(SINGLETONS):
-            found = self._rows("node=? AND title=?", (node, title))
+            found = self.brain.caches.catalog.titled(
+                self.brain.partition, node, title, normal_only=self.brain.for_model
+            )
             if found:
                 body = self.brain.store.read(found[0].path).body.strip()
                 cut = len(body) > BRIEF_CHARS
                 notes[title] = body[:BRIEF_CHARS] + ("…" if cut else "")
-        threads = self._rows("kind='thread' AND status='active' ORDER BY touched DESC LIMIT 20")
-        defining = self._rows(
-            "defining IS NOT NULL AND status!='superseded' ORDER BY created DESC LIMIT ?",
-            (RECENT_DEFINING,),
-        )
+        catalog = self.brain.caches.catalog
+        part, hide = self.brain.partition, self.brain.for_model
+        threads = catalog.active_threads(part, normal_only=hide, latest=20)
+        defining = catalog.recent_defining(part, normal_only=hide, limit=RECENT_DEFINING)
         return {
             "briefing": notes,
             "active_threads": [_brief(r) for r in threads],
@@ -169,9 +165,11 @@ class Gate:
         found = brain.catch_up()
         now = brain.clock.now()
         soon = now - timedelta(days=max(brain.settings.dormant_days - 7, 0))
-        threads = self._rows("kind='thread' AND status='active'")
+        threads = brain.caches.catalog.active_threads(brain.partition, normal_only=brain.for_model)
         fading = [r for r in threads if parse_iso(r.touched) <= soon]
-        inbox = self._rows("node='Knowledge/Inbox' AND status='active'")
+        inbox = brain.caches.catalog.active_in(
+            brain.partition, "Knowledge/Inbox", normal_only=brain.for_model
+        )
         prefix = brain.partition + "/"
         broken = [f.path for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix)]
         return {
@@ -184,9 +182,13 @@ class Gate:
     def cues(self) -> dict[str, Any]:
         """Reflection cues: today's corrections, notes worth suspicion, threads touched."""
         day = self.brain.clock.now().strftime("%Y-%m-%d")
-        today = self._rows("(created LIKE ? OR touched LIKE ?)", (day + "%", day + "%"))
+        today = self.brain.caches.catalog.created_or_touched_on(
+            self.brain.partition, day, normal_only=self.brain.for_model
+        )
         corrections = [r for r in today if r.supersedes and r.created.startswith(day)]
-        superseded = self._rows("status='superseded'")
+        superseded = self.brain.caches.catalog.superseded(
+            self.brain.partition, normal_only=self.brain.for_model
+        )
         sessions = {
             (_session_of(r), r.created[:10]) for r in superseded if _session_of(r) is not None
         }

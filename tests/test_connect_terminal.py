@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from brain.brain import open_vault
-from brain.connectors import State, declared
+from brain.sources.connectors import State, declared
 from tests.conftest import tree_digest
 
 ROOT = Path(__file__).resolve().parents[1]

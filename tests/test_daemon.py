@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from brain.backend import OPERATIONS, DaemonBackend, LocalBackend
 from brain.brain import open_vault
 from brain.daemon import pid_path, socket_path
+from brain.daemon.backend import OPERATIONS, DaemonBackend, LocalBackend
 from brain.daemon.client import DaemonClient, McpForwarder, running_pid, start
 from brain.daemon.wire import (
     MAX_MESSAGE,
@@ -501,7 +501,7 @@ def test_daemon_and_process_read_alike(daemon: Path) -> None:
 
 FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
 PROBE = (
-    "import sys\nfrom brain.fastpath import answered\n"
+    "import sys\nfrom brain.__main__ import answered\n"
     "done = answered(sys.argv[1:])\n"
     "print('ANSWERED', done, 'typer' in sys.modules, 'brain.brain' in sys.modules)\n"
 )

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
-from brain.defining import detect
+from brain.notes.defining import detect
 from tests.conftest import T0
 
 _register()

@@ -12,11 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from brain import connectors as conn
-from brain import documents
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.errors import InvalidInput, NotFound
+from brain.sources import connectors as conn
+from brain.sources import documents
 from tests.conftest import tree_digest
 
 _register()
@@ -203,7 +203,7 @@ def test_a_connector_from_brain_yaml_alone_is_pending(brain: Brain, folder: Path
     assert brain.caches.catalog.count("kind='document'") == 0
     [status] = brain.connectors()
     assert status.state == "pending" and "not confirmed" in status.reason
-    from brain.health import diagnostics
+    from brain.doctor import diagnostics
 
     assert diagnostics(brain)["pending_connectors"] == 1
 

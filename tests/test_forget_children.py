@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.indexes.caches import IndexObject
 from brain.indexes.fulltext import Filters, TextDoc
-from brain.indexing import IndexObject
 from brain.model import Note
 from tests.conftest import T0, tree_digest
 

@@ -15,14 +15,15 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from brain import githistory, gitvault
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import BrainError
-from brain.gitmerge import merge_dated
+from brain.git import history as githistory
+from brain.git import repo as gitvault
+from brain.git.merge import merge_dated
+from brain.indexes.nodeindex import render
 from brain.mcp_server import build_server
-from brain.nodeindex import render
 from tests.conftest import T0, tree_digest
 
 ROOT = Path(__file__).resolve().parents[1]

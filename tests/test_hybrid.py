@@ -14,7 +14,7 @@ from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import InvalidInput
 from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
-from brain.recall import fuse
+from brain.recall.rank import fuse
 from brain.settings import model_cache_dir
 from tests.conftest import use_embedder
 
@@ -138,7 +138,7 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
 
 def test_memories_written_together_lend_each_other_context() -> None:
     from brain.indexes.catalog import Brief
-    from brain.recall import with_context
+    from brain.recall.rank import with_context
 
     def brief(oid: str, created: str) -> Brief:
         return Brief(oid, "main", "Inbox", "active", "normal", "titled", created, None)

@@ -13,8 +13,8 @@ from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import InvalidInput
-from brain.lifecycle import sweep
 from brain.model import iso
+from brain.upkeep.lifecycle import sweep
 from tests.conftest import T0, tree_digest
 
 _register()

@@ -15,10 +15,10 @@ from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.fulltext import Filters
-from brain.keywords import entities, terms
 from brain.model import Note, iso, new_id
-from brain.nodeindex import rebuild_node_indexes
 from brain.scoping import choose_scope, score_nodes
+from brain.terms import entities, terms
+from brain.upkeep.regenerate import rebuild_node_indexes
 from tests.conftest import tree_digest
 
 _register()

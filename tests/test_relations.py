@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain import graph
 from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import InvalidInput, NotFound
 from brain.model import RELATION_TYPES
+from brain.upkeep import graph
 from tests.conftest import tree_digest
 
 _register()

@@ -17,7 +17,7 @@ from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import InvalidInput
 from brain.model import Note, iso, new_id
-from brain.sleep import sleep_lock
+from brain.upkeep.sleep import sleep_lock
 from tests.conftest import T0, tree_digest
 
 _register()

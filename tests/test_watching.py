@@ -13,8 +13,8 @@ import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
-from brain.documents import documents_of
-from brain.watching import Watcher
+from brain.sources.documents import documents_of
+from brain.sources.watching import Watcher
 from tests.test_documents import attach
 
 WAIT = 30.0  # an upper bound so a broken watcher fails instead of hanging; not a timing claim

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from brain.backend import note_from_json
-from brain.cli import JsonOpt, VaultOpt, command, emit_json, out, read_text
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, out, read_text
 from brain.cli.daemon import open_backend
+from brain.daemon.backend import note_from_json
 from brain.errors import InvalidInput
 
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from brain.cli import JsonOpt, VaultOpt, _state, app, emit_json, err, out, vault_path
+from brain.cli.app import JsonOpt, VaultOpt, app, command, emit_json, out, vault_path
 from brain.errors import BrainError
 
 if TYPE_CHECKING:
-    from brain.backend import Backend
+    from brain.daemon.backend import Backend
 
 daemon_app = typer.Typer(
     help="The vault's daemon: one warm process that the other commands talk to.",
@@ -30,7 +30,7 @@ STOP_WAIT = 10.0  # seconds `stop` waits for a daemon to go before sending SIGTE
 def open_backend(explicit: Path | None) -> Backend:
     """The vault's daemon when it runs (or starts: `daemon.autostart` in brain.yaml), else the
     core in this process; both give the same results."""
-    from brain.backend import DaemonBackend, LocalBackend
+    from brain.daemon.backend import DaemonBackend, LocalBackend
     from brain.daemon.client import connect_or_start
 
     root, _how = vault_path(explicit)
@@ -42,31 +42,21 @@ def open_backend(explicit: Path | None) -> Backend:
     return LocalBackend(open_vault(root))
 
 
-def _fail(exc: BrainError) -> typer.Exit:
-    if _state["debug"]:
-        raise exc
-    err.print(f"[red]error:[/red] {escape(str(exc))}")
-    return typer.Exit(2)
-
-
-@daemon_app.command("start")
+@command("start", group=daemon_app)
 def start(vault: VaultOpt = None) -> None:
     """Start the daemon of this vault (it exits by itself after daemon.idle_seconds idle)."""
     from brain import settings
     from brain.daemon.client import start as start_daemon
 
     root, _how = vault_path(vault)
-    try:
-        settings.load(root)  # a missing vault says so, rather than a daemon failing to start
-        client = start_daemon(root)
-        info = client.call("ping")
-        client.close()
-    except BrainError as exc:
-        raise _fail(exc) from None
+    settings.load(root)  # a missing vault says so, rather than a daemon failing to start
+    client = start_daemon(root)
+    info = client.call("ping")
+    client.close()
     out.print(f"Daemon running (pid {info['pid']}) for {escape(str(root))}")
 
 
-@daemon_app.command("stop")
+@command("stop", group=daemon_app)
 def stop(vault: VaultOpt = None) -> None:
     """Stop the daemon of this vault (clients fall back to working in their own process)."""
     from brain.daemon.client import DaemonClient, clean_stale, running_pid
@@ -92,7 +82,7 @@ def stop(vault: VaultOpt = None) -> None:
     out.print("Daemon stopped.")
 
 
-@daemon_app.command("status")
+@command("status", group=daemon_app)
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Whether the daemon runs: pid, uptime, vault, memory, requests served, model loaded."""
     from brain.daemon.client import DaemonClient
@@ -123,7 +113,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     out.print(f"  watching  {escape(watching)}; exits after {info['idle_seconds']:g} s idle")
 
 
-@daemon_app.command("run", hidden=True)
+@command("run", group=daemon_app, hidden=True)
 def run(vault: VaultOpt = None) -> None:
     """Be the daemon in the foreground (what `start` runs, detached)."""
     from brain.clock import SystemClock
@@ -135,8 +125,4 @@ def run(vault: VaultOpt = None) -> None:
         stamp = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
         print(f"{stamp} {line}", file=sys.stderr, flush=True)
 
-    try:
-        code = run_daemon(root, log)
-    except BrainError as exc:
-        raise _fail(exc) from None
-    raise typer.Exit(code)
+    raise typer.Exit(run_daemon(root, log))

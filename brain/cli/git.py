@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from brain.cli import (
+from brain.cli.app import (
     JsonOpt,
     VaultOpt,
     app,
@@ -37,10 +37,11 @@ def _git_command(name: str, **kwargs: Any) -> Callable[[F], F]:
 @_git_command("enable")
 def enable(vault: VaultOpt = None) -> None:
     """Put the vault under git: ignores, merge drivers, autocommit on, a first commit."""
-    from brain import gitvault
+    from brain.git import repo as gitvault
 
     root, _how = vault_path(vault)
     head = gitvault.enable(root)
+    # Laid out by hand (fmt: skip below): one message, broken where it reads.
     out.print(f"The vault at {escape(str(root))} is under git (commit {head[:10]}); "
               "every brain change is now a commit.")  # fmt: skip
 
@@ -48,7 +49,7 @@ def enable(vault: VaultOpt = None) -> None:
 @_git_command("status")
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """What brain has not committed yet, what was changed by hand, conflicts."""
-    from brain import githistory
+    from brain.git import history as githistory
     from brain.settings import load
 
     root, _how = vault_path(vault)
@@ -61,7 +62,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         return
     auto = "on" if report.autocommit else "off"
     out.print(f"On {escape(report.branch or '(no branch)')} at {report.head or '(no commits)'};"
-              f" autocommit {auto}.")  # fmt: skip
+              f" autocommit {auto}.")  # fmt: skip # one message, broken where it reads
     if report.busy:
         out.print(
             f"[yellow]git is in the middle of {report.busy}[/yellow]: brain commits after it."
@@ -83,7 +84,7 @@ def commit(vault: VaultOpt = None) -> None:
     """Commit brain's pending changes now (an MCP session commits at `close`)."""
     brain = open_brain(vault)
     made = brain.changes.commit()
-    from brain.gitvault import Pending
+    from brain.git.autocommit import Pending
 
     failed = Pending.load(brain.root).error
     if failed:
@@ -100,7 +101,7 @@ def merge_driver(
     path: Annotated[str, typer.Argument(help="%P: the file's path in the vault.")],
 ) -> None:
     """Called by git during a merge (configured by `brain git enable`)."""
-    from brain.gitmerge import merge_driver as run
+    from brain.git.merge import merge_driver as run
 
     raise typer.Exit(run(kind, base, ours, theirs, path, Path.cwd()))
 

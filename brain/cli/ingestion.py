@@ -9,11 +9,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
 
 if TYPE_CHECKING:
-    from brain.documents import SyncReport
-    from brain.recalls import ImportReport
+    from brain.sources.conversations import ImportReport
+    from brain.sources.documents import SyncReport
 
 
 @command()
@@ -47,6 +47,7 @@ def list_connectors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for s in found:
         colour = {"connected": "green", "pending": "yellow"}.get(s.state, "red")
         note = s.reason + (f"; {s.excluded} forgotten file(s) kept out" if s.excluded else "")
+        # Laid out by hand (fmt: skip below): one message, broken where it reads.
         table.add_row(escape(s.name), f"[{colour}]{s.state}[/{colour}]", str(s.documents),
                       escape(s.path), escape(note))  # fmt: skip
     out.print(table)
@@ -97,7 +98,7 @@ def watch(
     """Keep connected folders and hand edits to the vault in step, live (Ctrl-C stops)."""
     import threading
 
-    from brain.watching import Watcher
+    from brain.sources.watching import Watcher
 
     brain = open_brain(vault)
     watcher = Watcher(
@@ -107,7 +108,7 @@ def watch(
             f"vault: {len(found.changed)} changed, {len(found.removed)} removed, "
             f"{len(found.broken)} broken"),
         on_error=lambda exc: err.print(f"[red]error:[/red] {escape(str(exc))}"),
-    )  # fmt: skip
+    )  # fmt: skip # one message, broken where it reads
     stop = threading.Event()
     err.print("Watching; Ctrl-C stops.")
     try:

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from brain.cli import JsonOpt, VaultOpt, command, emit_json, note_json, open_brain, out
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, open_brain, out
+from brain.daemon.backend import note_to_json
 
 TypeArg = Annotated[
     str,
@@ -31,7 +32,7 @@ def relate(
     """Add a typed relation SRC → DST (stored by id in SRC's front-matter)."""
     note = open_brain(vault).relate(src, kind, dst, weight)
     if as_json:
-        emit_json(note_json(note))
+        emit_json(note_to_json(note))
     else:
         out.print(f"Related {src} —{kind}→ {dst} ({escape(note.path)}).")
 
@@ -47,7 +48,7 @@ def unrelate(
     """Remove a typed relation SRC → DST."""
     note = open_brain(vault).unrelate(src, kind, dst)
     if as_json:
-        emit_json(note_json(note))
+        emit_json(note_to_json(note))
     else:
         out.print(f"Removed {src} —{kind}→ {dst}.")
 
@@ -57,6 +58,6 @@ def graph(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Write Insights/Graph.md: the relation graph as a Mermaid diagram."""
     note = open_brain(vault).write_graph()
     if as_json:
-        emit_json(note_json(note))
+        emit_json(note_to_json(note))
     else:
         out.print(f"Wrote {escape(note.path)}.")

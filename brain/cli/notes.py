@@ -9,8 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.backend import hit_from_json, note_from_json
-from brain.cli import (
+from brain.cli.app import (
     JsonOpt,
     VaultOpt,
     command,
@@ -22,6 +21,7 @@ from brain.cli import (
     vault_path,
 )
 from brain.cli.daemon import open_backend
+from brain.daemon.backend import hit_from_json, note_from_json
 
 if TYPE_CHECKING:
     from brain.model import Hit
@@ -41,7 +41,7 @@ def init(
 
     root = path.expanduser().absolute() if path else vault_path(vault)[0]
     if git:
-        from brain.gitvault import git_binary
+        from brain.git.repo import git_binary
 
         git_binary()  # no git: say so before anything is created
     if init_vault(root, SystemClock().now()):
@@ -49,7 +49,7 @@ def init(
     else:
         out.print(f"A vault is already at {escape(str(root))}; nothing changed.")
     if git:
-        from brain.gitvault import enable
+        from brain.git.repo import enable
 
         enable(root)
         out.print("It is under git: every brain change is a commit (docs/git.md).")
@@ -203,7 +203,7 @@ def list_notes(
     table = Table("id", "title", "kind", "status", "created", "path", box=None)
     for r in rows:
         table.add_row(r["id"], escape(r["title"]), r["kind"], r["status"], r["created"][:10],
-                      escape(r["path"]))  # fmt: skip
+                      escape(r["path"]))  # fmt: skip # arguments grouped by meaning
     out.print(table)
 
 

@@ -10,16 +10,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli import (
+from brain.cli.app import (
     JsonOpt,
     VaultOpt,
     app,
     command,
     emit_json,
-    note_json,
     open_brain,
     out,
 )
+from brain.daemon.backend import note_to_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,12 +39,12 @@ NameArg = Annotated[str, typer.Argument(help="The partition's name.")]
 def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
     from brain.brain import open_vault
-    from brain.cli import vault_path
+    from brain.cli.app import vault_path
     from brain.daemon.client import McpForwarder
     from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
     from brain.model import new_id
-    from brain.partitions import check_recallable
+    from brain.vault.archive import check_recallable
 
     root, _how = vault_path(vault)
     brain = open_vault(root, partition=partition)
@@ -77,10 +77,10 @@ def set_field(
     """Set a field only the person may set (never reachable from a model)."""
     note = open_brain(vault).set_field(note_id, field, value)
     if as_json:
-        emit_json(note_json(note))
+        emit_json(note_to_json(note))
     else:
         out.print(f"Set {field} of [bold]{escape(note.title)}[/bold] to {escape(value)}"
-                  f" ({escape(note.path)})")  # fmt: skip
+                  f" ({escape(note.path)})")  # fmt: skip # one message, broken where it reads
 
 
 def _partition_command(name: str) -> Callable[[F], F]:

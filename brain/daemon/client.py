@@ -146,7 +146,7 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
             [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
             close_fds=True, env=env,
-        )  # fmt: skip
+        )  # fmt: skip # arguments grouped by meaning
 
 
 def start(root: Path, wait: float = START_WAIT) -> DaemonClient:
@@ -233,7 +233,7 @@ class McpForwarder:
         if tool not in self.allowed:
             raise BrainError(f"tool {tool!r} is not on the allowlist")
         request = {"session": self.session, "partition": self.partition, "tool": tool,
-                   "arguments": arguments}  # fmt: skip
+                   "arguments": arguments}  # fmt: skip # one record's fields, grouped
         for _attempt in range(2):
             if self.client is None:
                 self.client = connect_or_start(self.root, self.env)

@@ -10,7 +10,6 @@ with the person's own CLI process.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import types
 import typing
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain import settings as settings_mod
-from brain.backend import OPERATIONS, LocalBackend
+from brain.daemon.backend import OPERATIONS, LocalBackend
 from brain.errors import BrainError, InvalidInput, NotFound
 from brain.settings import SETTINGS_FILE
 
@@ -77,15 +76,15 @@ class Operations:
 
     def _session(self, session: str, partition: str) -> tuple[Brain, dict[str, Tool]]:
         from brain.mcp_server import build_tools
-        from brain.partitions import check_recallable
+        from brain.vault.archive import check_recallable
 
         if session in self._sessions:
             self._sessions.move_to_end(session)
             return self._sessions[session]
         # A view of the one Brain: same caches, lock and embedder; its own partition and the
         # model-facing mode, so one client's partition_use does not move another's.
-        view = copy.copy(self.brain)
-        view.partition = partition or self.brain.settings.default_partition
+        chosen = partition or self.brain.settings.default_partition
+        view = self.brain.at(chosen, for_model=True, defer_commits=True)
         if view.partition not in view.store.partitions():
             raise NotFound(f"no partition {view.partition!r} in {view.root}")
         check_recallable(view.root, view.partition)
@@ -120,17 +119,34 @@ class Operations:
 
 def _checked(fn: Any, args: dict[str, Any]) -> dict[str, Any]:
     """The arguments, if each is named by fn and has the type its annotation says."""
-    hints = typing.get_type_hints(fn)
-    params = inspect.signature(fn).parameters
+    params, required = _parameters(fn)
     for name, value in args.items():
         if name not in params or name == "self":
             raise InvalidInput(f"unknown argument {name!r}; allowed: {', '.join(params)}")
-        if not _fits(value, hints.get(name, Any)):
+        if not _fits(value, params[name]):
             raise InvalidInput(f"argument {name!r} has the wrong type ({type(value).__name__})")
-    missing = [n for n, p in params.items() if p.default is p.empty and n not in args]
+    missing = [n for n in required if n not in args]
     if missing:
         raise InvalidInput(f"missing argument(s): {', '.join(missing)}")
     return args
+
+
+def _parameters(fn: Any) -> tuple[dict[str, Any], list[str]]:
+    """fn's arguments with their types, and the required ones; `**options: Unpack[Options]`
+    stands for the keys of that TypedDict (recall's options are defined once, in model.py)."""
+    hints = typing.get_type_hints(fn)
+    named: dict[str, Any] = {}
+    required = []
+    for name, param in inspect.signature(fn).parameters.items():
+        hint = hints.get(name, Any)
+        if param.kind is param.VAR_KEYWORD:
+            if typing.get_origin(hint) is typing.Unpack:
+                named.update(typing.get_type_hints(typing.get_args(hint)[0]))
+            continue
+        named[name] = hint
+        if param.default is param.empty:
+            required.append(name)
+    return named, required
 
 
 def _fits(value: Any, hint: Any) -> bool:

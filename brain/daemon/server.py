@@ -231,7 +231,7 @@ class Daemon:
             "connections": active, "embedder": embedder.name if embedder else "none",
             "model_loaded": self.model_loaded, "watching": list(self.watching),
             "idle_seconds": self.config.idle_seconds,
-        }  # fmt: skip
+        }  # fmt: skip # one record's fields, grouped
 
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:
@@ -249,14 +249,14 @@ class Daemon:
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
             return None
-        from brain.watching import Watcher
+        from brain.sources.watching import Watcher
 
         stop = threading.Event()
         watcher = Watcher(
             self.brain, via=self._via,
             on_sync=lambda reports: self.log(f"synced {len(reports)} connector(s)"),
             on_error=lambda exc: self.log(f"watch: {exc}"),
-        )  # fmt: skip
+        )  # fmt: skip # one message, broken where it reads
         self.watching = watcher.watched
         thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)
         thread.start()

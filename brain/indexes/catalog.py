@@ -6,17 +6,19 @@ It is rebuilt from the files by `brain reindex`.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
+from brain.indexes.queries import Queries
+from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow
 from brain.vault.files import owner_only
+
+__all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
 
 SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
+REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,83 +53,7 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 """
 
 
-@dataclass(frozen=True)
-class ObjectRow:
-    """One recallable object: a note, or a chunk of one (`<note id>#<n>`)."""
-
-    id: str
-    note_id: str
-    path: str
-    partition: str
-    node: str
-    title: str
-    norm_title: str
-    kind: str
-    status: str
-    visibility: str
-    created: str
-    touched: str
-    parent: str | None
-    supersedes: str | None
-    defining: str | None
-    tags: tuple[str, ...]
-    source: dict[str, Any]
-    heading_path: tuple[str, ...]
-    text_hash: str
-
-    def values(self) -> tuple[Any, ...]:
-        return (
-            self.id, self.note_id, self.path, self.partition, self.node, self.title,
-            self.norm_title, self.kind, self.status, self.visibility, self.created,
-            self.touched, self.parent, self.supersedes, self.defining,
-            json.dumps(list(self.tags)), json.dumps(self.source, sort_keys=True),
-            json.dumps(list(self.heading_path)), self.text_hash,
-        )  # fmt: skip
-
-    @classmethod
-    def from_sql(cls, row: Sequence[Any]) -> ObjectRow:
-        values = list(row)
-        values[15] = tuple(json.loads(values[15]))
-        values[16] = json.loads(values[16])
-        values[17] = tuple(json.loads(values[17]))
-        return cls(*values)
-
-
-@dataclass(frozen=True)
-class Brief:
-    """The few fields ranking and filtering need, read without decoding JSON."""
-
-    id: str
-    partition: str
-    node: str
-    status: str
-    visibility: str
-    kind: str
-    created: str
-    defining: str | None
-
-
-@dataclass(frozen=True)
-class RelationRow:
-    """One typed edge as the catalog holds it (the truth is the source note's front-matter)."""
-
-    source: str
-    type: str
-    target: str
-    weight: float | None
-
-
-@dataclass(frozen=True)
-class FileRow:
-    path: str
-    note_id: str | None
-    hash: str
-    mtime_ns: int
-    size: int
-    error: str | None
-
-
-class Catalog:
+class Catalog(Queries):
     """SQLite in WAL mode: readers never block the one writer."""
 
     def __init__(self, path: Path) -> None:
@@ -162,9 +88,9 @@ class Catalog:
     def drop_info(self, key: str) -> None:
         self.db.execute("DELETE FROM info WHERE key=?", (key,))
 
-    def transaction(self) -> sqlite3.Connection:
+    def transaction(self) -> _Tx:
         """`with catalog.transaction():` groups writes into one commit."""
-        return _Tx(self.db)  # type: ignore[return-value]
+        return _Tx(self.db)
 
     # files
     def files(self) -> dict[str, FileRow]:
@@ -220,13 +146,6 @@ class Catalog:
             "INSERT INTO relations VALUES (?, ?, ?, ?)", [(source, *edge) for edge in edges]
         )
 
-    def relations(self, where: str = "1", params: Sequence[Any] = ()) -> list[RelationRow]:
-        sql = f"SELECT source, type, target, weight FROM relations WHERE {where}"
-        return [
-            RelationRow(*row)
-            for row in self.db.execute(sql + " ORDER BY source, type, target", params)
-        ]
-
     def object_ids_of(self, note_id: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
 
@@ -264,15 +183,6 @@ class Catalog:
             (partition, node, norm_title),
         ).fetchone()
         return ObjectRow.from_sql(row) if row else None
-
-    def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
-        for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
-            yield ObjectRow.from_sql(row)
-
-    def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
-        return int(
-            self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]
-        )
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")

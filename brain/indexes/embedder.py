@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from brain.errors import BrainError, InvalidInput
+from brain.terms import content_words
 from brain.vault.files import owner_only
-from brain.words import content_words
 
 if TYPE_CHECKING:
     import numpy as np

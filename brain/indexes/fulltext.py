@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brain.terms import content_words
 from brain.vault.files import owner_only
-from brain.words import content_words
 
 SCHEMA_VERSION = "1"
 

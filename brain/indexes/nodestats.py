@@ -103,7 +103,7 @@ class NodeStats:
                 "INSERT INTO node_notes VALUES (?, ?, ?, ?, ?, ?)",
                 (note_id, new.partition, new.node, new.day, json.dumps(list(new.terms)),
                  json.dumps(list(new.entities))),
-            )  # fmt: skip
+            )  # fmt: skip # arguments grouped by meaning
             touched |= self._count(new, +1)
         return touched
 

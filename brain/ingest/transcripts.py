@@ -18,7 +18,7 @@ from typing import Any
 from brain.errors import InvalidInput
 from brain.ingest.chunking import front_matter_length, sentence_spans
 from brain.model import content_hash
-from brain.words import STOPWORDS, words
+from brain.terms import STOPWORDS, words
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]
+class _Loader(_BaseLoader):  # type: ignore[misc]  # the base is Any: C or Python loader
     """Safe YAML that keeps timestamps as the strings a person wrote."""
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc]
+class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is Any: C or Python dumper
     """Safe YAML that writes timestamps back unquoted, as they were read."""
 
 
@@ -32,7 +32,7 @@ _drop_timestamp_resolver(_Loader)
 _drop_timestamp_resolver(_Dumper)
 
 
-class _Top(dict):  # type: ignore[type-arg]
+class _Top(dict[str, Any]):
     """The front-matter mapping itself: always one field per line."""
 
 

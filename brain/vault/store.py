@@ -9,7 +9,7 @@ from pathlib import Path
 from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
-from brain.vault.cold import ColdCodec, is_cold
+from brain.vault.cold import ColdCodec, hot_path, is_cold
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
@@ -112,3 +112,13 @@ class NoteStore:
 
     def exists(self, rel: str) -> bool:
         return self.path(rel).is_file()
+
+
+def free_hot_path(store: NoteStore, cold: str) -> str:
+    """Where a cold note goes back to: its old path, or a free neighbour if that is taken."""
+    hot = hot_path(cold)
+    stem, n = hot[: -len(".md")], 2
+    while store.exists(hot):
+        hot = f"{stem} {n}.md"
+        n += 1
+    return hot

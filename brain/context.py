@@ -1,0 +1,347 @@
+"""The opened vault: files, caches, lock, journal and clock, seen from one partition."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+from brain import settings as settings_mod
+from brain.clock import Clock, SystemClock
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.git.autocommit import Autocommit, recorded
+from brain.indexes import catchup
+from brain.indexes.caches import Caches
+from brain.indexes.catalog import REBUILDING, REBUILT, ObjectRow
+from brain.indexes.catchup import CatchUp
+from brain.indexes.embedder import Embedder
+from brain.indexes.nodeindex import NodeIndex
+from brain.ingest.sections import Section, sections_of
+from brain.model import Note, is_id, iso, normalise_title
+from brain.vault.archive import check_writable
+from brain.vault.cold import is_cold
+from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
+from brain.vault.journal import Event, Journal
+from brain.vault.paths import CACHE_DIR
+from brain.vault.store import NoteStore, free_hot_path
+
+Progress = Callable[[int, int], None]
+NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
+
+
+@dataclass
+class Context:
+    """A vault opened for use: files, caches, lock and clock; every use case takes one.
+
+    It is seen from one partition (and, for a model, without what the person keeps to
+    themselves). Another partition is another value: `at()` shares the open caches and lock.
+    """
+
+    root: Path
+    settings: settings_mod.Settings
+    clock: Clock = field(default_factory=SystemClock)
+    partition: str = ""
+    # Opened for a model (the MCP server): private and local-only notes and other partitions
+    # do not exist for it — not in recall, lists, counts, expand or forget.
+    for_model: bool = False
+    # A model's session (the MCP server): its writes are committed at its close, not one by one.
+    defer_commits: bool = False
+    store: NoteStore = field(init=False)
+    caches: Caches = field(init=False)
+    lock: WriterLock = field(init=False)
+    embedder: Embedder | None = None
+    catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
+    _last_walk: float = field(default=-1e9, init=False)
+    journal: Journal = field(init=False)
+    node_index: NodeIndex = field(init=False)
+    changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
+    _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.partition = self.partition or self.settings.default_partition
+        self.store = NoteStore(self.root)
+        keep_private(self.root / CACHE_DIR)
+        self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
+        self.changes = Autocommit(self.root, self.settings, self.lock)
+        self._open_caches(self.root / CACHE_DIR)
+        if self._ensure_caches():
+            return  # just rebuilt from the files: nothing more to catch up with
+        if self.node_index.stale:
+            with self.lock.hold():
+                self.node_index.resume(self.store)
+
+    def _ensure_caches(self, *, probe: bool = True) -> bool:
+        """Rebuild caches that may not be served (missing, half made, of another schema, out of
+        step with the catalog); True if it did. Idempotent and safe from any number of
+        processes at once: the check is made again under the writer lock, the one place
+        anything is created, deleted or rebuilt, so the first process repairs and the others
+        wait and find nothing left to do. Embedding waits for the first recall.
+        """
+        if probe and not self.caches.problems():
+            return False
+        with self.lock.hold():
+            # Another process may have repaired (or begun on) them while we waited for the lock.
+            self.caches.reopen_fulltext()
+            if self.caches.fulltext.problem is None and self.caches.text_pending():
+                self.caches.flush_text()
+            why = self.caches.problems()
+            if not why:
+                return False
+            # A vault's first build (or one after `.brain/` was deleted) is no news for doctor.
+            first = self.caches.catalog.info(REBUILDING) == "new"
+            if self.caches.fulltext.problem is not None:
+                self.caches.fulltext.create()
+            self.reindex(embed=False)
+            if not first:
+                when = iso(self.clock.now())
+                self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
+            return True
+
+    def _open_caches(self, folder: Path) -> None:
+        self.caches = Caches(folder, embedder=self.embedder)
+        self.node_index = NodeIndex(self.root, self.caches.catalog)
+        self.caches.listeners.append(self.node_index.on_change)
+
+    def close(self) -> None:
+        self.caches.close()
+
+    def at(
+        self,
+        partition: str | None = None,
+        *,
+        for_model: bool | None = None,
+        defer_commits: bool | None = None,
+    ) -> Self:
+        """The same opened vault seen from another partition or by a model: caches, lock,
+        store and journal are shared, nothing of this one changes."""
+        view = copy.copy(self)
+        view.partition = self.partition if partition is None else partition
+        view.for_model = self.for_model if for_model is None else for_model
+        view.defer_commits = self.defer_commits if defer_commits is None else defer_commits
+        return view
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Many writes in a row (imports, benchmarks): the lock is taken once, node index
+        files are written once at the end, and each folder is fsynced once at the end.
+
+        Every note file is still written whole (temp, fsync, rename); a crash inside the block
+        may lose the last renames, never tear a file, and the next catch-up repairs the caches.
+        Placement inside the block sees the node indexes as they were when it began.
+        """
+        if self._bulk_names is not None:  # nested: the outer block does it all
+            yield
+            return
+        self._bulk_names = {}
+        try:
+            with self.lock.hold(), self.node_index.batch(), deferred_dir_sync():
+                yield
+        finally:
+            self._bulk_names = None
+
+    def save(self, note: Note) -> Note:
+        """Write a note atomically and bring every cache in step. Callers hold the lock.
+
+        A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
+        """
+        assert self.lock.held, "save() needs the writer lock"
+        # The one place every write passes: an archived partition is read-only, whoever asks.
+        check_writable(self.root, note.partition)
+        before = self.caches.catalog.get(note.id) if note.id else None
+        data = self.store.write(note)
+        self.caches.put_note(note, data, self.store.path(note.path).stat())
+        if before is not None and before.path != note.path:
+            moved(self, before, note)
+        elif before is None and note.supersedes:
+            self.record_event("corrected", note.supersedes, note, detail=note.id)
+        return note
+
+    def delete(self, note: Note) -> list[str]:
+        """Remove a note file and everything cached about it. Callers hold the lock."""
+        assert self.lock.held, "delete() needs the writer lock"
+        self.store.delete(note.path)
+        current = self.caches.catalog.get(note.id)
+        if current is not None and current.path != note.path:
+            # An old location of a note that lives elsewhere now: only the file row goes.
+            self.caches.catalog.drop_file(note.path)
+            return []
+        self.record_event("forgotten", note.id, note, anonymous=True)
+        return self.caches.drop_note(note.id, note.path)
+
+    def section(self, object_id: str) -> tuple[Note, Section]:
+        """A chunk or turn (`<note id>#<n>`): its note and its section record."""
+        note = self.get(object_id)
+        number = object_id.partition("#")[2]
+        found = next((s for s in sections_of(note) if str(s.number) == number), None)
+        if found is None:
+            raise NotFound(f"no section {object_id}", "chunk ids look like <note id>#<n>")
+        return note, found
+
+    def record_event(
+        self, kind: str, note_id: str, note: Note, detail: str = "", *, anonymous: bool = False
+    ) -> None:
+        """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
+        title = "" if anonymous else note.title
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
+        self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
+                                  note.visibility, detail))  # fmt: skip
+
+    def get(self, note_id: str) -> Note:
+        """The note with this id (a chunk id gives its note), read from its file."""
+        row = self.row(note_id)
+        try:
+            return self.store.read(row.path)
+        except FileNotFoundError:
+            raise NotFound(
+                f"note {note_id} is in the caches but its file {row.path} is gone",
+                "run `brain reindex`",
+            ) from None
+
+    def row(self, object_id: str) -> ObjectRow:
+        if not is_id(object_id):
+            raise InvalidInput(f"{object_id!r} is not a note id (ids look like 01JE2Z3K…)")
+        row = self.caches.catalog.get(object_id.split("#", 1)[0])
+        if row is not None and self.for_model and not self.shows(row):
+            row = None
+        if row is None:
+            raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
+        return row
+
+    def shows(self, row: ObjectRow) -> bool:
+        """Whether this Brain may show the object (always, unless opened for a model)."""
+        if not self.for_model:
+            return True
+        return row.visibility == "normal" and row.partition == self.partition
+
+    def touched(self, note: Note) -> Note:
+        """The note marked as used now; a dormant or archived note comes back to life."""
+        changes: dict[str, Any] = {"touched": iso(self.clock.now())}
+        if note.status in ("dormant", "archived"):
+            changes["status"] = "active"
+            kept = [t for t in note.tags if t not in ("archived", "closed")]
+            changes["tags"] = kept or None
+        if is_cold(note.path):
+            note = note.with_path(free_hot_path(self.store, note.path))
+        return note.with_meta(**changes)
+
+    def flush(self, *, vectors: bool = True) -> None:
+        """Apply queued cache changes (from any process) before searching; `vectors=False`
+        leaves the embedding for a search that needs it (full text never loads the model)."""
+        embed = vectors and self.caches.vectors_pending()
+        if self.caches.text_pending() or embed:
+            with self.lock.hold():
+                self.caches.flush_text()
+                if embed:
+                    self.caches.flush_vectors()
+        try:
+            self.caches.fulltext.index.reload()
+            whole = len(self.caches.fulltext) > 0 or not self.caches.catalog.count()
+        except (AttributeError, OSError, ValueError):  # its folder went away under this process
+            whole = False
+        if not whole:
+            self._ensure_caches(probe=False)
+        if vectors and self.caches.vectors_on and self.caches.vector_problem() is not None:
+            with self.lock.hold():
+                if self.caches.vector_problem() is not None:  # not mended while we waited
+                    self.caches.rebuild_vectors()
+
+    def catch_up(self, *, force: bool = False) -> CatchUp:
+        """Bring the caches in step with hand edits, new files and deletions on disk.
+
+        Other brain processes record their writes in the shared caches; the walk is only for
+        changes made by hand. A long-lived process may set `catch_up_every` to walk at most
+        that often (a watcher covers the rest); a command-line run walks every time.
+        """
+        if not force and self.catch_up_every > 0:
+            now = time.monotonic()
+            if now - self._last_walk < self.catch_up_every:
+                return CatchUp()
+            self._last_walk = now
+        found = catchup.compare(self.store, self.caches.catalog)
+        todo, gone = found.out_of_step, list(found.missing)
+        if not todo and not gone:
+            return CatchUp()
+        with self.lock.hold():
+            return self._apply(todo, gone)
+
+    # After a pull or hand edits the caches rewrite index.json: brain's own change, committed.
+    @recorded(lambda _, a: f"catch up with {len(a['todo']) + len(a['gone'])} changed file(s)")
+    def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        self.changes.leave([*todo, *gone])  # the person's own changes stay theirs to commit
+        with self.node_index.batch():
+            return self._apply_files(todo, gone)
+
+    def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
+        return catchup.apply_files(self.store, self.caches, self.clock, todo, gone)
+
+    def _refresh_title(self, folder: str, title: str) -> None:
+        """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+        for name in self._names_by_title(folder).get(normalise_title(title), ()):
+            rel = f"{folder}/{name}"
+            st = self.store.path(rel).stat()
+            row = self.caches.catalog.file(rel)
+            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
+                self._index_file(rel)
+
+    def _names_by_title(self, folder: str) -> NamesByTitle:
+        """A folder's note file names by normalised title. Inside `bulk()` a folder is listed
+        once per block: the lock is held, so its new files are ours and already cached (a
+        listing per titled write made ingesting quadratic: 26k files in one folder at 100k)."""
+        if self._bulk_names is not None and folder in self._bulk_names:
+            return self._bulk_names[folder]
+        found: NamesByTitle = {}
+        try:
+            for entry in os.scandir(self.store.path(folder)):
+                if entry.name.endswith(".md"):
+                    found.setdefault(normalise_title(entry.name[:-3]), []).append(entry.name)
+        except (FileNotFoundError, NotADirectoryError, BrainError):
+            pass
+        if self._bulk_names is not None:
+            self._bulk_names[folder] = found
+        return found
+
+    def _index_file(self, rel: str) -> str:
+        """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+        return catchup.index_file(self.store, self.caches, self.clock, rel)
+
+    @recorded(lambda count, a: f"reindex ({count} notes)")
+    def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
+        """Rebuild every cache from the files; returns the number of notes indexed."""
+        with self.lock.hold(), self.node_index.rebuilding(self.store):
+            self.caches.clear()
+            files = list(self.store.walk())
+            self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
+            count = 0
+            for done, (rel, _st) in enumerate(files, 1):
+                if self._index_file(rel) == "changed":
+                    count += 1
+                if progress:
+                    progress(done, len(files))
+            self.caches.flush_text()
+            self.caches.rebuilt()
+            if embed and self.caches.vectors_on:
+                self.caches.flush_vectors()
+            return count
+
+    def notes(self) -> Iterator[Note]:
+        """Every parseable note of the vault (all partitions), read from disk."""
+        for rel, _st in self.store.walk():
+            try:
+                yield self.store.read(rel)
+            except BrokenNote:
+                continue
+
+
+def moved(brain: Context, before: ObjectRow, note: Note) -> None:
+    """After a note was written at a new path: remove the old file and its cache row."""
+    brain.store.delete(before.path)
+    brain.caches.catalog.drop_file(before.path)
+    if is_cold(before.path) != is_cold(note.path):
+        detail = "cold → hot" if is_cold(before.path) else "hot → cold"
+        brain.record_event("moved", note.id, note, detail=detail)

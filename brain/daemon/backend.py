@@ -1,0 +1,236 @@
+"""Backends: the core in this process, or the vault's daemon; both give the same plain JSON.
+
+The CLI's note commands talk to a `Backend`, so a command reads the same whether the warm
+daemon answers it or this process opens the vault itself (the fallback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Unpack, cast
+
+from brain.model import RecallOptions
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+    from brain.daemon.client import DaemonClient
+    from brain.indexes.catalog import ObjectRow
+    from brain.model import Hit, Note
+
+Json = dict[str, Any]
+
+
+class Backend(Protocol):
+    """What the CLI's note commands need; every result is JSON-able."""
+
+    where: str  # "daemon" or "process"
+
+    def remember(
+        self,
+        text: str,
+        title: str | None = None,
+        node: str | None = None,
+        tags: Sequence[str] = (),
+        kind: str | None = None,
+    ) -> Json: ...
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]: ...
+    def expand(self, note_id: str) -> Json: ...
+    def links(self, note_id: str) -> Json: ...
+    def history(self, note_id: str) -> list[Json]: ...
+    def list_notes(
+        self,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        defining_only: bool = False,
+    ) -> list[Json]: ...
+    def forget_plan(self, note_id: str, mode: str = "auto") -> Json: ...
+    def forget(self, note_id: str, mode: str = "auto") -> list[str]: ...
+    def correct(self, note_id: str, text: str) -> Json: ...
+    def close(self) -> None: ...
+
+
+# The operations a Backend offers: the daemon serves these names (and no others) to the CLI.
+OPERATIONS = (
+    "remember",
+    "recall",
+    "expand",
+    "links",
+    "history",
+    "list_notes",
+    "forget_plan",
+    "forget",
+    "correct",
+)
+
+
+class LocalBackend:
+    """The core in this process: one Brain."""
+
+    where = "process"
+
+    def __init__(self, brain: Brain) -> None:
+        self.brain = brain
+
+    def remember(
+        self,
+        text: str,
+        title: str | None = None,
+        node: str | None = None,
+        tags: Sequence[str] = (),
+        kind: str | None = None,
+    ) -> Json:
+        return note_to_json(self.brain.remember(text, title=title, node=node, tags=tags, kind=kind))
+
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
+        return [h.to_json() for h in self.brain.recall(query, **options)]
+
+    def expand(self, note_id: str) -> Json:
+        return note_to_json(self.brain.expand(note_id))
+
+    def links(self, note_id: str) -> Json:
+        links = self.brain.links(note_id)
+        ids = [e.target.split("#", 1)[0] for e in links.outgoing]
+        ids += [e.source for e in links.incoming]
+        rows = self.brain.caches.catalog.get_many(sorted(set(ids)))
+        return links.to_json({oid: row.title for oid, row in rows.items()})
+
+    def history(self, note_id: str) -> list[Json]:
+        return [note_to_json(v) for v in self.brain.history(note_id)]
+
+    def list_notes(
+        self,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        defining_only: bool = False,
+    ) -> list[Json]:
+        rows = self.brain.list(
+            node=node, status=status, kind=kind, limit=limit, defining_only=defining_only
+        )
+        return [row_to_json(r) for r in rows]
+
+    def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
+        plan = self.brain.forget_plan(note_id, mode)
+        return {**plan.to_json(), "notes": plan.notes}
+
+    def forget(self, note_id: str, mode: str = "auto") -> list[str]:
+        return self.brain.forget(note_id, mode)
+
+    def correct(self, note_id: str, text: str) -> Json:
+        return note_to_json(self.brain.correct(note_id, text))
+
+    def close(self) -> None:
+        self.brain.close()
+
+
+class DaemonBackend:
+    """The vault's daemon, over its socket: each call is one request."""
+
+    where = "daemon"
+
+    def __init__(self, client: DaemonClient) -> None:
+        self.client = client
+
+    def _one(self, op: str, **args: Any) -> Json:
+        return cast(Json, self.client.call(op, args))
+
+    def _many(self, op: str, **args: Any) -> list[Json]:
+        return cast(list[Json], self.client.call(op, args))
+
+    def remember(
+        self,
+        text: str,
+        title: str | None = None,
+        node: str | None = None,
+        tags: Sequence[str] = (),
+        kind: str | None = None,
+    ) -> Json:
+        return self._one("remember", text=text, title=title, node=node, tags=[*tags], kind=kind)
+
+    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
+        return self._many("recall", query=query, **options)
+
+    def expand(self, note_id: str) -> Json:
+        return self._one("expand", note_id=note_id)
+
+    def links(self, note_id: str) -> Json:
+        return self._one("links", note_id=note_id)
+
+    def history(self, note_id: str) -> list[Json]:
+        return self._many("history", note_id=note_id)
+
+    def list_notes(
+        self,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        defining_only: bool = False,
+    ) -> list[Json]:
+        return self._many(
+            "list_notes", node=node, status=status, kind=kind, limit=limit,
+            defining_only=defining_only,
+        )  # fmt: skip # arguments grouped by meaning
+
+    def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
+        return self._one("forget_plan", note_id=note_id, mode=mode)
+
+    def forget(self, note_id: str, mode: str = "auto") -> list[str]:
+        return cast(list[str], self.client.call("forget", {"note_id": note_id, "mode": mode}))
+
+    def correct(self, note_id: str, text: str) -> Json:
+        return self._one("correct", note_id=note_id, text=text)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def note_to_json(note: Note) -> Json:
+    return {"id": note.id, "path": note.path, "meta": dict(note.meta), "body": note.body}
+
+
+def note_from_json(data: Json) -> Note:
+    from brain.model import Note
+
+    return Note(meta=data["meta"], body=data["body"], path=data["path"])
+
+
+def hit_from_json(data: Json) -> Hit:
+    from brain.model import Hit
+
+    return Hit(
+        id=data["id"],
+        title=data["title"],
+        snippet=data["snippet"],
+        created=data["created"],
+        path=data["path"],
+        score=data["score"],
+        kind=data["kind"],
+        status=data["status"],
+        node=data["node"],
+        source=data["source"],
+        flags=tuple(data["flags"]),
+        parent=data["parent"],
+        heading_path=tuple(data["heading_path"]),
+        tags=tuple(data["tags"]),
+    )
+
+
+def row_to_json(row: ObjectRow) -> Json:
+    return {
+        "id": row.id,
+        "title": row.title,
+        "kind": row.kind,
+        "status": row.status,
+        "created": row.created,
+        "touched": row.touched,
+        "path": row.path,
+        "node": row.node,
+        "tags": list(row.tags),
+        "source": row.source,
+        "defining": row.defining,
+        "visibility": row.visibility,
+    }

@@ -1,0 +1,1 @@
+"""The vault under git: commits per operation, history and undo, merge drivers."""

@@ -1,0 +1,374 @@
+"""Keeping every cache in step with the note files: one place that knows them all."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.indexes.catalog import REBUILDING, Catalog, FileRow, ObjectRow
+from brain.indexes.fulltext import FullText, TextDoc
+from brain.ingest.sections import SECTIONED_KINDS, section_text, sections_of
+from brain.model import Note, content_hash, normalise_title
+
+if TYPE_CHECKING:
+    from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.vectors import VectorIndex
+
+
+@dataclass(frozen=True)
+class IndexObject:
+    """One recallable thing made from a note: its catalog row and its searchable text."""
+
+    row: ObjectRow
+    text: str
+
+
+def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
+    """The objects a note contributes to the caches: itself, and a document's or recall's sections.
+
+    A sectioned note's own object carries only the text before its sections (a recall's summary),
+    so hits go to the passage that answers, `<note id>#<n>`, whose parent is the note.
+    """
+    row = ObjectRow(
+        id=note.id,
+        note_id=note.id,
+        path=note.path,
+        partition=note.partition,
+        node=note.node,
+        title=note.title,
+        norm_title=normalise_title(note.title),
+        kind=note.kind,
+        status=note.status,
+        visibility=note.visibility,
+        created=note.created,
+        touched=note.touched,
+        parent=note.parent,
+        supersedes=note.supersedes,
+        defining=note.defining,
+        tags=note.tags,
+        source=dict(note.source),
+        heading_path=(),
+        text_hash=text_hash,
+    )
+    if note.kind not in SECTIONED_KINDS:
+        return [IndexObject(row, note.body)]
+    sections = sections_of(note)
+    # The note itself is found by what precedes its sections (a recall's title and summary).
+    own = IndexObject(row, note.body[: sections[0].start].strip() if sections else note.body)
+    parts = []
+    for section in sections:
+        text = section_text(note, section)
+        part = replace(
+            row, id=f"{note.id}#{section.number}", kind="chunk", parent=note.id,
+            heading_path=section.heading_path, text_hash=content_hash(text.encode("utf-8")),
+        )  # fmt: skip # one message, broken where it reads
+        parts.append(IndexObject(part, text))
+    return [own, *parts]
+
+
+def text_hash(text: str) -> str:
+    return content_hash(text.encode("utf-8"))
+
+
+@dataclass
+class Caches:
+    """The catalog and the full-text index (and later vectors) under `.brain/`."""
+
+    folder: Path
+    embedder: Embedder | None = None  # None: full text only
+    catalog: Catalog = field(init=False)
+    fulltext: FullText = field(init=False)
+    _vectors: VectorIndex | None = field(default=None, init=False)
+    _embeddings: EmbeddingCache | None = field(default=None, init=False)
+    # Called with the objects added and the ids removed, so more caches can follow.
+    listeners: list[Callable[[Sequence[IndexObject], Sequence[str]], None]] = field(
+        default_factory=list
+    )
+
+    def __post_init__(self) -> None:
+        self.catalog = Catalog(self.folder / "catalog.sqlite")
+        self.fulltext = FullText(self.folder / "fulltext")
+
+    def problems(self) -> list[str]:
+        """Why these caches may not be served as they are (empty: they may). Reads only.
+
+        The full-text index must hold exactly the catalog's objects once its queue is applied.
+        With changes still queued only an empty index beside a full catalog is suspect; the
+        caller flushes under the lock and asks again.
+        """
+        found = []
+        if self.catalog.stale:
+            found.append("the catalog was built for another schema")
+        mark = self.catalog.info(REBUILDING)
+        if mark is not None:
+            found.append("the catalog is new" if mark == "new" else "a rebuild was interrupted")
+        if self.fulltext.problem is not None:
+            found.append(f"the full-text index {self.fulltext.problem}")
+            return found
+        in_text = len(self.fulltext)
+        if in_text and self.text_pending():
+            return found
+        objects = self.catalog.count()
+        if objects != in_text:
+            found.append(f"the full-text index held {in_text} objects, the catalog {objects}")
+        return found
+
+    def rebuilt(self) -> None:
+        """A rebuild from the files is done (its mark came with `clear()`). Lock held."""
+        self.catalog.drop_info(REBUILDING)
+
+    def reopen_fulltext(self) -> None:
+        """Look at the full-text index afresh (another process may have rebuilt it)."""
+        self.fulltext = FullText(self.folder / "fulltext")
+
+    @property
+    def vectors_on(self) -> bool:
+        return self.embedder is not None
+
+    def close(self) -> None:
+        self.catalog.close()
+        if self._vectors is not None:
+            self._vectors.close()
+        if self._embeddings is not None:
+            self._embeddings.close()
+
+    def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
+        """Record a note just written or read: fingerprint, objects, text. Lock held."""
+        objects = objects_of(note, text_hash(note.body))
+        old = self.catalog.object_ids_of(note.id)
+        gone = sorted(set(old) - {o.row.id for o in objects})
+        with self.catalog.transaction():
+            self.catalog.drop_note(note.id)
+            self.catalog.put_objects([o.row for o in objects])
+            self.catalog.put_relations(
+                note.id, [(r.type, r.target, r.weight) for r in note.relations]
+            )
+            self.catalog.put_file(
+                FileRow(
+                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
+                )
+            )
+            self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
+            if self.vectors_on:
+                self.catalog.enqueue(
+                    "vector_queue", [(o.row.id, _vector_json(o)) for o in objects], gone
+                )
+        self._bound_queue()
+        for listener in self.listeners:
+            listener(objects, gone)
+        return objects
+
+    def put_broken(self, path: str, data: bytes, stat: os.stat_result, error: str) -> None:
+        """A file that does not parse: remember why, and drop what it used to contribute."""
+        row = self.catalog.file(path)
+        if row is not None and row.note_id:
+            self.drop_note(row.note_id)
+        self.catalog.put_file(
+            FileRow(path, None, content_hash(data), stat.st_mtime_ns, stat.st_size, error)
+        )
+
+    def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
+        """Remove a note (and its chunks) from every cache. Lock held."""
+        with self.catalog.transaction():
+            ids = self.catalog.drop_note(note_id)
+            if path is not None:
+                self.catalog.drop_file(path)
+            self.catalog.enqueue("text_queue", [], ids)
+            if self.vectors_on:
+                self.catalog.enqueue("vector_queue", [], ids)
+        self._bound_queue()
+        for listener in self.listeners:
+            listener([], ids)
+        return ids
+
+    def compact(self) -> None:
+        """Leave no byte of a removed note on disk: rewrite the full text, vacuum the catalog.
+
+        Lock held.
+        """
+        self.flush_text()
+        if self.vectors_on:
+            self.flush_vectors()
+            self.embeddings.prune(self.catalog.object_ids())
+            self.embeddings.compact()
+        if self.fulltext.has_deletes():
+            stored = self.fulltext.everything()
+            rows = self.catalog.get_many(sorted(stored))
+            self.fulltext.compact(
+                [_text_doc(IndexObject(rows[oid], stored[oid]["body"])) for oid in sorted(rows)]
+            )
+        else:
+            self.fulltext.compact()
+        self.catalog.compact()
+
+    def clear(self) -> None:
+        with self.catalog.transaction():
+            self.catalog.clear()
+        self.fulltext.clear()
+        if self.vectors_on:
+            self.vectors.clear()
+
+    # A tantivy commit costs 25–45 ms (fsyncs), so writes queue their text changes in the
+    # catalog, in the same transaction as the catalog change, and one commit applies a batch.
+    # Every search flushes the queue first, so a recall always sees every write before it.
+    MAX_QUEUE = 1000
+
+    def text_pending(self) -> bool:
+        return self.catalog.pending("text_queue") > 0
+
+    def flush_text(self) -> int:
+        """Apply queued full-text changes in one commit. Lock held. Returns how many."""
+        seq, latest = _collapse(self.catalog.queued("text_queue"))
+        if not seq:
+            return 0
+        with self.fulltext.writing():
+            self.fulltext.remove([oid for oid, doc in latest.items() if doc is None])
+            self.fulltext.upsert(
+                [TextDoc(**json.loads(doc)) for doc in latest.values() if doc is not None]
+            )
+        self.catalog.dequeue("text_queue", seq)
+        return len(latest)
+
+    def _bound_queue(self) -> None:
+        if self.catalog.pending("text_queue") >= self.MAX_QUEUE:
+            self.flush_text()
+
+    # vectors: embedding is the expensive part, so it waits for the first search that needs it
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            from brain.indexes.vectors import VectorIndex
+
+            assert self.embedder is not None, "vectors need an embedder"
+            self._vectors = VectorIndex(
+                self.folder / "vectors", self.embedder.dim, self.embedder.name
+            )
+        return self._vectors
+
+    @property
+    def embeddings(self) -> EmbeddingCache:
+        if self._embeddings is None:
+            from brain.indexes.embedder import EmbeddingCache
+
+            self._embeddings = EmbeddingCache(self.folder / "embeddings")
+        return self._embeddings
+
+    def vectors_pending(self) -> bool:
+        return self.vectors_on and self.catalog.pending("vector_queue") > 0
+
+    def flush_vectors(self) -> int:
+        """Embed queued objects (reusing cached vectors) and update the faiss index. Lock held."""
+        from brain.indexes.vectors import StaleIndex
+
+        seq, latest = _collapse(self.catalog.queued("vector_queue"))
+        if not seq:
+            return 0
+        try:
+            index = self.vectors
+            len(index)
+        except StaleIndex:
+            # Built for another embedder or size: start over from every object.
+            self.vectors.clear()
+            self.requeue_vectors()
+            seq, latest = _collapse(self.catalog.queued("vector_queue"))
+            index = self.vectors
+        index.remove([oid for oid, doc in latest.items() if doc is None])
+        items = []
+        for oid, doc in latest.items():
+            if doc is not None:
+                data = json.loads(doc)
+                items.append((oid, data["hash"], data["text"]))
+        if items:
+            assert self.embedder is not None
+            vectors = self.embeddings.embed_cached(self.embedder, items)
+            index.upsert([oid for oid, _, _ in items], vectors)
+        index.save()
+        self.catalog.dequeue("vector_queue", seq)
+        return len(latest)
+
+    def vector_problem(self) -> str | None:
+        """Why the vector index may not be served (another embedder or size, damaged, or empty
+        beside a full catalog with nothing queued); None if it may. Reads only."""
+        from brain.indexes.vectors import StaleIndex
+
+        try:
+            held = len(self.vectors)
+        except StaleIndex as exc:
+            return exc.message
+        if held or self.vectors_pending():
+            return None
+        objects = self.catalog.count()
+        return f"the vector index is empty while the catalog holds {objects}" if objects else None
+
+    def rebuild_vectors(self) -> None:
+        """Start the vector index over from every object (embeddings are reused). Lock held."""
+        if self._vectors is not None:  # its files may have been deleted under this process
+            self._vectors.close()
+            self._vectors = None
+        self.vectors.clear()
+        self.requeue_vectors()
+        self.flush_vectors()
+
+    def requeue_vectors(self) -> None:
+        """Queue every object for the vector index (after it was cleared)."""
+        ids = self.catalog.object_ids()
+        with self.catalog.transaction():
+            self.catalog.dequeue("vector_queue", 2**62)
+        self._requeue_from_fulltext(ids)
+
+    def _requeue_from_fulltext(self, ids: Sequence[str]) -> None:
+        upserts = []
+        for oid in ids:
+            stored = self.fulltext.stored(oid)
+            if stored is not None:
+                text = f"{stored['title']}\n{stored['body']}"
+                upserts.append((oid, json.dumps({"hash": text_hash(text), "text": text})))
+        with self.catalog.transaction():
+            self.catalog.enqueue("vector_queue", upserts, [])
+
+
+def _collapse(queue: Sequence[tuple[int, str, str | None]]) -> tuple[int, dict[str, str | None]]:
+    """The last queued state of each id, and the last sequence number seen."""
+    latest: dict[str, str | None] = {}
+    for _seq, object_id, doc in queue:
+        latest.pop(object_id, None)
+        latest[object_id] = doc
+    return (queue[-1][0] if queue else 0), latest
+
+
+def embed_text(obj: IndexObject) -> str:
+    """What the embedder sees: a real title gives a short note its topic; one derived from
+    the text's first words would only repeat them."""
+    stem = obj.row.title.rstrip("…").strip()
+    if not stem or obj.text.lstrip().startswith(stem):
+        return obj.text
+    return f"{obj.row.title}\n{obj.text}"
+
+
+def _vector_json(obj: IndexObject) -> str:
+    text = embed_text(obj)
+    return json.dumps({"hash": text_hash(text), "text": text}, ensure_ascii=False)
+
+
+def _text_json(obj: IndexObject) -> str:
+    return json.dumps(dataclasses.asdict(_text_doc(obj)), ensure_ascii=False)
+
+
+def _text_doc(obj: IndexObject) -> TextDoc:
+    row = obj.row
+    return TextDoc(
+        id=row.id,
+        note_id=row.note_id,
+        partition=row.partition,
+        node=row.node,
+        status=row.status,
+        visibility=row.visibility,
+        kind=row.kind,
+        title=row.title,
+        body=obj.text,
+    )

@@ -1,0 +1,122 @@
+"""Catching the caches up with the files: hand edits, new files, deletions, breakage."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.errors import BrokenNote
+from brain.model import Note, content_hash, iso, new_id
+
+if TYPE_CHECKING:
+    from brain.clock import Clock
+    from brain.indexes.caches import Caches
+    from brain.indexes.catalog import Catalog
+    from brain.indexes.rows import FileRow
+    from brain.vault.store import NoteStore
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The one walk of the files against the catalog (catch-up, doctor and diagnostics)."""
+
+    on_disk: tuple[tuple[str, os.stat_result, FileRow | None], ...]  # each file, its row if known
+    missing: tuple[str, ...]  # files the catalog knows that are gone from disk
+
+    @property
+    def out_of_step(self) -> list[str]:
+        """Files the catalog does not know, or knew at another size or time."""
+        return [
+            rel
+            for rel, st, row in self.on_disk
+            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size
+        ]
+
+
+def compare(store: NoteStore, catalog: Catalog, prefix: str = "") -> Comparison:
+    """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads."""
+    known = {p: row for p, row in catalog.files().items() if p.startswith(prefix)}
+    on_disk = [(rel, st, known.get(rel)) for rel, st in store.walk() if rel.startswith(prefix)]
+    seen = {rel for rel, _st, _row in on_disk}
+    return Comparison(tuple(on_disk), tuple(p for p in known if p not in seen))
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a catch-up with the files found: hand edits, new files, deletions, breakage."""
+
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
+
+
+def apply_files(
+    store: NoteStore, caches: Caches, clock: Clock, todo: Sequence[str], gone: Sequence[str]
+) -> CatchUp:
+    """Drop what vanished, index what changed; lock held."""
+    changed, broken, removed = [], [], []
+    for rel in gone:
+        row = caches.catalog.file(rel)
+        if row is None or store.exists(rel):
+            continue
+        if row.note_id:
+            caches.drop_note(row.note_id, rel)
+        else:
+            caches.catalog.drop_file(rel)
+        removed.append(rel)
+    for rel in todo:
+        outcome = index_file(store, caches, clock, rel)
+        if outcome == "broken":
+            broken.append(rel)
+        elif outcome == "changed":
+            changed.append(rel)
+    return CatchUp(tuple(changed), tuple(removed), tuple(broken))
+
+
+def index_file(store: NoteStore, caches: Caches, clock: Clock, rel: str) -> str:
+    """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+    path = store.path(rel)
+    try:
+        data = path.read_bytes()
+        st = path.stat()
+    except FileNotFoundError:
+        return "gone"
+    known = caches.catalog.file(rel)
+    if known is not None and known.hash == content_hash(data) and known.error is None:
+        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
+        caches.catalog.put_file(known.__class__(
+            rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
+        return "same"
+    try:
+        note = store.parse(rel, data)
+    except BrokenNote as exc:
+        caches.put_broken(rel, data, st, exc.message)
+        return "broken"
+    if not note.id:
+        note = adopt(note, clock.now())
+        data = store.write(note)
+        st = path.stat()
+    other = caches.catalog.get(note.id)
+    if other is not None and other.path != rel and store.exists(other.path):
+        reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
+        caches.put_broken(rel, data, st, reason)
+        return "broken"
+    caches.put_note(note, data, st)
+    return "changed"
+
+
+def adopt(note: Note, now: datetime) -> Note:
+    """A Markdown file written by hand gets an id; the fields the person wrote are kept
+    (first, in their order) and only the missing ones are added."""
+    stamp = iso(now)
+    # Laid out by hand (fmt: skip below): one record's fields, grouped.
+    defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
+                "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
+    meta = {"id": new_id(now), **dict(note.meta)}
+    for key, value in defaults.items():
+        meta.setdefault(key, value)
+    return Note(meta=meta, body=note.body, path=note.path)

@@ -1,0 +1,299 @@
+"""The catalog's reads by name: every query over the objects and relations outside its writes.
+
+Callers ask for what they mean (a note's children, a connector's documents, the notes due
+to age); the WHERE clauses live here, so SQL never leaves indexes/.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from brain.indexes.rows import ObjectRow, RelationRow
+
+if TYPE_CHECKING:
+    from brain.indexes.fulltext import Filters
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def scopes(filters: Filters) -> list[tuple[str, ...]]:
+    """Each restriction to a set of subtrees; a row must fall in one subtree of every set."""
+    found: list[tuple[str, ...]] = []
+    if filters.node:
+        found.append((filters.node.strip("/"),))
+    if filters.nodes is not None:
+        found.append(tuple(n.strip("/") for n in filters.nodes))
+    return found
+
+
+def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    """The filters as a WHERE clause over the catalog's objects."""
+    where, params = ["1"], []
+    if filters.partition is not None:
+        where.append("partition=?")
+        params.append(filters.partition)
+    for nodes in scopes(filters):
+        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
+        for n in nodes:
+            params += [n, n.replace("%", r"\%") + "/%"]
+    if filters.exclude_status:
+        where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
+        params += list(filters.exclude_status)
+    for name, allowed in (("visibility", filters.visibility), ("kind", filters.kinds)):
+        if allowed is not None:
+            where.append(f"{name} IN ({','.join('?' * len(allowed))})")
+            params += list(allowed)
+    return " AND ".join(where), params
+
+
+class Queries:
+    """The reads of the catalog (its subclass holds the schema and the writes)."""
+
+    db: sqlite3.Connection
+
+    # as a WHERE clause (for the named reads below, and for tests) --------------------
+    def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
+        for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
+            yield ObjectRow.from_sql(row)
+
+    def notes(
+        self,
+        partition: str,
+        *,
+        normal_only: bool = False,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        defining_only: bool = False,
+    ) -> list[ObjectRow]:
+        """A partition's notes (not their chunks), newest first; a node includes its sub-nodes."""
+        where = ["partition=?", "id=note_id"]
+        params: list[Any] = [partition]
+        if normal_only:
+            where.append("visibility='normal'")
+        if node:
+            where.append("(node=? OR node LIKE ?)")
+            params += [node, node.replace("%", r"\%") + "/%"]
+        if status:
+            where.append("status=?")
+            params.append(status)
+        if kind:
+            where.append("kind=?")
+            params.append(kind)
+        if defining_only:
+            where.append("defining IS NOT NULL")
+        sql = " AND ".join(where) + " ORDER BY created DESC, id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return list(self.select(sql, params))
+
+    def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
+        return int(
+            self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]
+        )
+
+    def relations(self, where: str = "1", params: Sequence[Any] = ()) -> list[RelationRow]:
+        sql = f"SELECT source, type, target, weight FROM relations WHERE {where}"
+        return [
+            RelationRow(*row)
+            for row in self.db.execute(sql + " ORDER BY source, type, target", params)
+        ]
+
+    # by name ---------------------------------------------------------------------------
+    def object_ids(self) -> list[str]:
+        """Every object id (notes and chunks)."""
+        return [r[0] for r in self.db.execute("SELECT id FROM objects")]
+
+    def ids_matching(self, filters: Filters) -> set[str]:
+        """The ids of the objects the recall filters allow."""
+        return {row.id for row in self.select(*filter_sql(filters))}
+
+    def note_count(self) -> int:
+        return self.count("id=note_id")
+
+    def all_notes(self) -> list[ObjectRow]:
+        """Every note of the vault (not the chunks), by path."""
+        return list(self.select("id=note_id ORDER BY path"))
+
+    def children(self, parents: Sequence[str]) -> list[ObjectRow]:
+        """The notes whose `parent` is one of these ids (a thread's days, a document's parts)."""
+        if not parents:
+            return []
+        return list(self.select(f"id=note_id AND parent IN ({_marks(parents)})", parents))
+
+    def below(self, parent: str) -> list[ObjectRow]:
+        """Every object whose parent is this note: its chunks and its child notes."""
+        return list(self.select("parent=?", (parent,)))
+
+    def successors(self, note_id: str) -> list[ObjectRow]:
+        """The notes that supersede this one."""
+        return list(self.select("supersedes=? AND id=note_id", [note_id]))
+
+    def superseded_on(self, days: Sequence[str]) -> list[ObjectRow]:
+        """Superseded notes written on one of these UTC days (`YYYY-MM-DD`)."""
+        if not days:
+            return []
+        where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({_marks(days)})"
+        return list(self.select(where, days))
+
+    def superseding(self, note_ids: Sequence[str]) -> list[ObjectRow]:
+        """The notes that supersede any of these."""
+        if not note_ids:
+            return []
+        return list(self.select(f"id=note_id AND supersedes IN ({_marks(note_ids)})", note_ids))
+
+    def placed_title(self, partition: str, norm_title: str, under: str) -> ObjectRow | None:
+        """The oldest current titled note of this title anywhere below the node `under`."""
+        rows = self.select(
+            "partition=? AND norm_title=? AND id=note_id AND kind='titled' AND "
+            "status!='superseded' AND node>=? AND node<? ORDER BY created, id LIMIT 1",
+            (partition, norm_title, under + "/", under + "0"),
+        )
+        return next(iter(rows), None)
+
+    def documents_of(self, connector: str) -> list[ObjectRow]:
+        """The document notes one connector wrote."""
+        return list(self.select(
+            "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?",
+            [connector],
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def conversation(self, platform: str, external_id: str) -> ObjectRow | None:
+        """The recall note of one imported conversation, if it was imported before."""
+        rows = self.select(
+            "kind='recall' AND id=note_id AND json_extract(source, '$.platform')=? "
+            "AND json_extract(source, '$.external_id')=? LIMIT 1",
+            [platform, external_id],
+        )
+        return next(iter(rows), None)
+
+    def hot_notes(self, statuses: Sequence[str], kinds: Sequence[str]) -> list[ObjectRow]:
+        """Notes of these statuses and kinds still in the hot tier, by path."""
+        return list(self.select(
+            f"id=note_id AND status IN ({_marks(statuses)}) AND kind IN ({_marks(kinds)}) "
+            "AND path NOT LIKE 'cold/%' ORDER BY path",
+            (*statuses, *kinds),
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def recently_touched(self, limit: int) -> list[ObjectRow]:
+        """The normal notes touched last, newest first."""
+        return list(self.select(
+            "id=note_id AND visibility='normal' ORDER BY touched DESC, id LIMIT ?", (limit,)
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def aging(self, kinds: Sequence[str]) -> list[ObjectRow]:
+        """Active and dormant notes of these kinds, by path: what the lifecycle sweep looks at."""
+        return list(self.select(
+            f"id=note_id AND kind IN ({_marks(kinds)}) AND status IN ('active', 'dormant') "
+            "ORDER BY path",
+            kinds,
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def crowded_nodes(self, at_least: int) -> list[tuple[str, str, int]]:
+        """(partition, node, count) of nodes holding `at_least` titled notes directly."""
+        query = (
+            "SELECT partition, node, count(*) FROM objects WHERE id=note_id AND kind='titled' "
+            "GROUP BY partition, node HAVING count(*) >= ? ORDER BY partition, node"
+        )
+        return [(str(p), str(n), int(c)) for p, n, c in self.db.execute(query, (at_least,))]
+
+    def titled_in(self, partition: str, node: str) -> list[ObjectRow]:
+        """The titled notes directly in one node, by id."""
+        return list(self.select(
+            "id=note_id AND kind='titled' AND partition=? AND node=? ORDER BY id", (partition, node)
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def visible_notes(self, partition: str) -> list[ObjectRow]:
+        """A partition's normal notes (what the graph may draw)."""
+        return list(self.select("partition=? AND id=note_id AND visibility='normal'", [partition]))
+
+    def created_on(self, partition: str, day: str) -> list[ObjectRow]:
+        """A partition's notes created on one day (`YYYY-MM-DD`), daily logs left out."""
+        return list(self.select(
+            "id=note_id AND partition=? AND created LIKE ? AND kind!='log' ORDER BY created, id",
+            (partition, day + "%"),
+        ))  # fmt: skip # arguments grouped by meaning
+
+    def usage(
+        self, partition: str, *, normal_only: bool
+    ) -> tuple[dict[str, int], dict[str, int], int]:
+        """A partition's notes counted by kind and by status, and their files' bytes."""
+        hide = " AND o.visibility='normal'" if normal_only else ""
+        base = f"FROM objects o WHERE o.partition=? AND o.id=o.note_id{hide}"
+        by_kind = dict(
+            self.db.execute(f"SELECT o.kind, count(*) {base} GROUP BY o.kind", (partition,))
+        )
+        by_status = dict(
+            self.db.execute(f"SELECT o.status, count(*) {base} GROUP BY o.status", (partition,))
+        )
+        size = self.db.execute(
+            "SELECT coalesce(sum(f.size), 0) FROM files f JOIN objects o ON o.id=f.note_id "
+            f"WHERE o.partition=? AND o.id=o.note_id{hide}",
+            (partition,),
+        ).fetchone()[0]
+        return by_kind, by_status, int(size)
+
+    def relations_from(self, source: str) -> list[RelationRow]:
+        return self.relations("source=?", [source])
+
+    def relations_into(self, note_id: str) -> list[RelationRow]:
+        """Edges into a note or any of its chunks."""
+        return self.relations("target=? OR target LIKE ?", [note_id, note_id + "#%"])
+
+    def relations_to_any(self, targets: Sequence[str]) -> list[RelationRow]:
+        if not targets:
+            return []
+        return self.relations(f"target IN ({_marks(targets)})", targets)
+
+    def relations_to_parts(self, note_id: str) -> list[RelationRow]:
+        """Edges into a note's chunks (`<id>#<n>`)."""
+        return self.relations("target LIKE ?", [note_id + "#%"])
+
+    # the session gate's briefing, upkeep and cues (a partition's notes; `normal_only` for a model)
+    def _in_partition(
+        self, partition: str, normal_only: bool, where: str, params: Sequence[Any] = ()
+    ) -> list[ObjectRow]:
+        hide = " AND visibility='normal'" if normal_only else ""
+        sql = "partition=? AND id=note_id" + hide + " AND " + where
+        return list(self.select(sql, (partition, *params)))
+
+    def titled(
+        self, partition: str, node: str, title: str, *, normal_only: bool
+    ) -> list[ObjectRow]:
+        """The notes of one title in one node."""
+        return self._in_partition(partition, normal_only, "node=? AND title=?", (node, title))
+
+    def active_threads(
+        self, partition: str, *, normal_only: bool, latest: int | None = None
+    ) -> list[ObjectRow]:
+        """Active threads; with `latest`, only that many, the last touched first."""
+        where = "kind='thread' AND status='active'"
+        if latest is None:
+            return self._in_partition(partition, normal_only, where)
+        return self._in_partition(
+            partition, normal_only, where + " ORDER BY touched DESC LIMIT ?", (latest,)
+        )
+
+    def recent_defining(self, partition: str, *, normal_only: bool, limit: int) -> list[ObjectRow]:
+        """The newest current defining memories."""
+        where = "defining IS NOT NULL AND status!='superseded' ORDER BY created DESC LIMIT ?"
+        return self._in_partition(partition, normal_only, where, (limit,))
+
+    def active_in(self, partition: str, node: str, *, normal_only: bool) -> list[ObjectRow]:
+        """The active notes directly in one node."""
+        return self._in_partition(partition, normal_only, "node=? AND status='active'", (node,))
+
+    def created_or_touched_on(
+        self, partition: str, day: str, *, normal_only: bool
+    ) -> list[ObjectRow]:
+        """The notes created or touched on one day (`YYYY-MM-DD`)."""
+        where = "(created LIKE ? OR touched LIKE ?)"
+        return self._in_partition(partition, normal_only, where, (day + "%", day + "%"))
+
+    def superseded(self, partition: str, *, normal_only: bool) -> list[ObjectRow]:
+        return self._in_partition(partition, normal_only, "status='superseded'")

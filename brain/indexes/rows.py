@@ -1,0 +1,84 @@
+"""The catalog's rows as values: an object (note or chunk), its brief, a relation, a file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ObjectRow:
+    """One recallable object: a note, or a chunk of one (`<note id>#<n>`)."""
+
+    id: str
+    note_id: str
+    path: str
+    partition: str
+    node: str
+    title: str
+    norm_title: str
+    kind: str
+    status: str
+    visibility: str
+    created: str
+    touched: str
+    parent: str | None
+    supersedes: str | None
+    defining: str | None
+    tags: tuple[str, ...]
+    source: dict[str, Any]
+    heading_path: tuple[str, ...]
+    text_hash: str
+
+    def values(self) -> tuple[Any, ...]:
+        return (
+            self.id, self.note_id, self.path, self.partition, self.node, self.title,
+            self.norm_title, self.kind, self.status, self.visibility, self.created,
+            self.touched, self.parent, self.supersedes, self.defining,
+            json.dumps(list(self.tags)), json.dumps(self.source, sort_keys=True),
+            json.dumps(list(self.heading_path)), self.text_hash,
+        )  # fmt: skip # arguments grouped by meaning
+
+    @classmethod
+    def from_sql(cls, row: Sequence[Any]) -> ObjectRow:
+        values = list(row)
+        values[15] = tuple(json.loads(values[15]))
+        values[16] = json.loads(values[16])
+        values[17] = tuple(json.loads(values[17]))
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class Brief:
+    """The few fields ranking and filtering need, read without decoding JSON."""
+
+    id: str
+    partition: str
+    node: str
+    status: str
+    visibility: str
+    kind: str
+    created: str
+    defining: str | None
+
+
+@dataclass(frozen=True)
+class RelationRow:
+    """One typed edge as the catalog holds it (the truth is the source note's front-matter)."""
+
+    source: str
+    type: str
+    target: str
+    weight: float | None
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    note_id: str | None
+    hash: str
+    mtime_ns: int
+    size: int
+    error: str | None

@@ -1,0 +1,1 @@
+"""Use cases on notes: remember, correct, forget, relate, the levers, defining memories."""

@@ -1,0 +1,47 @@
+"""Reading notes for use: a partition's list, and expanding one (which counts as a touch)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brain.errors import InvalidInput
+from brain.indexes.catalog import ObjectRow
+from brain.model import STATUSES, Note
+from brain.vault.archive import is_archived
+from brain.vault.paths import check_node
+
+if TYPE_CHECKING:
+    from brain.context import Context
+
+
+def list_notes(
+    brain: Context,
+    *,
+    node: str | None = None,
+    status: str | None = None,
+    kind: str | None = None,
+    limit: int | None = None,
+    defining_only: bool = False,
+) -> list[ObjectRow]:
+    """Notes in this partition, newest first, optionally by node, status, kind or defining."""
+    brain.catch_up()
+    if node:
+        node = check_node(node)
+    if status and status not in STATUSES:
+        raise InvalidInput(f"unknown status {status!r}; allowed: {', '.join(STATUSES)}")
+    return brain.caches.catalog.notes(
+        brain.partition, normal_only=brain.for_model, node=node, status=status, kind=kind,
+        limit=limit, defining_only=defining_only,
+    )  # fmt: skip # arguments grouped by meaning
+
+
+def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:
+    """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
+    brain.catch_up()
+    note = brain.get(note_id)
+    # History stays byte for byte as it was; an archived partition is read-only.
+    if not touch or note.status == "superseded" or is_archived(brain.root, note.partition):
+        return note
+    with brain.lock.hold():
+        note = brain.get(note_id)
+        return brain.save(brain.touched(note))

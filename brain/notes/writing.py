@@ -1,0 +1,272 @@
+"""What a write does, by note kind: singleton upsert, dated append, titled dedup, threads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from brain.errors import InvalidInput
+from brain.indexes.catalog import Catalog
+from brain.model import KINDS, Note, iso, new_id, normalise_title
+from brain.notes import defining
+from brain.scoping import place
+from brain.vault.archive import check_writable
+from brain.vault.paths import check_node, check_segment, file_stem
+from brain.vault.store import NoteStore
+
+if TYPE_CHECKING:
+    from brain.context import Context
+
+INBOX = "Knowledge/Inbox"
+DATED_NODES = ("LLM/Diary", "Memory/Sessions", "Insights/Logs")
+THREADS = "Memory/Threads"
+SINGLETONS = {
+    ("Master", "Biography"),
+    ("Master", "Goals"),
+    ("Master", "Preferences"),
+    ("LLM", "Responsibilities"),
+    ("LLM", "Protocols"),
+}
+# Kinds a person may ask for with `remember --kind`; the rest are made by the core.
+WRITABLE_KINDS = ("titled", "singleton", "dated", "thread")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A validated `remember`."""
+
+    text: str
+    partition: str
+    node: str | None = None
+    title: str | None = None
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    source: dict[str, Any] | None = None
+    extra: dict[str, Any] | None = None  # further core-set fields (e.g. defining)
+
+
+def check_text(text: str, limit: int) -> str:
+    if not text or not text.strip():
+        raise InvalidInput("text is empty; say what to remember")
+    size = len(text.encode("utf-8"))
+    if size > limit:
+        raise InvalidInput(
+            f"text is {size} bytes; the limit is {limit} bytes",
+            "raise limits.max_text_bytes in brain.yaml, or split the text",
+        )
+    if "\x00" in text:
+        raise InvalidInput("text contains a NUL character")
+    return text
+
+
+def check_kind(kind: str | None) -> str | None:
+    if kind is None:
+        return None
+    if kind not in KINDS:
+        raise InvalidInput(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+    if kind not in WRITABLE_KINDS:
+        raise InvalidInput(
+            f"kind {kind!r} is made by brain itself; remember accepts: {', '.join(WRITABLE_KINDS)}"
+        )
+    return kind
+
+
+def derive_title(text: str, words: int = 8) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    first = first.lstrip("#>-* ").strip()
+    parts = first.split()
+    title = " ".join(parts[:words])
+    return title[:80] + ("…" if len(parts) > words or len(title) > 80 else "")
+
+
+def plan(
+    request: Request,
+    store: NoteStore,
+    catalog: Catalog,
+    now: datetime,
+    placer: Callable[[Request], str] | None = None,
+) -> Note:
+    """The note to write for a remember: a new note, or an existing one updated.
+
+    A titled memory given no node goes where `placer` says (its topic), else to the inbox.
+    """
+    node = check_node(request.node) if request.node else None
+    kind = check_kind(request.kind)
+    if kind is None:
+        kind = _kind_for(node, request.title)
+    if node is None and kind == "titled" and placer is not None:
+        node = placer(request)
+    if kind == "dated":
+        return _dated(request, node or "Memory/Sessions", store, now)
+    if kind == "thread":
+        return _thread(request, node or THREADS, store, catalog, now)
+    if kind == "singleton":
+        return _singleton(request, node or INBOX, store, catalog, now)
+    return _titled(request, node or INBOX, store, catalog, now)
+
+
+def node_is_dated(node: str | None) -> bool:
+    return node in DATED_NODES
+
+
+def _kind_for(node: str | None, title: str | None) -> str:
+    if node in DATED_NODES:
+        return "dated"
+    if node == THREADS:
+        return "thread"
+    if node and title and ((node, title) in SINGLETONS or _is_sources(node, title)):
+        return "singleton"
+    return "titled"
+
+
+def _is_sources(node: str, title: str) -> bool:
+    parts = node.split("/")
+    return len(parts) == 3 and parts[:2] == ["Knowledge", "Domains"] and title == "Sources"
+
+
+def new_note(
+    request: Request, path: str, title: str, kind: str, body: str, now: datetime, **extra: Any
+) -> Note:
+    stamp = iso(now)
+    meta: dict[str, Any] = {"id": new_id(now), "title": title, "kind": kind, "status": "active"}
+    meta["created"] = stamp
+    meta["touched"] = stamp
+    if request.tags:
+        meta["tags"] = list(request.tags)
+    meta.update({k: v for k, v in extra.items() if v is not None})
+    if request.extra:
+        meta.update(request.extra)
+    meta["source"] = dict(request.source or {"via": "cli"})
+    return Note(meta=meta, body=body, path=path)
+
+
+def _touch(note: Note, now: datetime, tags: Sequence[str]) -> Note:
+    merged = list(note.tags) + [t for t in tags if t not in note.tags]
+    return note.with_meta(touched=iso(now), tags=merged or None)
+
+
+def _titled(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
+    folder = f"{request.partition}/{node}"
+    if request.title is not None:
+        found = catalog.find_title(request.partition, node, normalise_title(request.title))
+        if found is not None:
+            note = store.read(found.path)
+            body = note.body.rstrip("\n") + "\n\n" + request.text.strip() + "\n"
+            return _touch(note.with_body(body), now, request.tags)
+    title = request.title if request.title is not None else derive_title(request.text)
+    path = _free_path(store, folder, file_stem(title))
+    return new_note(request, path, title, "titled", request.text.strip() + "\n", now)
+
+
+def _free_path(store: NoteStore, folder: str, stem: str) -> str:
+    path = f"{folder}/{stem}.md"
+    n = 2
+    while store.exists(path):
+        path = f"{folder}/{stem} {n}.md"
+        n += 1
+    return path
+
+
+def _dated(request: Request, node: str, store: NoteStore, now: datetime) -> Note:
+    day = now.strftime("%Y-%m-%d")
+    path = f"{request.partition}/{node}/{day}.md"
+    block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
+    if store.exists(path):
+        note = store.read(path)
+        return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
+    return new_note(request, path, day, "dated", f"# {day}\n\n{block}", now)
+
+
+def _singleton(
+    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+) -> Note:
+    if not request.title:
+        raise InvalidInput("a singleton needs --title (e.g. Biography, Goals, Preferences)")
+    found = catalog.find_title(request.partition, node, normalise_title(request.title))
+    body_text = request.text.strip() + "\n"
+    if found is None:
+        path = f"{request.partition}/{node}/{file_stem(request.title)}.md"
+        return new_note(request, path, request.title, "singleton", body_text, now)
+    note = store.read(found.path)
+    # The purpose engraved at the top (a blockquote) stays; the current truth is replaced.
+    lines = note.body.splitlines(keepends=True)
+    keep = 0
+    while keep < len(lines) and (lines[keep].startswith(">") or not lines[keep].strip()):
+        keep += 1
+    purpose = "".join(lines[:keep]).rstrip("\n")
+    body = (purpose + "\n\n" if purpose else "") + body_text
+    return _touch(note.with_body(body), now, request.tags)
+
+
+def _thread(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
+    if not request.title:
+        raise InvalidInput("a thread needs --title")
+    folder = f"{node}/{file_stem(request.title)}" if node == THREADS else node
+    index = catalog.find_title(request.partition, folder, normalise_title(request.title))
+    if index is None:
+        body = f"## Context\n\n{request.text.strip()}\n\n## Resolution\n\n"
+        path = f"{request.partition}/{folder}/index.md"
+        return new_note(request, path, request.title, "thread", body, now, eternal=False)
+    day = now.strftime("%Y-%m-%d")
+    path = f"{request.partition}/{folder}/{day}.md"
+    block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
+    if store.exists(path):
+        note = store.read(path)
+        return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
+    title = f"{request.title} — {day}"
+    return new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
+
+
+def remember(
+    brain: Context,
+    text: str,
+    *,
+    title: str | None = None,
+    node: str | None = None,
+    tags: Sequence[str] = (),
+    kind: str | None = None,
+    source: dict[str, Any] | None = None,
+) -> Note:
+    """Store a memory; what happens depends on the note kind (see `plan`)."""
+    check_text(text, brain.settings.max_text_bytes)
+    clean_tags = tuple(_check_tag(t) for t in tags)
+    request = Request(
+        text=text, partition=brain.partition, node=node, title=title, kind=kind,
+        tags=clean_tags, source=source,
+    )  # fmt: skip # arguments grouped by meaning
+    with brain.lock.hold():
+        check_writable(brain.root, brain.partition)
+        # No catch-up walk here: plan() reads the current file from disk, so hand edits
+        # are kept, and a walk per write would make ingesting quadratic. Only a note
+        # written by hand under this very title must be known before deduplicating.
+        if title is not None and not node_is_dated(node):
+            brain._refresh_title(f"{brain.partition}/{node or INBOX}", title)
+        note = plan(
+            request,
+            brain.store,
+            brain.caches.catalog,
+            brain.clock.now(),
+            lambda request: _place(brain, request),
+        )
+        if brain.for_model and note.visibility != "normal":
+            raise InvalidInput(
+                f"title {note.title!r} belongs to a note the person keeps to themselves",
+                "remember it under another title",
+            )
+        # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
+        return brain.save(brain.touched(defining.mark(note, text)))
+
+
+def _place(brain: Context, request: Request) -> str:
+    """The node for a memory given no --node: its best-matching topic, else the inbox."""
+    return place(
+        brain.node_index, brain.caches.catalog, request.partition, request.text, request.title
+    )
+
+
+def _check_tag(tag: str) -> str:
+    tag = tag.strip().lstrip("#")
+    check_segment(tag, "tag")
+    return tag

@@ -1,0 +1,1 @@
+"""Recall: scope, retrieve, fuse, rank and describe the memories that answer a query."""

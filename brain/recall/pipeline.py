@@ -1,0 +1,95 @@
+"""The recall pipeline: scope → retrieve → fuse → rank → describe, over one opened vault."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brain.errors import InvalidInput
+from brain.indexes.fulltext import Filters
+from brain.model import Hit
+from brain.notes import corrections, defining
+from brain.recall.rank import (
+    CANDIDATES,
+    MODES,
+    Retriever,
+    TextRetriever,
+    VectorRetriever,
+    fuse,
+    load_rows,
+    rank,
+    to_hit,
+    with_context,
+)
+from brain.scoping import resolve_scope
+from brain.vault.archive import check_recallable
+from brain.vault.paths import check_node
+
+if TYPE_CHECKING:
+    from brain.context import Context
+
+
+def recall(
+    brain: Context,
+    query: str,
+    *,
+    k: int | None = None,
+    node: str | None = None,
+    include_superseded: bool = False,
+    mode: str = "hybrid",
+    defining_first: bool = False,
+    scope: str | None = None,
+) -> list[Hit]:
+    """The few objects that best answer the query, best first.
+
+    `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
+    """
+    if not query or not query.strip():
+        raise InvalidInput("query is empty; say what to recall")
+    k = brain.settings.recall_k if k is None else k
+    if k < 1 or k > 100:
+        raise InvalidInput(f"-k must be between 1 and 100, not {k}")
+    if mode not in MODES:
+        raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
+    check_recallable(brain.root, brain.partition)
+    brain.catch_up()
+    # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
+    filters = Filters(
+        partition=brain.partition,
+        node=check_node(node) if node else None,
+        nodes=resolve_scope(brain, query, scope),
+        exclude_status=() if include_superseded else ("superseded",),
+        visibility=("normal",) if brain.for_model else None,
+    )
+    retrievers = _retrievers(brain, mode)
+    brain.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
+    lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
+    floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
+    fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
+    briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
+    if len(lists) > 1:
+        fused = with_context(fused, briefs)
+    ranked = rank(fused, briefs)
+    best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
+    rows = brain.caches.catalog.get_many([oid for oid, _ in best])
+    flags = corrections.suspicion_flags(brain.caches.catalog, [rows[oid] for oid, _ in best])
+    hits = []
+    for oid, score in best:
+        stored = brain.caches.fulltext.stored(oid)
+        body = stored["body"] if stored else ""
+        hits.append(to_hit(rows[oid], score, body, query, flags.get(oid, ())))
+    return hits
+
+
+def _retrievers(brain: Context, mode: str) -> list[Retriever]:
+    text = TextRetriever(brain.caches.fulltext)
+    if mode == "text":
+        return [text]
+    if brain.embedder is None:
+        if mode == "vector":
+            raise InvalidInput(
+                "vector recall needs an embedder; brain.yaml says `embedder: none`",
+                "set `embedder: minilm` and run `brain reindex`",
+            )
+        return [text]
+    vector = VectorRetriever(brain.caches, brain.embedder)
+    return [vector] if mode == "vector" else [text, vector]

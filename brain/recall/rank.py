@@ -1,0 +1,187 @@
+"""Recall: retrievers find candidates, fusion and priors rank them, hits describe them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from brain.indexes.catalog import Brief, Catalog, ObjectRow
+from brain.indexes.fulltext import Filters, FullText
+from brain.indexes.queries import scopes
+from brain.model import Hit
+from brain.terms import content_words, words
+
+if TYPE_CHECKING:
+    from brain.indexes.caches import Caches
+    from brain.indexes.embedder import Embedder
+
+# Archived memories stay findable but give way to live ones.
+STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}
+MODES = ("hybrid", "text", "vector")
+# Fusion: each retriever's scores scaled to 0..1 over its candidates, then a weighted sum;
+# then memories written together (same minute) lend each other part of their best scores.
+# All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/benchmarks.md).
+WEIGHTS = {"text": 0.6, "vector": 0.4}
+CONTEXT_WEIGHT = 0.5
+CONTEXT_TOP = 2
+CANDIDATES = 50  # from each retriever, at least
+# Below this cosine a nearest neighbour is noise, not a memory about the query.
+MIN_SIMILARITY = {"minilm": 0.2, "hashing": 0.3}
+
+
+class Retriever(Protocol):
+    """Anything that turns a query into scored object ids under the same filters."""
+
+    name: str
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]: ...
+
+
+@dataclass
+class TextRetriever:
+    """BM25 over the tantivy index."""
+
+    fulltext: FullText
+    name: str = "text"
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        return self.fulltext.search(query, k, filters)
+
+
+@dataclass
+class VectorRetriever:
+    """Cosine similarity over the faiss index, filtered like the full text."""
+
+    caches: Caches
+    embedder: Embedder
+    name: str = "vector"
+
+    @property
+    def floor(self) -> float:
+        return MIN_SIMILARITY.get(self.embedder.name, 0.0)
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        vector = self.embedder.embed([query])[0]
+        index = self.caches.vectors
+        fetch = max(k * 4, 200)
+        found = index.search(vector, fetch)
+        rows = self.caches.catalog.briefs([oid for oid, _ in found])
+        kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
+        if len(kept) < k and len(found) == fetch:
+            # The filters are narrow: ask faiss for exactly the ids they allow.
+            allowed = self.caches.catalog.ids_matching(filters)
+            kept = index.search(vector, k, allowed=allowed)
+        return [(oid, s) for oid, s in kept[:k] if s >= self.floor]
+
+
+def passes(row: Brief, filters: Filters) -> bool:
+    """The same filters the full-text index applies, on a catalog row."""
+    if filters.partition is not None and row.partition != filters.partition:
+        return False
+    for nodes in scopes(filters):
+        if not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
+            return False
+    if row.status in filters.exclude_status:
+        return False
+    if filters.visibility is not None and row.visibility not in filters.visibility:
+        return False
+    return filters.kinds is None or row.kind in filters.kinds
+
+
+def fuse(
+    lists: dict[str, list[tuple[str, float]]], floors: dict[str, float] | None = None
+) -> list[tuple[str, float]]:
+    """A weighted sum of each retriever's scores, each scaled from its floor (a score that
+    means nothing: 0 for BM25, the similarity floor for vectors) to its best candidate."""
+    scores: dict[str, float] = {}
+    for name, ranked in lists.items():
+        if not ranked:
+            continue
+        weight = WEIGHTS.get(name, 1.0)
+        low = (floors or {}).get(name, 0.0)
+        span = (max(s for _, s in ranked) - low) or 1.0
+        for oid, score in ranked:
+            scores[oid] = scores.get(oid, 0.0) + weight * (score - low) / span
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def with_context(
+    fused: Sequence[tuple[str, float]], rows: dict[str, Brief]
+) -> list[tuple[str, float]]:
+    """Memories written in the same minute (one conversation, one pass) share context: each
+    gains part of the best scores among its companions, so a turn that answers a question
+    rises when the conversation around it matches too."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for oid, score in fused:
+        if oid in rows:
+            groups.setdefault(_moment(rows[oid]), []).append(score)
+    best = {key: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) for key, v in groups.items()}
+    out = [
+        (oid, score + CONTEXT_WEIGHT * best[_moment(rows[oid])]) if oid in rows else (oid, score)
+        for oid, score in fused
+    ]
+    return sorted(out, key=lambda item: (-item[1], item[0]))
+
+
+def _moment(row: Brief) -> tuple[str, str]:
+    return row.partition, row.created[:16]
+
+
+def rank(
+    candidates: Sequence[tuple[str, float]], rows: dict[str, Brief]
+) -> list[tuple[str, float]]:
+    """Apply the status prior to one retriever's scores; unknown ids are dropped."""
+    ranked = [
+        (oid, score * STATUS_PRIOR.get(rows[oid].status, 1.0))
+        for oid, score in candidates
+        if oid in rows
+    ]
+    return sorted(ranked, key=lambda item: (-item[1], item[0]))
+
+
+def to_hit(row: ObjectRow, score: float, body: str, query: str, flags: tuple[str, ...] = ()) -> Hit:
+    return Hit(
+        id=row.id,
+        title=row.title,
+        snippet=snippet(body, query),
+        created=row.created,
+        path=row.path,
+        score=score,
+        kind=row.kind,
+        status=row.status,
+        node=row.node,
+        source=row.source,
+        flags=flags,
+        parent=row.parent,
+        heading_path=row.heading_path,
+        tags=row.tags,
+    )
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def snippet(body: str, query: str, width: int = 200) -> str:
+    """The passage of the body that holds the most query words, trimmed to `width`."""
+    text = re.sub(r"^#+\s.*$", "", body, flags=re.MULTILINE)
+    text = re.sub(r"^>.*$", "", text, flags=re.MULTILINE)
+    pieces = [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
+    if not pieces:
+        return body.strip()[:width]
+    wanted = set(content_words(query))
+    best = max(
+        range(len(pieces)),
+        key=lambda i: (sum(1 for w in words(pieces[i]) if w in wanted), -i),
+    )
+    out = pieces[best]
+    follow = best + 1
+    while len(out) < width // 2 and follow < len(pieces):
+        out += " " + pieces[follow]
+        follow += 1
+    return out if len(out) <= width else out[: width - 1].rstrip() + "…"
+
+
+def load_rows(catalog: Catalog, ids: Sequence[str]) -> dict[str, Brief]:
+    return catalog.briefs(list(dict.fromkeys(ids)))

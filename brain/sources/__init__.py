@@ -1,0 +1,1 @@
+"""What comes in from outside: connected folders, transcripts and chat exports, consent."""

@@ -1,0 +1,331 @@
+"""Connected files as document notes: connect, sync, disconnect. The connector's only writer.
+
+A file `<folder>/<rel>` of connector NAME becomes one note at
+`<partition>/Knowledge/Sources/<NAME>/<rel>.md` (a `.md` file keeps its name) holding the file's
+text, its provenance in `source`, and its chunks as sections (see sections.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brain.errors import BrokenNote, InvalidInput, NotConfirmed, NotFound
+from brain.indexes.catalog import ObjectRow
+from brain.ingest.chunking import chunk_markdown, chunk_text
+from brain.ingest.sections import sections_meta, spans_of_chunks
+from brain.model import Note, content_hash, iso, new_id
+from brain.sources import connectors as conn
+from brain.sources.consent import ask_at_terminal
+from brain.vault.paths import check_segment
+
+if TYPE_CHECKING:
+    from brain.context import Context
+
+SOURCES = "Knowledge/Sources"
+
+
+@dataclass
+class SyncReport:
+    """What one sync of one connector did, file by file."""
+
+    connector: str
+    state: str = "connected"
+    reason: str = ""
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # forgotten by the person since last sync
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "connector": self.connector, "state": self.state, "reason": self.reason,
+            "added": self.added, "updated": self.updated, "removed": self.removed,
+            "unchanged": self.unchanged, "excluded": self.excluded,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }  # fmt: skip # a comprehension laid out as it reads
+
+
+def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
+    """Show what a folder holds, ask the person at the terminal, then declare, confirm, sync."""
+    folder = path.expanduser().absolute()
+    if not folder.exists():
+        raise InvalidInput(f"{path}: no such folder")
+    if not folder.is_dir():
+        raise InvalidInput(f"{path}: not a folder")
+    real = os.path.realpath(folder)
+    vault = os.path.realpath(brain.root)
+    if real == vault or real.startswith(vault + os.sep):
+        raise InvalidInput(f"{path}: is inside the vault; connect folders outside it")
+    declared = conn.declared(brain.root)
+    same = next((d for d in declared.values() if os.path.realpath(d.folder) == real), None)
+    name = check_segment(name or (same.name if same else folder.name), "connector name")
+    if name in declared and (same is None or same.name != name):
+        raise InvalidInput(
+            f"a connector named {name!r} already reads {declared[name].path}",
+            "choose another with --name",
+        )
+    cap = same.max_file_bytes if same else conn.MAX_FILE_BYTES
+    found = conn.scan(folder, cap, brain.root)
+    if not found.files:
+        raise InvalidInput(
+            f"{path}: nothing to read (no Markdown or text files)",
+            f"{len(found.skipped)} entries skipped" if found.skipped else "the folder is empty",
+        )
+    word = folder.name or str(folder)
+    answer = ask_at_terminal(
+        conn.describe(name, found), f"Type the folder's name ({word}) to let brain read it: "
+    )
+    if answer != word:
+        raise NotConfirmed(f"not confirmed (typed {answer!r}, not {word!r}); nothing was read")
+    ident = conn.identity(folder)
+    if ident is None:
+        raise InvalidInput(f"{path}: the folder went away while you were asked")
+    with brain.lock.hold():
+        decl = conn.Declared(name, str(folder), cap, same.partition if same else brain.partition)
+        confirm(brain, decl, ident)
+        return sync_connector(brain, decl)
+
+
+def confirm(brain: Context, decl: conn.Declared, ident: conn.Identity) -> None:
+    """Declare the connector in brain.yaml and record this machine's confirmation. Lock held.
+
+    Only `connect` calls this, after the person confirmed at the terminal.
+    """
+    declared = conn.declared(brain.root)
+    if declared.get(decl.name) != decl:
+        declared[decl.name] = decl
+        conn.write_declared(brain.root, declared)
+    state = conn.State.load(brain.root)
+    state.confirm(decl.name, ident, iso(brain.clock.now()))
+    state.save()
+
+
+def statuses(brain: Context) -> list[conn.Status]:
+    brain.catch_up()
+    state = conn.State.load(brain.root)
+    out = []
+    for decl in conn.declared(brain.root).values():
+        status = conn.status_of(decl, state)
+        count = len(documents_of(brain, decl.name))
+        excluded = len(state.data["connectors"].get(decl.name, {}).get("excluded", []))
+        out.append(conn.Status(status.name, status.path, status.state, status.reason,
+                               count, excluded))  # fmt: skip # arguments grouped by meaning
+    return out
+
+
+def sync(brain: Context, names: list[str] | None = None) -> list[SyncReport]:
+    """Bring every confirmed connector (or the named ones) in step with its folder."""
+    declared = conn.declared(brain.root)
+    for name in names or []:
+        if name not in declared:
+            raise NotFound(f"no connector named {name!r}", _known(declared))
+    with brain.lock.hold():
+        brain.catch_up()
+        return [sync_connector(brain, d) for n, d in declared.items() if not names or n in names]
+
+
+def disconnect(brain: Context, name: str, *, forget: bool = False) -> int:
+    """Stop syncing a connector; with forget, remove every document it brought in."""
+    declared = conn.declared(brain.root)
+    if name not in declared:
+        raise NotFound(f"no connector named {name!r}", _known(declared))
+    removed = 0
+    with brain.lock.hold():
+        brain.catch_up()
+        if forget:
+            for row in documents_of(brain, name).values():
+                _delete(brain, row)
+                removed += 1
+        del declared[name]
+        conn.write_declared(brain.root, declared)
+        state = conn.State.load(brain.root)
+        state.drop(name)
+        state.save()
+    return removed
+
+
+def documents_of(brain: Context, name: str) -> dict[str, ObjectRow]:
+    """The connector's documents in the vault, by their path in the connected folder."""
+    rows = brain.caches.catalog.documents_of(name)
+    return {str(r.source.get("path")): r for r in rows if r.source.get("via") == "connector"}
+
+
+def sync_connector(
+    brain: Context, decl: conn.Declared, found: conn.Scan | None = None
+) -> SyncReport:
+    """One connector: read only changed files, forget deleted ones. Lock held."""
+    report = SyncReport(decl.name)
+    brain.catch_up()  # so notes the person deleted or forgot are known to be gone
+    state = conn.State.load(brain.root)
+    status = conn.status_of(decl, state)
+    if status.state != "connected":
+        report.state, report.reason = status.state, status.reason
+        return report  # a pending folder is never read, not even listed
+    entry = state.entry(decl.name)
+    existing = documents_of(brain, decl.name)
+    for rel, record in list(entry["files"].items()):
+        if brain.caches.catalog.get(record["note"]) is None:  # the person forgot it
+            state.exclude(decl.name, rel, record["hash"])
+            del entry["files"][rel]
+            report.excluded.append(rel)
+    found = found or conn.scan(decl.folder, decl.max_file_bytes, brain.root)
+    report.skipped.extend(found.skipped)
+    # Documents of files that exist but cannot be read now are kept, not forgotten.
+    kept = {rel for rel, reason in found.skipped if reason.startswith("cannot")}
+    present = set()
+    for item in found.files:
+        record = entry["files"].get(item.rel)
+        row = existing.get(item.rel)
+        if (
+            record and row and row.source.get("hash") == record["hash"]
+            and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
+        ):  # fmt: skip # one condition, broken at its parts
+            present.add(item.rel)
+            report.unchanged += 1
+            continue
+        data, problem = _read(decl, item)
+        if problem == "vanished":
+            report.skipped.append((item.rel, "vanished during sync"))
+            continue
+        present.add(item.rel)
+        if data is None:
+            report.skipped.append((item.rel, problem))
+            kept.add(item.rel)
+            continue
+        digest = content_hash(data)
+        if state.excluded(decl.name, item.rel, digest):
+            report.skipped.append((item.rel, "forgotten by you (edit the file to bring it back)"))
+            continue
+        if row is None or row.source.get("hash") != digest:
+            try:
+                note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
+            except InvalidInput as exc:
+                report.skipped.append((item.rel, exc.message))
+                kept.add(item.rel)
+                continue
+            brain.save(note)
+            (report.added if row is None else report.updated).append(item.rel)
+            note_id = note.id
+        else:
+            report.unchanged += 1
+            note_id = row.id
+        entry["files"][item.rel] = {
+            "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
+        }  # fmt: skip # one record's fields, grouped
+    for rel, row in existing.items():
+        if rel not in present and rel not in kept and not _under_kept(rel, kept):
+            _delete(brain, row)
+            entry["files"].pop(rel, None)
+            report.removed.append(rel)
+    state.save()
+    return report
+
+
+def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]:
+    """The file's bytes, or None and why: never through a link, never a partial read."""
+    path = decl.folder / item.rel
+    real_folder = os.path.realpath(decl.folder)
+    if not os.path.realpath(path).startswith(real_folder + os.sep):
+        return None, "leads outside the connected folder (a link); skipped"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None, "vanished"
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(decl.max_file_bytes + 1)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    if len(data) > decl.max_file_bytes:
+        return None, f"larger than the {decl.max_file_bytes}-byte cap"
+    if b"\x00" in data[:8192]:
+        return None, "binary (holds NUL bytes)"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text (bad byte at offset {exc.start})"
+    return data, ""
+
+
+def _document(
+    brain: Context, decl: conn.Declared, item: conn.FileEntry, text: str, digest: str,
+    row: ObjectRow | None,
+) -> Note:  # fmt: skip # parameters grouped by meaning
+    body = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if body and not body.endswith("\n"):
+        body += "\n"
+    markdown = item.format == "markdown"
+    chunks = chunk_markdown(body) if markdown else chunk_text(body)
+    sections = spans_of_chunks(body, chunks)
+    now = iso(brain.clock.now())
+    real = Path(os.path.realpath(decl.folder / item.rel))
+    source = {"via": "connector", "connector": decl.name, "uri": real.as_uri(),
+              "path": item.rel, "hash": digest}  # fmt: skip # one record's fields, grouped
+    title = _title(body, item.rel, markdown)
+
+    if row is not None:
+        try:
+            old = brain.store.read(row.path)
+        except (BrokenNote, FileNotFoundError):
+            old = None
+        if old is not None:
+            kept = {**old.meta, "title": title, "touched": now, "source": source}
+            kept.update(sections_meta(body, sections))
+            return Note(meta=kept, body=body, path=old.path)
+    meta: dict[str, Any] = {
+        "id": new_id(brain.clock.now()),
+        "title": title,
+        "kind": "document",
+        "status": "active",
+        "created": now,
+        "touched": now,
+        "source": source,
+    }
+    meta.update(sections_meta(body, sections))
+    return Note(meta=meta, body=body, path=_vault_path(brain, decl, item.rel))
+
+
+def _vault_path(brain: Context, decl: conn.Declared, rel: str) -> str:
+    parts = rel.split("/")
+    for part in parts:
+        check_segment(part, f"{rel}: file or folder name")
+    if not parts[-1].endswith(".md"):
+        parts[-1] += ".md"
+    base = f"{decl.partition or brain.partition}/{SOURCES}/{decl.name}/"
+    path, n = base + "/".join(parts), 2
+    while brain.store.exists(path):  # e.g. both `a.txt.md` and `a.txt` in the folder
+        path = base + "/".join([*parts[:-1], f"{parts[-1][:-3]} {n}.md"])
+        n += 1
+    return path
+
+
+def _title(body: str, rel: str, markdown: bool) -> str:
+    """A Markdown file's first `# heading`, else the file name."""
+    found = re.search(r"^ {0,3}# +(.+?)(?: +#+)? *$", body, re.MULTILINE) if markdown else None
+    return found.group(1).strip() if found else rel.rsplit("/", 1)[-1]
+
+
+def _delete(brain: Context, row: ObjectRow) -> None:
+    try:
+        note = brain.store.read(row.path)
+    except (BrokenNote, FileNotFoundError):
+        brain.caches.drop_note(row.note_id, row.path)
+        brain.store.delete(row.path)
+        return
+    brain.delete(note)
+
+
+def _under_kept(rel: str, kept: set[str]) -> bool:
+    return any(rel.startswith(k.rstrip("/") + "/") for k in kept)
+
+
+def _known(declared: dict[str, conn.Declared]) -> str:
+    return f"connectors: {', '.join(declared) or 'none'} (see `brain connectors`)"

@@ -1,0 +1,1 @@
+"""Keeping the vault in shape: sleep, lifecycle, tiers, splits, daily logs, the graph."""
