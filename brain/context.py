@@ -22,7 +22,7 @@ from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.ingest.sections import Section, sections_of
-from brain.model import Note, is_id, iso, normalise_title
+from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
@@ -61,6 +61,9 @@ class Context:
     node_index: NodeIndex = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
     _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
+    # While reindexing: which file held each id before the caches were cleared, so a copied
+    # note (same id, other file) never takes the id from the original (catchup.keeps_id).
+    id_owners: dict[str, str] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
@@ -154,6 +157,8 @@ class Context:
         # The one place every write passes: an archived partition is read-only, whoever asks.
         check_writable(self.root, note.partition)
         before = self.caches.catalog.get(note.id) if note.id else None
+        if self.for_model:
+            self.check_model_may_write(note, before)
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.path(note.path).stat())
         if before is not None and before.path != note.path:
@@ -161,6 +166,18 @@ class Context:
         elif before is None and note.supersedes:
             self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
+
+    def check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
+        """A model's write never reaches a note hidden from it: not the note itself, not the
+        note whose file it would replace. The refusal names nothing of that note."""
+        owner = self.caches.catalog.file(note.path)
+        held = self.caches.catalog.get(owner.note_id) if owner and owner.note_id else None
+        rows = [r for r in (before, held) if r is not None]
+        if note.visibility != "normal" or not all(self.shows(r) for r in rows):
+            raise InvalidInput(
+                "that note is kept by the person to themselves; it cannot be written over MCP",
+                "write it under another title, or ask the person",
+            )
 
     def delete(self, note: Note) -> list[str]:
         """Remove a note file and everything cached about it. Callers hold the lock."""
@@ -218,6 +235,18 @@ class Context:
         if not self.for_model:
             return True
         return row.visibility == "normal" and row.partition == self.partition
+
+    def shown_relations(self, note: Note) -> list[Relation]:
+        """A note's relations whose targets this Brain may show (for a model: not an id of a
+        hidden note, which would tell it one exists)."""
+        if not self.for_model:
+            return list(note.relations)
+        targets = self.caches.catalog.get_many([r.target.split("#", 1)[0] for r in note.relations])
+        return [
+            r
+            for r in note.relations
+            if (row := targets.get(r.target.split("#", 1)[0])) is not None and self.shows(row)
+        ]
 
     def touched(self, note: Note) -> Note:
         """The note marked as used now; a dormant or archived note comes back to life."""
@@ -308,21 +337,25 @@ class Context:
 
     def _index_file(self, rel: str) -> str:
         """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
-        return catchup.index_file(self.store, self.caches, self.clock, rel)
+        return catchup.index_file(self.store, self.caches, self.clock, rel, self.id_owners)
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):
+            self.id_owners = self.caches.catalog.id_owners()
             self.caches.clear()
             files = list(self.store.walk())
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
-            for done, (rel, _st) in enumerate(files, 1):
-                if self._index_file(rel) == "changed":
-                    count += 1
-                if progress:
-                    progress(done, len(files))
+            try:
+                for done, (rel, _st) in enumerate(files, 1):
+                    if self._index_file(rel) == "changed":
+                        count += 1
+                    if progress:
+                        progress(done, len(files))
+            finally:
+                self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
             if embed and self.caches.vectors_on:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from brain.errors import BrokenNote
+from brain.errors import BrainError, BrokenNote
 from brain.git import history as githistory
 from brain.indexes import catchup
 from brain.indexes.catalog import REBUILT
-from brain.model import content_hash
+from brain.indexes.catchup import keeps_id
+from brain.indexes.rows import FileRow
+from brain.model import Note, content_hash
 from brain.notes import relations
 from brain.sources import documents
 from brain.vault import leftovers
@@ -29,6 +31,9 @@ class DoctorReport:
     cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
     dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
     conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
+    links: tuple[str, ...] = ()  # symbolic links in the vault: skipped, never followed
+    copies: tuple[str, ...] = ()  # files holding the id of another file (a copy)
+    renewed: tuple[str, ...] = ()  # copies given an id of their own (`copy_of`): for the record
     leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
     rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
 
@@ -36,8 +41,8 @@ class DoctorReport:
     def ok(self) -> bool:
         # Laid out by hand (fmt: skip below): one condition, broken at its parts.
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling or self.conflicts
-                    or self.leftovers)  # fmt: skip
+                    or self.cycles or self.dangling or self.conflicts or self.links
+                    or self.copies or self.leftovers)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +55,9 @@ class DoctorReport:
             "cycles": list(self.cycles),
             "dangling": list(self.dangling),
             "conflicts": list(self.conflicts),
+            "links": list(self.links),
+            "copies": list(self.copies),
+            "renewed": list(self.renewed),
             "leftovers": list(self.leftovers),
             "rebuilt": self.rebuilt,
         }
@@ -85,12 +93,50 @@ def examine(brain: Context) -> DoctorReport:
         )
     cycles, dangling = relations.check(parsed, brain.caches.catalog)
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
+    links = [
+        f"{rel}: a symbolic link leading {where} the vault; skipped, never followed"
+        for rel, where in brain.store.links()
+    ]
+    copies, renewed = _copies(brain, parsed)
     left = leftovers.find(brain.root, brain.clock.now().timestamp())
     rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts), tuple(left),
+                        tuple(conflicts), tuple(links), tuple(copies),
+                        tuple(renewed), tuple(left),
                         rebuilt)  # fmt: skip # arguments grouped by meaning
+
+
+def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:
+    """Files that share an id (a copy not yet given its own), and copies already renewed."""
+    by_id: dict[str, list[Note]] = {}
+    renewed = []
+    for note in parsed:
+        if note.id:
+            by_id.setdefault(note.id, []).append(note)
+        if note.meta.get("copy_of"):
+            renewed.append(
+                f"{note.path}: a copy of note {note.meta['copy_of']}, given its own id "
+                f"{note.id} (remove `copy_of` from it once checked)"
+            )
+    copies = []
+    for note_id, holders in by_id.items():
+        if len(holders) < 2:
+            continue
+        known = brain.caches.catalog.get(note_id)
+        owners = {note_id: known.path} if known is not None else {}
+        keeper = holders[0]
+        for other in holders[1:]:
+            if keeps_id(owners, note_id, (other.created, other.path),
+                        (keeper.created, keeper.path)):  # fmt: skip # arguments grouped by meaning
+                keeper = other
+        copies += [
+            f"{n.path}: holds the id {note_id} of {keeper.path} (a copy?); the next "
+            "catch-up (any command) gives it an id of its own"
+            for n in holders
+            if n is not keeper
+        ]
+    return sorted(copies), sorted(renewed)
 
 
 # for a model: one partition's usage and health (the MCP tools `usage` and `diagnostics`) ----
@@ -115,7 +161,11 @@ def diagnostics(brain: Context) -> dict[str, Any]:
     # about the person's local-only files, not even how many there are.
     prefix = brain.partition + "/"
     found = catchup.compare(brain.store, brain.caches.catalog, prefix)
-    out_of_step = len(found.out_of_step) + len(found.missing)
+    rows = {rel: row for rel, _st, row in found.on_disk}
+    out_of_step = sum(1 for rel in found.out_of_step if not _hidden(brain, rel, rows[rel]))
+    out_of_step += sum(
+        1 for p in found.missing if not _hidden(brain, p, brain.caches.catalog.file(p))
+    )
     brain.flush()  # apply queued cache changes, so the counts compare like with like
     objects = brain.caches.catalog.count()
     in_text = len(brain.caches.fulltext)
@@ -136,6 +186,20 @@ def diagnostics(brain: Context) -> dict[str, Any]:
         "embedder": brain.settings.embedder,
         "model_loaded": bool(getattr(brain.embedder, "loaded", brain.embedder is not None)),
     }
+
+
+def _hidden(brain: Context, rel: str, row: FileRow | None) -> bool:
+    """Whether a file out of step is a note hidden from a model (as cached, or as it reads now);
+    a model is told nothing of those, not even that they changed."""
+    if not brain.for_model:
+        return False
+    cached = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
+    if cached is not None and not brain.shows(cached):
+        return True
+    try:
+        return brain.store.read(rel).visibility != "normal"
+    except (OSError, BrainError):
+        return False  # gone, or broken: it has no visibility to keep (doctor names it)
 
 
 def _pending(brain: Context) -> int:

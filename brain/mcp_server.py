@@ -138,9 +138,11 @@ def build_tools(
             ),
         ] = None,
     ) -> Result:
-        """Store a memory in the current partition. Returns the note's id, title and path."""
+        """Store a memory in the current partition. Returns the note's id, title and folder."""
         note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
-        return {"id": note.id, "title": note.title, "path": note.path, "kind": note.kind,
+        # The folder, not the file name: a name such as `Bank pin 2.md` would tell a model that
+        # a note it cannot see holds `Bank pin.md` (no tool shows a model file names).
+        return {"id": note.id, "title": note.title, "node": note.node, "kind": note.kind,
                 "created": note.created}  # fmt: skip # one record's fields, grouped
 
     @tool(read_only=True)
@@ -175,7 +177,7 @@ def build_tools(
             "id": note.id, "title": note.title, "kind": note.kind, "status": note.status,
             "created": note.created, "touched": note.touched, "node": note.node,
             "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
-            "relations": [r.to_yaml() for r in note.relations],
+            "relations": [r.to_yaml() for r in brain.shown_relations(note)],
             "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
         }  # fmt: skip # a comprehension laid out as it reads
 

@@ -19,6 +19,7 @@ from brain.errors import InvalidInput, NotFound
 from brain.git.autocommit import recorded
 from brain.model import LOCAL_ONLY, iso
 from brain.settings import SETTINGS_FILE
+from brain.sources import connectors
 from brain.vault.archive import ARCHIVED_MARK, check_recallable, is_archived
 from brain.vault.files import atomic_write, fsync_dir, remove_file
 from brain.vault.paths import check_segment
@@ -49,6 +50,22 @@ def check_name(name: str) -> str:
     if name.casefold() in {r.casefold() for r in RESERVED_TOP}:
         raise InvalidInput(f"partition {name!r} is a reserved folder name")
     return name
+
+
+def check_model_may_change(brain: Context, name: str) -> None:
+    """A model may not rename or archive a partition the person's settings name (the default
+    one, a connector's): that would rewrite brain.yaml or break the person's own commands."""
+    if not brain.for_model:
+        return
+    named = {brain.settings.default_partition}
+    for decl in connectors.declared(brain.root).values():
+        named.add(decl.partition or brain.settings.default_partition)
+    if name in named:
+        raise InvalidInput(
+            f"partition {name!r} is named in the person's settings (brain.yaml); "
+            "only they can rename or archive it",
+            f"ask the person to run `brain partition rename|archive {name}`",
+        )
 
 
 def existing(brain: Context, name: str) -> str:
@@ -91,6 +108,7 @@ def rename(brain: Context, old: str, new: str) -> Partition:
     check_name(new)
     with brain.lock.hold():
         existing(brain, old)
+        check_model_may_change(brain, old)
         if old == new:
             raise InvalidInput(f"partition {old!r} already has that name")
         if (brain.root / new).exists() or (brain.root / LOCAL_ONLY / new).exists():
@@ -114,6 +132,7 @@ def archive(brain: Context, name: str) -> Partition:
     """Make a partition read-only and take it out of recall; its files stay as they are."""
     with brain.lock.hold():
         existing(brain, name)
+        check_model_may_change(brain, name)
         if is_archived(brain.root, name):
             raise InvalidInput(f"partition {name!r} is already archived")
         stamp = iso(brain.clock.now())

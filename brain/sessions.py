@@ -7,14 +7,14 @@ same gate. Each step reads and advances the label while holding the writer lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import ObjectRow
-from brain.model import Note, parse_iso
+from brain.model import LOCAL_ONLY, Note, parse_iso
 from brain.notes.writing import SINGLETONS, THREADS, Request, check_text, plan
 from brain.vault.archive import check_writable
 
@@ -91,9 +91,22 @@ class Gate:
     # the label ---------------------------------------------------------------
     def _today(self) -> Note | None:
         path = self._path()
+        if self.brain.for_model and self.brain.store.exists(f"{LOCAL_ONLY}/{path}"):
+            raise self._closed("session")
         if not self.brain.store.exists(path):
             return None
-        return self.brain.store.read(path)
+        note = self.brain.store.read(path)
+        if self.brain.for_model and note.visibility != "normal":
+            # The person has hidden today's session note: its label, id and text stay theirs.
+            raise self._closed("session")
+        return note
+
+    def _closed(self, what: str) -> InvalidInput:
+        return InvalidInput(
+            f"today's {what} note is kept by the person to themselves; "
+            "the session gate cannot write into it",
+            "carry on without the gate today, or ask the person",
+        )
 
     def _path(self) -> str:
         day = self.brain.clock.now().strftime("%Y-%m-%d")
@@ -130,12 +143,19 @@ class Gate:
         return Step(step, due_after(step), session.id, report)
 
     def _append(self, node: str, text: str) -> Note:
-        """Add a timestamped block to today's dated note in node (lock held)."""
+        """Add a timestamped block to today's dated note in node (lock held).
+
+        For a model, `Brain.save` refuses a note hidden from it; a local-only note of the day
+        lives in another folder, so it is looked for here.
+        """
+        brain = self.brain
         request = Request(
-            text=text, partition=self.brain.partition, node=node, kind="dated", source=self.source
+            text=text, partition=brain.partition, node=node, kind="dated", source=self.source
         )
-        note = plan(request, self.brain.store, self.brain.caches.catalog, self.brain.clock.now())
-        return self.brain.save(note)
+        note = plan(request, brain.store, brain.caches.catalog, brain.clock.now())
+        if brain.for_model and brain.store.exists(f"{LOCAL_ONLY}/{note.path}"):
+            raise self._closed("diary" if node == DIARY else "session")
+        return brain.save(note)
 
     # what the steps say ------------------------------------------------------
     def briefing(self) -> dict[str, Any]:
@@ -173,11 +193,24 @@ class Gate:
         prefix = brain.partition + "/"
         broken = [f.path for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix)]
         return {
-            "caught_up": {"changed": len(found.changed), "removed": len(found.removed)},
-            "broken_notes": broken,
+            "caught_up": self._caught_up(found.changed, found.removed),
+            # A broken file's visibility cannot be read, and its name is a title: a model is
+            # told how many there are, and the person's `brain doctor` names them.
+            "broken_notes": len(broken) if brain.for_model else broken,
             "threads_fading": [_brief(r) for r in fading],
             "inbox_to_file": len(inbox),
         }
+
+    def _caught_up(self, changed: Sequence[str], removed: Sequence[str]) -> dict[str, int]:
+        """What the catch-up found; for a model only the notes it may see (a removed file's
+        visibility is gone with it, so a model is not told of removals)."""
+        brain = self.brain
+        if not brain.for_model:
+            return {"changed": len(changed), "removed": len(removed)}
+        catalog = brain.caches.catalog
+        rows = [catalog.file(p) for p in changed]
+        notes = [catalog.get(r.note_id) for r in rows if r is not None and r.note_id]
+        return {"changed": sum(1 for n in notes if n is not None and brain.shows(n))}
 
     def cues(self) -> dict[str, Any]:
         """Reflection cues: today's corrections, notes worth suspicion, threads touched."""

@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from brain.errors import InvalidInput, VaultMissing
+from brain.errors import BrokenNote, InvalidInput, VaultMissing
+from brain.safeyaml import load_yaml
 
 SETTINGS_FILE = "brain.yaml"
 FORMAT_VERSION = 1
@@ -64,9 +65,12 @@ def load(root: Path) -> Settings:
     if not path.is_file():
         raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # It may arrive by `git pull`: read with the limits notes have (no aliases).
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), SETTINGS_FILE) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
+    except BrokenNote as exc:
+        raise InvalidInput(exc.message, exc.hint) from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: must be a mapping of settings")
     vault_id = data.get("vault_id")

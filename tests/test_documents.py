@@ -55,7 +55,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def attach(brain: Brain, folder: Path, name: str = "notes", **kw: int) -> conn.Declared:
-    """What `connect` does after the person typed the folder's name at the terminal."""
+    """What `connect` does after the person typed the code shown at the terminal."""
     decl = conn.Declared(name, str(folder), partition=brain.partition, **kw)
     ident = conn.identity(folder)
     assert ident is not None

@@ -239,6 +239,9 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             ("[red]cycle[/red]  ", report.cycles, ""),
             ("[yellow]dangling[/yellow]", report.dangling, ""),
             ("[red]conflict[/red]", report.conflicts, " (git conflict markers: resolve them)"),
+            ("[yellow]link[/yellow]    ", report.links, ""),
+            ("[yellow]copy[/yellow]    ", report.copies, ""),
+            ("copied  ", report.renewed, ""),
             ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
         ]
         for label, items, why in findings:

@@ -176,13 +176,23 @@ class Catalog(Queries):
                 out[row[0]] = Brief(*row)
         return out
 
-    def find_title(self, partition: str, node: str, norm_title: str) -> ObjectRow | None:
+    def find_title(
+        self, partition: str, node: str, norm_title: str, *, visible_only: bool = False
+    ) -> ObjectRow | None:
+        visible = " AND visibility='normal'" if visible_only else ""
         row = self.db.execute(
             "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "
-            "AND id=note_id AND status!='superseded' ORDER BY created LIMIT 1",
+            f"AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
             (partition, node, norm_title),
         ).fetchone()
         return ObjectRow.from_sql(row) if row else None
+
+    def id_owners(self) -> dict[str, str]:
+        """Each note id and the file that holds it (empty if the catalog cannot say)."""
+        try:
+            return dict(self.db.execute("SELECT id, path FROM objects WHERE id=note_id"))
+        except sqlite3.Error:
+            return {}
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")

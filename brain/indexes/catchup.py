@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -77,8 +77,18 @@ def apply_files(
     return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
 
-def index_file(store: NoteStore, caches: Caches, clock: Clock, rel: str) -> str:
-    """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
+def index_file(
+    store: NoteStore,
+    caches: Caches,
+    clock: Clock,
+    rel: str,
+    owners: Mapping[str, str] | None = None,
+) -> str:
+    """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`.
+
+    `owners`: while reindexing, which file held each id before the caches were cleared
+    (see keeps_id); None otherwise.
+    """
     path = store.path(rel)
     try:
         data = path.read_bytes()
@@ -101,12 +111,53 @@ def index_file(store: NoteStore, caches: Caches, clock: Clock, rel: str) -> str:
         data = store.write(note)
         st = path.stat()
     other = caches.catalog.get(note.id)
-    if other is not None and other.path != rel and store.exists(other.path):
-        reason = f"{rel}: id {note.id} is also used by {other.path}; give one of them a new id"
-        caches.put_broken(rel, data, st, reason)
-        return "broken"
+    if other is not None and other.path != rel and _holds(store, other.path, note.id):
+        # Two files, one id: a copy. The file that held the id first keeps it; the copy gets
+        # its own, written into its front-matter, as a dropped-in file does (`copy_of` says why).
+        if not keeps_id(owners, note.id, (note.created, rel), (other.created, other.path)):
+            note = renew(note, note.id, clock.now())
+            data = store.write(note)
+            st = path.stat()
+        else:
+            copy = store.read(other.path)
+            caches.drop_note(other.id, other.path)
+            caches.put_note(note, data, st)
+            copy = renew(copy, note.id, clock.now())
+            copied = store.write(copy)
+            caches.put_note(copy, copied, store.path(copy.path).stat())
+            return "changed"
     caches.put_note(note, data, st)
     return "changed"
+
+
+def _holds(store: NoteStore, rel: str, note_id: str) -> bool:
+    """Whether the file at rel (as it is now, not as cached) holds this id."""
+    try:
+        return store.read(rel).id == note_id
+    except (OSError, BrokenNote):
+        return False
+
+
+def keeps_id(
+    owners: Mapping[str, str] | None, note_id: str, mine: tuple[str, str], theirs: tuple[str, str]
+) -> bool:
+    """Whether the file `mine` (created, path) keeps an id that `theirs` holds too.
+
+    Outside a rebuild, the catalog's holder keeps it (`owners` is None). In a rebuild, the
+    holder the catalog knew before it was cleared; failing that, the earlier `created`, then
+    the path.
+    """
+    if owners is None:
+        return False
+    before = owners.get(note_id)
+    if before in (mine[1], theirs[1]):
+        return before == mine[1]
+    return mine < theirs
+
+
+def renew(note: Note, original: str, now: datetime) -> Note:
+    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from."""
+    return note.with_meta(id=new_id(now), copy_of=original)
 
 
 def adopt(note: Note, now: datetime) -> Note:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain import terms as keywords
-from brain.errors import BrokenNote
+from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
 from brain.model import LOCAL_ONLY
 from brain.vault.files import atomic_write, remove_file
@@ -179,7 +179,10 @@ class NodeIndex:
     def write(self, partition: str, node: str) -> str | None:
         """Write (or remove) one node's index.json; returns its path if the file changed."""
         rel = index_path(partition, node)
-        path = inside(self.root, rel)
+        try:
+            path = inside(self.root, rel)
+        except InvalidInput:
+            return None  # a folder replaced by a link out of the vault: not the vault's to write
         doc = self.document(partition, node)
         if doc is None:
             if not path.exists():
@@ -245,15 +248,15 @@ class NodeIndex:
     def read(self, partition: str, node: str) -> dict[str, Any] | None:
         """A node's index.json as on disk (parsed once per version of the file)."""
         rel = index_path(partition, node)
-        path = inside(self.root, rel)
         try:
+            path = inside(self.root, rel)
             st = path.stat()
             stamp = (st.st_mtime_ns, st.st_size)
             cached = self._read_cache.get(rel)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
             doc = json.loads(path.read_bytes())
-        except (FileNotFoundError, ValueError):
+        except (FileNotFoundError, ValueError, InvalidInput):
             return None
         if not isinstance(doc, dict):
             return None

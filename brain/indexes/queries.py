@@ -134,18 +134,21 @@ class Queries:
         """The notes that supersede this one."""
         return list(self.select("supersedes=? AND id=note_id", [note_id]))
 
-    def superseded_on(self, days: Sequence[str]) -> list[ObjectRow]:
+    def superseded_on(self, days: Sequence[str], *, normal_only: bool = False) -> list[ObjectRow]:
         """Superseded notes written on one of these UTC days (`YYYY-MM-DD`)."""
         if not days:
             return []
+        hide = " AND visibility='normal'" if normal_only else ""
         where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({_marks(days)})"
-        return list(self.select(where, days))
+        return list(self.select(where + hide, days))
 
-    def superseding(self, note_ids: Sequence[str]) -> list[ObjectRow]:
+    def superseding(self, note_ids: Sequence[str], *, normal_only: bool = False) -> list[ObjectRow]:
         """The notes that supersede any of these."""
         if not note_ids:
             return []
-        return list(self.select(f"id=note_id AND supersedes IN ({_marks(note_ids)})", note_ids))
+        hide = " AND visibility='normal'" if normal_only else ""
+        where = f"id=note_id AND supersedes IN ({_marks(note_ids)}){hide}"
+        return list(self.select(where, note_ids))
 
     def placed_title(self, partition: str, norm_title: str, under: str) -> ObjectRow | None:
         """The oldest current titled note of this title anywhere below the node `under`."""

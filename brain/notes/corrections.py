@@ -21,6 +21,7 @@ from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import Note, Relation, iso, new_id, parse_iso
 from brain.notes import defining
 from brain.notes.writing import check_text
+from brain.safeyaml import load_yaml
 from brain.vault import notefile
 
 if TYPE_CHECKING:
@@ -196,8 +197,9 @@ def _status_of(prior: str) -> str | None:
     if not prior.strip():
         return None
     try:
-        value = yaml.safe_load(prior)
-    except yaml.YAMLError:
+        # A field of a note, so as hostile as its front-matter: read with the same limits.
+        value = load_yaml(prior, "prior status", "field")
+    except (yaml.YAMLError, BrokenNote):
         return "active"
     return str(value.get("status") or "active") if isinstance(value, dict) else "active"
 
@@ -236,20 +238,27 @@ def _pass(source: Mapping[str, Any]) -> tuple[Any, Any]:
     return source.get("via"), source.get("session")
 
 
-def suspicion_flags(catalog: Catalog, rows: Sequence[ObjectRow]) -> dict[str, tuple[str, ...]]:
+def suspicion_flags(
+    catalog: Catalog, rows: Sequence[ObjectRow], *, visible_only: bool = False
+) -> dict[str, tuple[str, ...]]:
     """Flags for hits written in the same pass (source, session, UTC day) as a corrected note.
 
     A note written after the correction is not suspect: the mistake was known by then.
+    `visible_only` (a model): a correction hidden from it flags nothing, or the flag would
+    tell it that a hidden note exists.
     Notes without a `session` in their source share one session per writer (`via`): for the
     CLI, which sets none, that makes one pass of every CLI write of a UTC day.
     """
     days = sorted({_day(r.created) for r in rows if r.created})
     if not days:
         return {}
-    corrected = catalog.superseded_on(days)
+    corrected = catalog.superseded_on(days, normal_only=visible_only)
     if not corrected:
         return {}
-    fixes = {r.supersedes: r for r in catalog.superseding([r.id for r in corrected])}
+    fixes = {
+        r.supersedes: r
+        for r in catalog.superseding([r.id for r in corrected], normal_only=visible_only)
+    }
     flags: dict[str, tuple[str, ...]] = {}
     for row in rows:
         dates = set()

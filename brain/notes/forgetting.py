@@ -112,6 +112,8 @@ def forget(brain: Context, note_id: str, mode: str = "auto") -> tuple[ForgetPlan
     with brain.lock.hold():
         brain.catch_up()
         done = plan(brain, note_id, mode)
+        if brain.for_model:
+            _check_model_may_forget(brain, done)
         dropped: list[str] = []
         if done.mode == "revert":
             dropped += _revert(brain, done)
@@ -126,6 +128,21 @@ def forget(brain: Context, note_id: str, mode: str = "auto") -> tuple[ForgetPlan
             kept = [r for r in note.relations if r.target.split("#", 1)[0] not in gone]
             brain.save(note.with_meta(relations=[r.to_yaml() for r in kept] or None))
         return done, dropped
+
+
+def _check_model_may_forget(brain: Context, done: ForgetPlan) -> None:
+    """A model's forget never removes or rewrites a note hidden from it (a private thread day,
+    a private note relating to the target): refused before anything changes, naming none."""
+    catalog = brain.caches.catalog
+    touched = [*done.remove, *(r for r in [done.restored] if r is not None)]
+    touched += [r for i in (*done.relinked, *done.unlinked) if (r := catalog.get(i)) is not None]
+    touched += catalog.children([r.id for r in done.remove])
+    if not all(brain.shows(r) for r in touched):
+        raise InvalidInput(
+            f"note {done.target} is tied to notes the person keeps to themselves; "
+            "only they can forget it",
+            f"ask the person to run `brain forget {done.target}`",
+        )
 
 
 def _revert(brain: Context, done: ForgetPlan) -> list[str]:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
-from brain.indexes.catalog import Catalog
+from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import KINDS, Note, iso, new_id, normalise_title
 from brain.notes import defining
 from brain.scoping import place
@@ -45,6 +45,9 @@ class Request:
     tags: tuple[str, ...] = ()
     source: dict[str, Any] | None = None
     extra: dict[str, Any] | None = None  # further core-set fields (e.g. defining)
+    # For a model: notes hidden from it (private, local-only) do not exist when deduplicating,
+    # so its write goes to a note of its own and never tells it a hidden one is there.
+    visible_only: bool = False
 
 
 def check_text(text: str, limit: int) -> str:
@@ -150,7 +153,7 @@ def _touch(note: Note, now: datetime, tags: Sequence[str]) -> Note:
 def _titled(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
     folder = f"{request.partition}/{node}"
     if request.title is not None:
-        found = catalog.find_title(request.partition, node, normalise_title(request.title))
+        found = _find_title(request, catalog, node, request.title)
         if found is not None:
             note = store.read(found.path)
             body = note.body.rstrip("\n") + "\n\n" + request.text.strip() + "\n"
@@ -184,7 +187,7 @@ def _singleton(
 ) -> Note:
     if not request.title:
         raise InvalidInput("a singleton needs --title (e.g. Biography, Goals, Preferences)")
-    found = catalog.find_title(request.partition, node, normalise_title(request.title))
+    found = _find_title(request, catalog, node, request.title)
     body_text = request.text.strip() + "\n"
     if found is None:
         path = f"{request.partition}/{node}/{file_stem(request.title)}.md"
@@ -203,8 +206,7 @@ def _singleton(
 def _thread(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
     if not request.title:
         raise InvalidInput("a thread needs --title")
-    folder = f"{node}/{file_stem(request.title)}" if node == THREADS else node
-    index = catalog.find_title(request.partition, folder, normalise_title(request.title))
+    folder, index = _thread_folder(request, node, store, catalog, request.title)
     if index is None:
         body = f"## Context\n\n{request.text.strip()}\n\n## Resolution\n\n"
         path = f"{request.partition}/{folder}/index.md"
@@ -217,6 +219,30 @@ def _thread(request: Request, node: str, store: NoteStore, catalog: Catalog, now
         return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
     title = f"{request.title} — {day}"
     return new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
+
+
+def _find_title(request: Request, catalog: Catalog, node: str, title: str) -> ObjectRow | None:
+    return catalog.find_title(
+        request.partition, node, normalise_title(title), visible_only=request.visible_only
+    )
+
+
+def _thread_folder(
+    request: Request, node: str, store: NoteStore, catalog: Catalog, title: str
+) -> tuple[str, ObjectRow | None]:
+    """The thread's folder and its index note (None: a new thread goes in that folder).
+
+    A folder whose index is hidden from the writer is passed over for `<title> 2`, `<title> 3`…
+    """
+    if node != THREADS:
+        return node, _find_title(request, catalog, node, title)
+    stem = file_stem(title)
+    folder, n = f"{node}/{stem}", 2
+    while True:
+        index = _find_title(request, catalog, folder, title)
+        if index is not None or not store.exists(f"{request.partition}/{folder}/index.md"):
+            return folder, index
+        folder, n = f"{node}/{stem} {n}", n + 1
 
 
 def remember(
@@ -234,7 +260,7 @@ def remember(
     clean_tags = tuple(_check_tag(t) for t in tags)
     request = Request(
         text=text, partition=brain.partition, node=node, title=title, kind=kind,
-        tags=clean_tags, source=source,
+        tags=clean_tags, source=source, visible_only=brain.for_model,
     )  # fmt: skip # arguments grouped by meaning
     with brain.lock.hold():
         check_writable(brain.root, brain.partition)
@@ -250,11 +276,6 @@ def remember(
             brain.clock.now(),
             lambda request: _place(brain, request),
         )
-        if brain.for_model and note.visibility != "normal":
-            raise InvalidInput(
-                f"title {note.title!r} belongs to a note the person keeps to themselves",
-                "remember it under another title",
-            )
         # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
         return brain.save(brain.touched(defining.mark(note, text)))
 

@@ -71,7 +71,9 @@ def recall(
     ranked = rank(fused, briefs)
     best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
-    flags = corrections.suspicion_flags(brain.caches.catalog, [rows[oid] for oid, _ in best])
+    flags = corrections.suspicion_flags(
+        brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
+    )
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)

@@ -20,8 +20,10 @@ from typing import Any
 
 import yaml
 
-from brain.errors import InvalidInput
+from brain.errors import BrokenNote, InvalidInput
+from brain.safeyaml import load_yaml
 from brain.settings import SETTINGS_FILE
+from brain.sources import consent
 from brain.vault.files import atomic_write
 from brain.vault.paths import CACHE_DIR, check_segment
 
@@ -85,8 +87,8 @@ def declared(root: Path) -> dict[str, Declared]:
     """The connectors declared in brain.yaml (read afresh: it may have changed by hand)."""
     path = root / SETTINGS_FILE
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path), SETTINGS_FILE) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError, BrokenNote) as exc:
         raise InvalidInput(f"{path}: cannot be read: {exc}") from None
     section = data.get("connectors") if isinstance(data, dict) else None
     if section is None:
@@ -191,7 +193,15 @@ class State:
         return found if isinstance(found, dict) else None
 
     def confirm(self, name: str, ident: Identity, at: str) -> None:
-        self.entry(name)["confirmed"] = {**ident.to_json(), "at": at}
+        """Record the person's confirmation, sealed with this machine's key (consent.py)."""
+        record = {**ident.to_json(), "at": at}
+        mac = consent.seal(self.path.parent, {"connector": name, **record})
+        self.entry(name)["confirmed"] = {**record, "mac": mac}
+
+    def confirmed_here(self, name: str, found: dict[str, Any]) -> bool:
+        """Whether a stored confirmation was made by `brain connect` on this machine."""
+        record = {k: v for k, v in found.items() if k != "mac"}
+        return consent.sealed(self.path.parent, {"connector": name, **record}, found.get("mac"))
 
     def excluded(self, name: str, rel: str, digest: str) -> bool:
         return {"path": rel, "hash": digest} in self.entry(name)["excluded"]
@@ -226,7 +236,10 @@ def status_of(decl: Declared, state: State) -> Status:
         return Status(decl.name, decl.path, "missing", "the folder is not there")
     if confirmed is None:
         return Status(decl.name, decl.path, "pending", "not confirmed on this machine")
-    if confirmed != {**now.to_json(), "at": confirmed.get("at")}:
+    if not state.confirmed_here(decl.name, confirmed):
+        why = "its confirmation was not made by `brain connect` on this machine"
+        return Status(decl.name, decl.path, "pending", why)
+    if confirmed != {**now.to_json(), "at": confirmed.get("at"), "mac": confirmed.get("mac")}:
         why = "the folder was moved, replaced or linked since it was confirmed"
         return Status(decl.name, decl.path, "pending", why)
     return Status(decl.name, decl.path, "connected")

@@ -19,7 +19,7 @@ from brain.ingest.chunking import chunk_markdown, chunk_text
 from brain.ingest.sections import sections_meta, spans_of_chunks
 from brain.model import Note, content_hash, iso, new_id
 from brain.sources import connectors as conn
-from brain.sources.consent import ask_at_terminal
+from brain.sources.consent import answers, ask_at_terminal, challenge
 from brain.vault.paths import check_segment
 
 if TYPE_CHECKING:
@@ -77,12 +77,15 @@ def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
             f"{path}: nothing to read (no Markdown or text files)",
             f"{len(found.skipped)} entries skipped" if found.skipped else "the folder is empty",
         )
-    word = folder.name or str(folder)
+    # A fresh random code, shown only on the terminal: a script answering blind (a guess such
+    # as the folder's name, piped into a pseudo-terminal) cannot know it.
+    code = challenge()
     answer = ask_at_terminal(
-        conn.describe(name, found), f"Type the folder's name ({word}) to let brain read it: "
+        conn.describe(name, found), f"Type the code {code} to let brain read it: "
     )
-    if answer != word:
-        raise NotConfirmed(f"not confirmed (typed {answer!r}, not {word!r}); nothing was read")
+    if not answers(code, answer):
+        # The code is not repeated: it was for the terminal only.
+        raise NotConfirmed("not confirmed (what was typed is not the code shown); nothing was read")
     ident = conn.identity(folder)
     if ident is None:
         raise InvalidInput(f"{path}: the folder went away while you were asked")

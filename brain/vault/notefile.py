@@ -8,28 +8,17 @@ import yaml
 
 from brain.errors import BrokenNote
 from brain.model import Note
+from brain.safeyaml import drop_timestamp_resolver, load_yaml
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]  # the base is Any: C or Python loader
-    """Safe YAML that keeps timestamps as the strings a person wrote."""
-
-
 class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is Any: C or Python dumper
-    """Safe YAML that writes timestamps back unquoted, as they were read."""
+    """Safe YAML that writes timestamps back unquoted, as they were read (safeyaml keeps
+    them as strings when reading)."""
 
 
-def _drop_timestamp_resolver(cls: Any) -> None:
-    cls.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in cls.yaml_implicit_resolvers.items()
-    }
-
-
-_drop_timestamp_resolver(_Loader)
-_drop_timestamp_resolver(_Dumper)
+drop_timestamp_resolver(_Dumper)
 
 
 class _Top(dict[str, Any]):
@@ -60,6 +49,9 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 
 _FENCE = "---"
+# Front-matter is metadata: bounded, so a hand-made note cannot cost minutes or gigabytes
+# (and each of its fields is held to safeyaml.MAX_FIELD_CHARS).
+MAX_FRONT_BYTES = 4 * 1024 * 1024
 
 
 def parse(text: str, path: str) -> Note:
@@ -72,8 +64,11 @@ def parse(text: str, path: str) -> Note:
         raise BrokenNote(f"{path}: front-matter is not closed by a '---' line")
     raw = text[start:end]
     after = text.index("\n", end) + 1 if "\n" in text[end:] else len(text)
+    size = len(raw.encode("utf-8"))
+    if size > MAX_FRONT_BYTES:
+        raise BrokenNote(f"{path}: front-matter is {size} bytes; the limit is {MAX_FRONT_BYTES}")
     try:
-        meta = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+        meta = load_yaml(raw, path) if raw.strip() else {}
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 2})" if where is not None else ""

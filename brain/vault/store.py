@@ -40,9 +40,52 @@ class NoteStore:
         and so are the compressed notes of the cold tier (`cold/…/*.md.zst`).
         """
         for partition in self.partitions():
-            yield from self._walk(partition)
-            yield from self._walk(f"{LOCAL_ONLY}/{partition}")
-        yield from self._walk(COLD_DIR, ".md.zst")
+            yield from self._walk_root(partition)
+            yield from self._walk_root(f"{LOCAL_ONLY}/{partition}")
+        yield from self._walk_root(COLD_DIR, ".md.zst")
+
+    def _walk_root(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
+        # A link where a folder of notes should be (`local-only`, `cold`) is never followed:
+        # what it leads to is not the vault. Below a root, entries are checked one by one.
+        if not self._linked(rel):
+            yield from self._walk(rel, suffix)
+
+    def links(self) -> list[tuple[str, str]]:
+        """Symbolic links in the vault's folders, each with whether it leads `inside` or
+        `outside` the vault. Every walk skips them; doctor names them."""
+        found: list[str] = []
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_symlink():
+                found.append(entry.name)
+            elif entry.is_dir(follow_symlinks=False):
+                found += self._links_below(entry.name)
+        real_root = os.path.realpath(self.root)
+        return [
+            (rel, "inside" if os.path.realpath(self.root / rel).startswith(real_root + os.sep)
+             else "outside")
+            for rel in sorted(found)
+        ]  # fmt: skip # a conditional laid out as it reads
+
+    def _links_below(self, rel: str) -> list[str]:
+        try:
+            entries = list(os.scandir(self.root / rel))
+        except OSError:
+            return []
+        found = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            child = f"{rel}/{entry.name}"
+            if entry.is_symlink():
+                found.append(child)
+            elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                found += self._links_below(child)
+        return found
+
+    def _linked(self, rel: str) -> bool:
+        """Whether any folder on the way from the vault root to rel is a symbolic link."""
+        parts = rel.split("/")
+        return any(self.root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
 
     def _walk(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
         try:
@@ -111,7 +154,12 @@ class NoteStore:
             folder = folder.parent
 
     def exists(self, rel: str) -> bool:
-        return self.path(rel).is_file()
+        """Whether a note file is there; a path that leads out of the vault (through a link)
+        holds no note of it."""
+        try:
+            return self.path(rel).is_file()
+        except InvalidInput:
+            return False
 
 
 def free_hot_path(store: NoteStore, cold: str) -> str:
