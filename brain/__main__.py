@@ -86,37 +86,19 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _print_hits(hits: list[dict[str, Any]]) -> None:
-    style = _Style(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    if not hits:
-        print("Nothing found.")
-    for n, hit in enumerate(hits, 1):
-        status = f"  {style.yellow(hit['status'])}" if hit["status"] != "active" else ""
-        where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
-        print(f"{style.bold(f'{n}. ' + hit['title'])}  {style.dim(where)}{status}")
-        if hit["heading_path"]:
-            print(f"   {style.dim(' › '.join(hit['heading_path']))}")
-        print(f"   {hit['snippet']}")
-        for flag in hit["flags"]:
-            print(f"   {style.yellow(f'⚠ {flag}')}")
+    from brain.hitview import hit_lines
+
+    on = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    for line in hit_lines(hits):
+        print("".join(_styled(text, style, on) for text, style in line))
 
 
-class _Style:
-    """ANSI styles on a terminal (as the full CLI's rich console shows them), else none."""
+# ANSI codes for the styles of brain/hitview.py, as the full CLI's rich console shows them.
+_ANSI = {"bold": "1", "dim": "2", "yellow": "33", "green": "32"}
 
-    def __init__(self, on: bool) -> None:
-        self.on = on
 
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
-
-    def bold(self, text: str) -> str:
-        return self._wrap("1", text)
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-    def yellow(self, text: str) -> str:
-        return self._wrap("33", text)
+def _styled(text: str, style: str, on: bool) -> str:
+    return f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if on and style else text
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
+from brain.obsidian import linked
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
@@ -156,6 +157,7 @@ class Context:
         assert self.lock.held, "save() needs the writer lock"
         # The one place every write passes: an archived partition is read-only, whoever asks.
         check_writable(self.root, note.partition)
+        note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         if self.for_model:
             self.check_model_may_write(note, before)

@@ -18,13 +18,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from brain import doctor, partitions
 from brain.brain import Brain
 from brain.errors import BrainError
 from brain.model import Hit, iso, new_id
 from brain.sessions import Gate
+from brain.toolargs import plain
+from brain.version import version
 
 # The allowlist: exactly these tools, and no others, are served.
 TOOLS = (
@@ -69,8 +71,9 @@ def build_server(
 
     With `forward`, each tool (its arguments checked here) is sent on to the daemon instead.
     """
-    return MCPServer(
+    return _Server(
         "brain",
+        version=version(),
         instructions=(
             "Long-term memory. Start with `session` for the briefing; `recall` before answering "
             "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
@@ -79,6 +82,19 @@ def build_server(
         tools=build_tools(brain, session_id=session_id, forward=forward),
         log_level="WARNING",
     )
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail a tool's schema refused in one plain line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause, tool = exc.__cause__, self._tool_manager.get_tool(name)
+            if isinstance(cause, ValidationError) and tool is not None:
+                raise ToolError(plain(cause, tool.parameters)) from cause
+            raise
 
 
 def build_tools(
@@ -127,7 +143,7 @@ def build_tools(
         node: Node = None,
         tags: Annotated[
             list[Annotated[str, Field(max_length=60)]],
-            Field(description="Tags, without #.", max_length=MAX_TAGS),
+            Field(description="Tags: single words, without #.", max_length=MAX_TAGS),
         ] = [],  # noqa: B006 (the SDK copies defaults; the list is never mutated)
         kind: Annotated[
             Literal["titled", "singleton", "dated", "thread"] | None,

@@ -5,7 +5,7 @@ Each area of commands lives in its own module here and registers itself on `app`
 
 from __future__ import annotations
 
-from brain.cli.app import app
+from brain.cli.app import app, arrange
 
 __all__ = ["app", "main"]
 
@@ -19,6 +19,7 @@ def main() -> None:
 def _register() -> None:
     # Importing a command module registers its commands on `app`.
     from brain.cli import (  # noqa: F401
+        assistants,
         corrections,
         daemon,
         git,
@@ -28,3 +29,5 @@ def _register() -> None:
         serve,
         upkeep,
     )
+
+    arrange()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
@@ -19,10 +21,61 @@ from brain.errors import InvalidInput, boundary
 if TYPE_CHECKING:
     from brain.brain import Brain
 
+# `brain --help` in the order a newcomer meets the commands; the README's list follows it
+# (tests/test_readme.py holds the two together).
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
+    ("Relations", ("relate", "unrelate", "graph")),
+    ("Assistants", ("serve", "mcp-config", "daemon")),
+    ("Documents and conversations",
+     ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import")),
+    ("Upkeep", ("sleep", "split", "tier")),
+    ("History", ("git", "log", "undo")),
+    ("Your levers", ("set", "partition")),
+    ("Maintenance", ("reindex", "doctor")),
+)  # fmt: skip
+# One example line for each everyday command, shown beside it in `brain --help`.
+EXAMPLES = {
+    "init": "brain init ~/brain",
+    "remember": 'brain remember "We moved the launch to March"',
+    "recall": 'brain recall "when is the launch"',
+    "expand": "brain expand 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+    "list": "brain list --node Knowledge --status active",
+    "correct": 'brain correct 01JE2Z3K… "Actually, the launch is in April"',
+    "forget": "brain forget 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+}
+_ORDER = [name for _panel, names in PANELS for name in names]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose flags show no `<bool>` in help: a flag takes no value."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
+class _Group(typer.core.TyperGroup):
+    """A command group listed in the order of PANELS, its flags shown without a type."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: _ORDER.index(n) if n in _ORDER else len(_ORDER))
+
+
+def _plain_flags(params: list[Any]) -> list[Any]:
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
 app = typer.Typer(
+    cls=_Group,
     help="brain: a local-first long-term memory in a folder of Markdown files.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 out = Console(highlight=False, soft_wrap=True)
@@ -64,9 +117,23 @@ def say_error(message: str) -> None:
     err.print(f"[red]error:[/red] {escape(message)}")
 
 
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        from brain.version import version
+
+        typer.echo(f"brain {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Show brain's version."
+        ),
+    ] = False,
 ) -> None:
     _state["debug"] = debug
 
@@ -97,3 +164,23 @@ def read_text(text: str) -> str:
 
 def emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def arrange() -> None:
+    """Put each command in its help panel (everyday ones with an example); plain flags.
+    Called once every command module has registered (cli/__init__.py)."""
+    panel_of = {name: panel for panel, names in PANELS for name in names}
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (callback.__name__.replace("_", "-") if callback else "")
+        info.rich_help_panel = panel_of.get(name)
+        info.cls = _Command
+        if name in EXAMPLES:
+            summary = (info.help or inspect.getdoc(callback) or "").split("\n")[0]
+            info.short_help = f"{summary}\n[dim]e.g. {escape(EXAMPLES[name])}[/dim]"
+            info.epilog = f"Example: {escape(EXAMPLES[name])}"
+    for group in app.registered_groups:
+        group.rich_help_panel = panel_of.get(group.name or "")
+        group.cls = _Group
+        for info in group.typer_instance.registered_commands if group.typer_instance else ():
+            info.cls = _Command

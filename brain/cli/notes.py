@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -21,10 +22,8 @@ from brain.cli.app import (
     vault_path,
 )
 from brain.cli.daemon import open_backend
-from brain.daemon.backend import hit_from_json, note_from_json
-
-if TYPE_CHECKING:
-    from brain.model import Hit
+from brain.daemon.backend import note_from_json
+from brain.errors import BrainError
 
 
 @command()
@@ -53,6 +52,22 @@ def init(
 
         enable(root)
         out.print("It is under git: every brain change is a commit (docs/git.md).")
+    _next_steps(root)
+
+
+def _next_steps(root: Path) -> None:
+    """The two things to do next, with --vault when the vault is not the one found anyway."""
+    try:
+        found = vault_path(None)[0].absolute() == root
+    except BrainError:
+        found = False
+    where = "" if found else f" --vault {shlex.quote(str(root))}"
+    out.print("Next:")
+    out.print(f'  brain remember "Something worth keeping"{escape(where)}   [dim]# remember[/dim]')
+    out.print(
+        f"  brain mcp-config claude-desktop{escape(where)}   [dim]# connect an assistant "
+        "(or claude-code, cursor, generic)[/dim]"
+    )
 
 
 @command()
@@ -65,7 +80,9 @@ def remember(
         str | None,
         typer.Option(help="Folder inside the partition, e.g. Knowledge/Domains/Cooking."),
     ] = None,
-    tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
+    tags: Annotated[
+        str | None, typer.Option(help="Comma-separated tags (no spaces, not only digits).")
+    ] = None,
     kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -123,24 +140,15 @@ def recall(
     if as_json:
         emit_json({"query": query, "hits": found})
         return
-    if not found:
-        out.print("Nothing found.")
-    for n, data in enumerate(found, 1):
-        render_hit(n, hit_from_json(data))
+    render_hits(found)
 
 
-def render_hit(n: int, hit: Hit) -> None:
-    where = " › ".join(hit.heading_path)
-    out.print(
-        f"[bold]{n}. {escape(hit.title)}[/bold]  [dim]{hit.created[:10]} · "
-        f"{escape(hit.path)} · {hit.id}[/dim]"
-        + (f"  [yellow]{hit.status}[/yellow]" if hit.status != "active" else "")
-    )
-    if where:
-        out.print(f"   [dim]{escape(where)}[/dim]")
-    out.print(f"   {escape(hit.snippet)}")
-    for flag in hit.flags:
-        out.print(f"   [yellow]⚠ {escape(flag)}[/yellow]")
+def render_hits(hits: list[dict[str, Any]]) -> None:
+    """Recall's text output (the fast path prints the same lines, brain/hitview.py)."""
+    from brain.hitview import hit_lines
+
+    for line in hit_lines(hits):
+        out.print("".join(f"[{s}]{escape(t)}[/{s}]" if s else escape(t) for t, s in line))
 
 
 @command()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from rich.markup import escape
@@ -20,6 +20,9 @@ from brain.cli.app import (
     out,
 )
 from brain.daemon.backend import note_to_json
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,26 +41,51 @@ NameArg = Annotated[str, typer.Argument(help="The partition's name.")]
 @command()
 def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
-    from brain.brain import open_vault
+    from brain import settings as settings_mod
     from brain.cli.app import vault_path
+    from brain.clock import SystemClock
     from brain.daemon.client import McpForwarder
+    from brain.deferred import DeferredBrain
+    from brain.errors import NotFound
     from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
     from brain.model import new_id
     from brain.vault.archive import check_recallable
+    from brain.vault.paths import check_segment
+    from brain.vault.store import NoteStore
 
     root, _how = vault_path(vault)
-    brain = open_vault(root, partition=partition)
-    check_recallable(brain.root, brain.partition)
+    settings = settings_mod.load(root)
+    chosen = partition or settings.default_partition
+    known = NoteStore(root).partitions()
+    if chosen not in known:  # said as open_vault says it, before the host is told we run
+        check_segment(chosen, "partition")
+        raise NotFound(
+            f"no partition {chosen!r} in {root}", f"partitions: {', '.join(known) or 'none'}"
+        )
+    check_recallable(root, chosen)
+
+    # The handshake and tools/list need only the settings: the vault opens (caches, catch-up)
+    # on the first call that runs here, and the daemon is reached on the first call it serves.
+    def open_now() -> Brain:
+        from brain.brain import open_vault
+
+        return open_vault(root, partition=chosen)
+
+    deferred = DeferredBrain(
+        open_now,
+        root=root, settings=settings, clock=SystemClock(), partition=chosen,
+    )  # fmt: skip
+    session = new_id(deferred.clock.now())
     # The daemon does the work when it runs (or starts); this process checks each call against
     # the tools' schemas and forwards only the allowlisted names.
-    session = new_id(brain.clock.now())
-    forward = McpForwarder(root, os.environ, session, brain.partition, TOOLS)
+    forward = McpForwarder(root, os.environ, session, chosen, TOOLS)
     try:
-        run(brain, session_id=session, forward=forward)
+        # A stand-in with the Brain's attributes; typed as one for the tools it is handed to.
+        run(cast("Brain", deferred), session_id=session, forward=forward)
     finally:
         forward.close()
-        brain.close()
+        deferred.close()
 
 
 @command("set")

@@ -222,7 +222,8 @@ class McpForwarder:
     ) -> None:
         self.root = root
         self.env = env
-        self.client = connect_or_start(root, env)
+        # Reached (or started) on the first call, not before: the host's handshake never waits.
+        self.client: DaemonClient | None = None
         self.session = session
         self.partition = partition
         self.allowed = allowed

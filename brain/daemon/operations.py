@@ -56,8 +56,10 @@ class Operations:
     def mcp(self, session: str, partition: str, tool: str, arguments: dict[str, Any]) -> Any:
         """One MCP tool call for the `brain serve` client whose session this is."""
         from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import ValidationError
 
         from brain.mcp_server import TOOLS
+        from brain.toolargs import plain
 
         if tool not in TOOLS:
             raise InvalidInput(f"unknown tool {tool!r}; allowed: {', '.join(TOOLS)}")
@@ -67,7 +69,8 @@ class Operations:
         try:
             kwargs = found.fn_metadata.validate_arguments(arguments)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise InvalidInput(f"arguments of {tool}: {exc}") from None
+            said = plain(exc, found.parameters) if isinstance(exc, ValidationError) else exc
+            raise InvalidInput(f"arguments of {tool}: {said}") from None
         try:
             return self._loop.run_until_complete(found.fn(**kwargs))
         except ToolError as exc:

@@ -11,6 +11,7 @@ from brain.errors import InvalidInput
 from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import KINDS, Note, iso, new_id, normalise_title
 from brain.notes import defining
+from brain.obsidian import check_tag
 from brain.scoping import place
 from brain.vault.archive import check_writable
 from brain.vault.paths import check_node, check_segment, file_stem
@@ -288,6 +289,6 @@ def _place(brain: Context, request: Request) -> str:
 
 
 def _check_tag(tag: str) -> str:
-    tag = tag.strip().lstrip("#")
+    tag = check_tag(tag)
     check_segment(tag, "tag")
     return tag

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from brain.model import iso
-from brain.upkeep import dailylog, graph, lifecycle, splits, tiers
+from brain.upkeep import dailylog, graph, lifecycle, splits, tiers, wikilinks
 from brain.vault.journal import Event
 from brain.vault.paths import CACHE_DIR
 
@@ -104,7 +104,8 @@ def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
         if not is_archived(brain.root, name):
             graph.write_graph(brain.at(name))  # the partition's own view draws its graph
             drawn.append(name)
-    return f"regenerated for {', '.join(drawn) or 'no partition'}"
+    relinked = wikilinks.refresh(brain)  # relations' wikilinks whose targets moved
+    return f"regenerated for {', '.join(drawn) or 'no partition'}; {relinked} notes relinked"
 
 
 def _daily_log(brain: Context, now: datetime, report: SleepReport) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -19,6 +20,11 @@ class _Dumper(_BaseDumper):  # type: ignore[misc]  # the base is Any: C or Pytho
 
 
 drop_timestamp_resolver(_Dumper)
+# Except a bare date (a dated note's title: 2027-01-01): quoted, so that other YAML readers
+# (Obsidian, python-frontmatter, gray-matter) read the same text brain reads, not a date.
+_Dumper.add_implicit_resolver(
+    "tag:yaml.org,2002:timestamp", re.compile(r"^\d{4}-\d\d?-\d\d?$"), list("0123456789")
+)
 
 
 class _Top(dict[str, Any]):

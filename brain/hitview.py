@@ -1,0 +1,69 @@
+"""How recall hits read in a terminal: the lines of each, styled, shared by the full command
+line (rich) and its fast path (plain ANSI), so both print the same text.
+
+A line is a list of (text, style) pieces; style is "" or a rich style name (bold, dim,
+yellow, green), which the fast path maps to ANSI codes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Piece = tuple[str, str]
+Line = list[Piece]
+
+# A hit's band is its score against the best of the same answer: recall scales each
+# retriever's scores per query, so the number means "how close to the best", not more.
+STRONG, FAIR = 0.6, 0.3
+BAND_STYLE = {"strong": "green", "fair": "yellow", "weak": "dim"}
+
+
+def band(score: float, best: float) -> str:
+    """strong | fair | weak: how this hit compares with the best one of its answer."""
+    if best <= 0:
+        return "weak"
+    ratio = score / best
+    return "strong" if ratio >= STRONG else "fair" if ratio >= FAIR else "weak"
+
+
+def adds(snippet: str, title: str, heading_path: Sequence[str] = ()) -> bool:
+    """Whether the snippet says more than the title and headings already shown."""
+    said = _plain(snippet)
+    return bool(said) and said not in _plain(" ".join([title, *heading_path]))
+
+
+def hit_lines(hits: Sequence[Mapping[str, Any]]) -> list[Line]:
+    """Every line `brain recall` prints for these hits (JSON form), in order."""
+    if not hits:
+        return [[("Nothing found.", "")]]
+    best = max(float(h["score"]) for h in hits)
+    lines: list[Line] = []
+    for n, hit in enumerate(hits, 1):
+        strength = band(float(hit["score"]), best)
+        weak = strength == "weak"
+        where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
+        head: Line = [
+            (f"{n}. {hit['title']}", "dim" if weak else "bold"),
+            ("  ", ""),
+            (strength, BAND_STYLE[strength]),  # the number itself is in --json
+            ("  ", ""),
+            (where, "dim"),
+        ]
+        if hit["status"] != "active":
+            head += [("  ", ""), (hit["status"], "yellow")]
+        lines.append(head)
+        headings = list(hit.get("heading_path") or ())
+        if headings:
+            lines.append([("   ", ""), (" › ".join(headings), "dim")])
+        if adds(hit["snippet"], hit["title"], headings):
+            lines.append([("   ", ""), (hit["snippet"], "dim" if weak else "")])
+        lines += [[("   ", ""), (f"⚠ {flag}", "yellow")] for flag in hit["flags"]]
+    return lines
+
+
+def _plain(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]", " ", folded).split())
