@@ -16,6 +16,7 @@ import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
+from brain.git.repo import REGENERATE_FLAG, flag_regeneration
 from brain.vault.files import owner_only
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,3 +174,13 @@ def test_a_daemon_whose_home_is_deleted_exits(vault: Path, deleted: str) -> None
     else:
         shutil.rmtree(vault)
         _until_gone(pid)
+
+
+def test_the_merge_drivers_flag_is_born_private(vault: Path) -> None:
+    (vault / ".brain").mkdir(exist_ok=True)
+    old = os.umask(0o022)
+    try:
+        flag_regeneration(vault)  # what git's merge driver calls, at the top of the work tree
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((vault / REGENERATE_FLAG).stat().st_mode) == 0o600
