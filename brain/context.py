@@ -17,7 +17,7 @@ from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
 from brain.indexes.caches import Caches
-from brain.indexes.catalog import ObjectRow
+from brain.indexes.catalog import REBUILDING, REBUILT, ObjectRow
 from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
@@ -26,7 +26,7 @@ from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
-from brain.vault.files import WriterLock, deferred_dir_sync
+from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
 from brain.vault.journal import Event, Journal
 from brain.vault.paths import CACHE_DIR
 from brain.vault.store import NoteStore, free_hot_path
@@ -69,24 +69,43 @@ class Context:
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         self.store = NoteStore(self.root)
+        keep_private(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.changes = Autocommit(self.root, self.settings, self.lock)
-        folder = self.root / CACHE_DIR
-        if (folder / "fulltext" / "schema").exists():
-            self._open_caches(folder)
-            if self.caches.catalog.stale:
-                self.reindex(embed=False)
-            elif self.node_index.stale:
-                with self.lock.hold():
-                    self.node_index.resume(self.store)
-            return
-        # New or wiped caches: one process builds them while the others wait; embedding
-        # waits for the first recall.
+        self._open_caches(self.root / CACHE_DIR)
+        if self._ensure_caches():
+            return  # just rebuilt from the files: nothing more to catch up with
+        if self.node_index.stale:
+            with self.lock.hold():
+                self.node_index.resume(self.store)
+
+    def _ensure_caches(self, *, probe: bool = True) -> bool:
+        """Rebuild caches that may not be served (missing, half made, of another schema, out of
+        step with the catalog); True if it did. Idempotent and safe from any number of
+        processes at once: the check is made again under the writer lock, the one place
+        anything is created, deleted or rebuilt, so the first process repairs and the others
+        wait and find nothing left to do. Embedding waits for the first recall.
+        """
+        if probe and not self.caches.problems():
+            return False
         with self.lock.hold():
-            self._open_caches(folder)
-            if self.caches.catalog.stale or self.caches.fulltext.fresh:
-                self.reindex(embed=False)
+            # Another process may have repaired (or begun on) them while we waited for the lock.
+            self.caches.reopen_fulltext()
+            if self.caches.fulltext.problem is None and self.caches.text_pending():
+                self.caches.flush_text()
+            why = self.caches.problems()
+            if not why:
+                return False
+            # A vault's first build (or one after `.brain/` was deleted) is no news for doctor.
+            first = self.caches.catalog.info(REBUILDING) == "new"
+            if self.caches.fulltext.problem is not None:
+                self.caches.fulltext.create()
+            self.reindex(embed=False)
+            if not first:
+                when = iso(self.clock.now())
+                self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
+            return True
 
     def _open_caches(self, folder: Path) -> None:
         self.caches = Caches(folder, embedder=self.embedder)
@@ -257,7 +276,17 @@ class Context:
                 self.caches.flush_text()
                 if embed:
                     self.caches.flush_vectors()
-        self.caches.fulltext.index.reload()
+        try:
+            self.caches.fulltext.index.reload()
+            whole = len(self.caches.fulltext) > 0 or not self.caches.catalog.count()
+        except (AttributeError, OSError, ValueError):  # its folder went away under this process
+            whole = False
+        if not whole:
+            self._ensure_caches(probe=False)
+        if vectors and self.caches.vectors_on and self.caches.vector_problem() is not None:
+            with self.lock.hold():
+                if self.caches.vector_problem() is not None:  # not mended while we waited
+                    self.caches.rebuild_vectors()
 
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.
@@ -345,6 +374,7 @@ class Context:
             finally:
                 self.id_owners = None
             self.caches.flush_text()
+            self.caches.rebuilt()
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
             return count

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 from brain.errors import BrainError, BrokenNote
 from brain.git import history as githistory
 from brain.indexes import catchup
+from brain.indexes.catalog import REBUILT
 from brain.indexes.catchup import keeps_id
 from brain.indexes.rows import FileRow
 from brain.model import Note, content_hash
 from brain.notes import relations
 from brain.sources import documents
+from brain.vault import leftovers
 from brain.vault.archive import is_archived
 
 if TYPE_CHECKING:
@@ -32,13 +34,15 @@ class DoctorReport:
     links: tuple[str, ...] = ()  # symbolic links in the vault: skipped, never followed
     copies: tuple[str, ...] = ()  # files holding the id of another file (a copy)
     renewed: tuple[str, ...] = ()  # copies given an id of their own (`copy_of`): for the record
+    leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
+    rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
 
     @property
     def ok(self) -> bool:
         # Laid out by hand (fmt: skip below): one condition, broken at its parts.
         return not (self.broken or self.unknown or self.changed or self.missing or self.stale
                     or self.cycles or self.dangling or self.conflicts or self.links
-                    or self.copies)  # fmt: skip
+                    or self.copies or self.leftovers)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +58,8 @@ class DoctorReport:
             "links": list(self.links),
             "copies": list(self.copies),
             "renewed": list(self.renewed),
+            "leftovers": list(self.leftovers),
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -92,10 +98,13 @@ def examine(brain: Context) -> DoctorReport:
         for rel, where in brain.store.links()
     ]
     copies, renewed = _copies(brain, parsed)
+    left = leftovers.find(brain.root, brain.clock.now().timestamp())
+    rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
                         tuple(stale), tuple(cycles), tuple(dangling),
                         tuple(conflicts), tuple(links), tuple(copies),
-                        tuple(renewed))  # fmt: skip # arguments grouped by meaning
+                        tuple(renewed), tuple(left),
+                        rebuilt)  # fmt: skip # arguments grouped by meaning
 
 
 def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:

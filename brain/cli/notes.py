@@ -255,10 +255,13 @@ def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             ("[yellow]link[/yellow]    ", report.links, ""),
             ("[yellow]copy[/yellow]    ", report.copies, ""),
             ("copied  ", report.renewed, ""),
+            ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
         ]
         for label, items, why in findings:
             for item in items:
                 out.print(f"{label} {escape(item)}{why}")
+        if report.rebuilt:
+            out.print(f"[dim]caches rebuilt by themselves at {escape(report.rebuilt)}[/dim]")
         if report.ok:
             out.print("[green]All well.[/green]")
     if not report.ok:

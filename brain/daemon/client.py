@@ -24,6 +24,7 @@ from brain.daemon.wire import (
     send,
 )
 from brain.errors import BrainError
+from brain.vault.files import keep_private
 
 START_WAIT = 30.0  # seconds a client waits for a daemon it started to answer
 
@@ -136,11 +137,11 @@ def running_pid(root: Path) -> int | None:
 def spawn(root: Path) -> subprocess.Popen[bytes]:
     """Start the daemon detached from this process and its terminal."""
     log = log_path(root)
-    log.parent.mkdir(parents=True, exist_ok=True)
+    keep_private(log.parent)
     # One query at a time: faiss's OpenMP threads only fight each other over a small machine's
     # cores (a 10k-note search takes 12 ms with one thread, 29 ms with two, here).
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    with open(log, "ab") as out:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,

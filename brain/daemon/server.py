@@ -74,6 +74,10 @@ class Daemon:
         self._active = 0
         self._count = threading.Lock()
         self._last = time.monotonic()
+        # The pid file this daemon locked: if it goes (its .brain/ or the whole vault deleted)
+        # or another takes its name, a new daemon may start beside this one: two writers.
+        self._home = _identity(pid_path(brain.root))
+        self._home_checked = 0.0
 
     def submit(self, job: Callable[[], Any]) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception)."""
@@ -91,10 +95,14 @@ class Daemon:
         acceptor.start()
         try:
             while not self.stopping.is_set():
+                self._check_home()
                 try:
                     job, done = self._jobs.get(timeout=_TICK)
                 except queue.Empty:
                     self._check_idle()
+                    continue
+                if self.stopping.is_set():  # its home went: no more writes from this one
+                    done.set_exception(BrainError("the daemon is stopping"))
                     continue
                 try:
                     done.set_result(job())
@@ -147,6 +155,18 @@ class Daemon:
             idle = self._active == 0 and time.monotonic() - self._last > self.config.idle_seconds
         if idle:
             self.log(f"idle for {self.config.idle_seconds:g} s; exiting")
+            self.stopping.set()
+
+    def _check_home(self) -> None:
+        """Stop if this daemon's pid file is gone or is no longer the one it locked."""
+        now = time.monotonic()
+        if self._home is None or now - self._home_checked < _TICK:
+            return
+        self._home_checked = now
+        found = _identity(pid_path(self.brain.root))
+        if found != self._home:
+            why = "was deleted" if found is None else "belongs to another daemon"
+            self.log(f"{pid_path(self.brain.root)} {why}; exiting")
             self.stopping.set()
 
     def _serve_conn(self, conn: socket.socket) -> None:
@@ -290,8 +310,10 @@ def run(root: Path, log: Log) -> int:
                 brain.close()
         return 0
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            pid_path(root).unlink()
+        # Only our own pid file: after our home was deleted, the name may be a new daemon's.
+        if _identity(pid_path(root)) == _fd_identity(claimed):
+            with contextlib.suppress(FileNotFoundError):
+                pid_path(root).unlink()
         os.close(claimed)
 
 
@@ -339,6 +361,19 @@ def _listening(path: Path) -> Iterator[socket.socket]:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_ino == inode:
                 path.unlink()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _fd_identity(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 def _rss() -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from brain.errors import BrainError, InvalidInput
 from brain.model import LOCAL_ONLY
-from brain.vault.files import atomic_write
+from brain.vault.files import atomic_write, owner_only
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
@@ -242,4 +242,5 @@ def flag_regeneration(cwd: Path) -> None:
     """Called by the merge driver (git runs it at the top of the work tree)."""
     folder = cwd / CACHE_DIR
     if folder.is_dir():
-        (cwd / REGENERATE_FLAG).write_text("merge\n", encoding="utf-8")
+        with owner_only():  # a file under .brain/ is the person's alone from its birth
+            (cwd / REGENERATE_FLAG).write_text("merge\n", encoding="utf-8")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.indexes import approximate
-from brain.indexes.catalog import Catalog, FileRow, ObjectRow
+from brain.indexes.catalog import REBUILDING, Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
 from brain.ingest.sections import SECTIONED_KINDS, section_text, sections_of
 from brain.model import Note, content_hash, normalise_title
@@ -94,6 +94,38 @@ class Caches:
 
     def __post_init__(self) -> None:
         self.catalog = Catalog(self.folder / "catalog.sqlite")
+        self.fulltext = FullText(self.folder / "fulltext")
+
+    def problems(self) -> list[str]:
+        """Why these caches may not be served as they are (empty: they may). Reads only.
+
+        The full-text index must hold exactly the catalog's objects once its queue is applied.
+        With changes still queued only an empty index beside a full catalog is suspect; the
+        caller flushes under the lock and asks again.
+        """
+        found = []
+        if self.catalog.stale:
+            found.append("the catalog was built for another schema")
+        mark = self.catalog.info(REBUILDING)
+        if mark is not None:
+            found.append("the catalog is new" if mark == "new" else "a rebuild was interrupted")
+        if self.fulltext.problem is not None:
+            found.append(f"the full-text index {self.fulltext.problem}")
+            return found
+        in_text = len(self.fulltext)
+        if in_text and self.text_pending():
+            return found
+        objects = self.catalog.count()
+        if objects != in_text:
+            found.append(f"the full-text index held {in_text} objects, the catalog {objects}")
+        return found
+
+    def rebuilt(self) -> None:
+        """A rebuild from the files is done (its mark came with `clear()`). Lock held."""
+        self.catalog.drop_info(REBUILDING)
+
+    def reopen_fulltext(self) -> None:
+        """Look at the full-text index afresh (another process may have rebuilt it)."""
         self.fulltext = FullText(self.folder / "fulltext")
 
     @property
@@ -293,6 +325,29 @@ class Caches:
         finally:
             self.listeners.remove(pipeline.on_change)
         pipeline.finish()
+
+    def vector_problem(self) -> str | None:
+        """Why the vector index may not be served (another embedder or size, damaged, or empty
+        beside a full catalog with nothing queued); None if it may. Reads only."""
+        from brain.indexes.vectors import StaleIndex
+
+        try:
+            held = len(self.vectors)
+        except StaleIndex as exc:
+            return exc.message
+        if held or self.vectors_pending():
+            return None
+        objects = self.catalog.count()
+        return f"the vector index is empty while the catalog holds {objects}" if objects else None
+
+    def rebuild_vectors(self) -> None:
+        """Start the vector index over from every object (embeddings are reused). Lock held."""
+        if self._vectors is not None:  # its files may have been deleted under this process
+            self._vectors.close()
+            self._vectors = None
+        self.vectors.clear()
+        self.requeue_vectors()
+        self.flush_vectors()
 
     def requeue_vectors(self) -> None:
         """Queue every object for the vector index (after it was cleared)."""

