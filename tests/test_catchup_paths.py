@@ -117,3 +117,21 @@ def test_a_folder_moved_into_the_vault_makes_the_watcher_walk(
     shutil.move(outside, vault / "Personal" / "Trips")
     assert eventually(lambda: any("Personal/Trips/lisbon.md" in f.changed for f in found))
     assert counted["walks"] >= 1 and running.last_catch_up["how"] == "walk"
+
+
+def test_paths_reached_through_a_link_are_not_notes(
+    brain: Brain, vault: Path, tmp_path: Path
+) -> None:
+    """As the walk does, catch-up by path follows no link: neither a linked file nor a file
+    under a linked folder reaches the caches (a link may lead out of the vault)."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nThe safe's code is 4711.\n")
+    part = brain.partition
+    (vault / part / "Linked").symlink_to(outside, target_is_directory=True)
+    (vault / part / "alias.md").symlink_to(outside / "secret.md")
+    rels = [f"{part}/Linked/secret.md", f"{part}/alias.md"]
+    assert all(catchup.is_note_path(rel) for rel in rels)
+    assert brain.catch_up_paths(rels) == catchup.CatchUp()
+    assert all(brain.caches.catalog.file(rel) is None for rel in rels)
+    assert not brain.recall("safe code 4711")
