@@ -227,7 +227,8 @@ def _fused(plain: Path, tokenizer: Path) -> Path:
     fused = plain.with_suffix(FUSED)
     if fused.exists():
         return fused
-    temp = plain.with_name(f".{fused.name}.{os.getpid()}.tmp")
+    # A private temp name per process, as the export's: two at once each rename a whole file.
+    temp = plain.with_name(f".{fused.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         from onnxruntime.transformers.optimizer import optimize_model
 
@@ -274,9 +275,11 @@ def _export_apart(model_path: Path, target: Path, *, export: bool = True) -> Non
         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
         stdin=subprocess.DEVNULL, timeout=EXPORT_TIMEOUT, check=False,
     )  # fmt: skip
+    last = (done.stderr.strip().splitlines() or ["no message"])[-1]
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise RuntimeError(f"the ONNX export failed (exit {done.returncode}): {last}")
+    if not target.with_suffix(FUSED).exists():  # the child said why, last, on its stderr
+        _log.warning("the fused ONNX model was not made: %s", last)
 
 
 def _export(model_path: Path, target: Path) -> None:
