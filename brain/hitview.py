@@ -83,6 +83,8 @@ def describe(why: Mapping[str, Any]) -> str:
         parts.append(f"context {why['context']:+.3f}")
     if why["prior"] != 1.0:
         parts.append(f"prior ×{why['prior']}")
+    if why.get("time", 1.0) != 1.0:  # recall/when.py: the query named a time
+        parts.append(f"time ×{why['time']} ({why['time_said']})")
     return " · ".join(parts)
 
 

@@ -20,6 +20,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
+from brain.recall.when import parse_time, with_time
 from brain.scoping import resolve_scope
 from brain.vault.archive import check_recallable
 from brain.vault.paths import check_node
@@ -70,7 +71,10 @@ def recall(
     briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
-    ranked = rank(fused, briefs)
+    # A time the query names ("on 9 November, 2022", "last week") lifts what was said then.
+    window = parse_time(query, brain.clock.now())
+    timed, factors = with_time(fused, briefs, window)
+    ranked = rank(timed, briefs)
     best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
@@ -81,6 +85,9 @@ def recall(
         from brain.recall.explain import explain as explain_hits
 
         why = explain_hits(retrievers, lists, plain, fused, briefs, [o for o, _ in best])
+        for oid, entry in why.items() if window else ():  # what the time prior multiplied
+            entry["time"] = factors.get(oid, 1.0)
+            entry["time_said"] = window.said if window else None
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)

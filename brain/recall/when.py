@@ -1,0 +1,178 @@
+"""Time in the query ("on 9 November, 2022", "in May 2023", "last week") as a prior on `created`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from brain.indexes.catalog import Brief
+
+# A memory created inside the window the query names is multiplied by TIME_PRIOR. A date in a
+# question is a strong hint but not a filter: a memory's `created` is when it was said, which
+# can follow the event it tells of. So the window runs SLACK days past its end ("last week"
+# said a week later still counts). Chosen by reason, not fitted (docs/benchmarks.md).
+TIME_PRIOR = 1.5
+SLACK = timedelta(days=7)
+
+_MONTHS = {
+    name: n
+    for n, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sept", "sep"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        1,
+    )
+    for name in names
+}
+_MONTH = r"(?P<{}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<{}>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<{}>(?:19|20)\d\d)"
+# Day month [year], month day [year], month year, a year alone, a month after "in"/"during"/"of".
+_ABSOLUTE = re.compile(
+    r"\b(?:"
+    + rf"{_DAY.format('d1')}\s+(?:of\s+)?{_MONTH.format('m1')}(?:,?\s*{_YEAR.format('y1')})?"
+    + rf"|{_MONTH.format('m2')}\s+{_DAY.format('d2')}\b(?:,?\s*{_YEAR.format('y2')})?"
+    + rf"|{_MONTH.format('m3')},?\s+{_YEAR.format('y3')}"
+    + rf"|(?:in|during|of)\s+{_YEAR.format('y4')}"
+    + rf"|(?:in|during|of|this|last)\s+(?:the\s+\w+\s+of\s+)?{_MONTH.format('m5')}"
+    + r"(?!,?\s*(?:(?:19|20)\d\d|[0-3]?\d\b))"
+    + r")(?!\w)",
+    re.IGNORECASE,
+)
+_BEFORE = re.compile(r"\b(?:by|before|until|till|as of|up to)\s+(?:the\s+\w+\s+)?$", re.I)
+_AFTER = re.compile(r"\b(?:after|since|from)\s+$", re.I)
+_RELATIVE = {
+    "today": (0, 1),
+    "yesterday": (1, 1),
+    "last weekend": (9, 4),
+    "this week": (7, 8),
+    "last week": (14, 8),
+    "this month": (31, 32),
+    "last month": (62, 32),
+    "this year": (366, 367),
+    "last year": (731, 367),
+}
+_AGO = re.compile(r"\b(?P<n>\d+|a|an|one|two|three)\s+(?P<unit>day|week|month)s?\s+ago\b", re.I)
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
+
+
+@dataclass(frozen=True)
+class Window:
+    """The days a query names: `start` inclusive, `end` exclusive; `said` the words it read."""
+
+    start: date
+    end: date
+    said: str
+
+    def holds(self, created: str) -> bool:
+        """Whether an ISO `created` falls in the window or its slack."""
+        try:
+            day = date.fromisoformat(created[:10])
+        except ValueError:
+            return False
+        return self.start <= day < _shift(self.end, SLACK)
+
+
+def parse_time(query: str, now: datetime) -> Window | None:
+    """The window of days the query speaks of, None when it names no time. Absolute dates win
+    over relative words; a month or day without a year is the latest one not after `now`."""
+    spans: list[tuple[date, date, str]] = []
+    pending: list[tuple[int, int | None, re.Match[str]]] = []  # month, day: year to come
+    for match in _ABSOLUTE.finditer(query):
+        parts = {k: v for k, v in match.groupdict().items() if v}
+        month = _MONTHS[_pick(parts, "m").lower()] if _pick(parts, "m") else None
+        if month == 5 and "m5" in parts and parts["m5"] != "May":
+            continue  # "in may" is a verb more often than a month
+        day = int(_pick(parts, "d")) if _pick(parts, "d") else None
+        year = int(_pick(parts, "y")) if _pick(parts, "y") else None
+        if year is None and month is not None:
+            pending.append((month, day, match))
+            continue
+        assert year is not None
+        for m, d, early in pending:  # "between August 11 and August 15 2023"
+            spans.append(_span(query, year, m, d, early))
+        pending = []
+        spans.append(_span(query, year, month, day, match))
+    for m, d, early in pending:
+        year = now.year if (m, d or 1) <= (now.month, now.day) else now.year - 1
+        spans.append(_span(query, year, m, d, early))
+    spans = [s for s in spans if s[0] < s[1]]
+    if spans:
+        return Window(
+            min(s[0] for s in spans), max(s[1] for s in spans), "; ".join(s[2] for s in spans)
+        )
+    return _relative(query.lower(), now.date())
+
+
+def _pick(parts: dict[str, str], prefix: str) -> str:
+    return next((v for k, v in parts.items() if k.startswith(prefix)), "")
+
+
+def _span(
+    query: str, year: int, month: int | None, day: int | None, match: re.Match[str]
+) -> tuple[date, date, str]:
+    try:
+        if month is None:
+            start, end = date(year, 1, 1), date(year + 1, 1, 1)
+        elif day is None:
+            start = date(year, month, 1)
+            end = date(year + month // 12, month % 12 + 1, 1)
+        else:
+            start = date(year, month, day)
+            end = start + timedelta(days=1)
+    except ValueError:  # "31 February": no such day, no window
+        return date.max, date.min, match.group(0)
+    before = query[: match.start()]
+    if _BEFORE.search(before):
+        start = date.min
+    elif _AFTER.search(before):
+        end = date.max
+    return start, end, match.group(0).strip()
+
+
+def _relative(query: str, today: date) -> Window | None:
+    for words, (back, length) in _RELATIVE.items():
+        if re.search(rf"\b{words}\b", query):
+            start = today - timedelta(days=back)
+            return Window(start, start + timedelta(days=length), words)
+    ago = _AGO.search(query)
+    if ago:
+        n = _NUMBERS.get(ago["n"].lower()) or int(ago["n"])
+        back = n * _UNIT_DAYS[ago["unit"].lower()]
+        start = today - timedelta(days=back + _UNIT_DAYS[ago["unit"].lower()])
+        return Window(start, today - timedelta(days=max(0, back - 1)), ago.group(0))
+    return None
+
+
+def _shift(day: date, by: timedelta) -> date:
+    try:
+        return day + by
+    except OverflowError:
+        return date.max
+
+
+def with_time(
+    ranked: Sequence[tuple[str, float]], rows: dict[str, Brief], window: Window | None
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """Scores with the time prior applied, best first, and the factor each memory got."""
+    if window is None:
+        return list(ranked), {}
+    factors = {
+        oid: TIME_PRIOR for oid, _ in ranked if oid in rows and window.holds(rows[oid].created)
+    }
+    out = [(oid, score * factors.get(oid, 1.0)) for oid, score in ranked]
+    return sorted(out, key=lambda item: (-item[1], item[0])), factors
