@@ -16,7 +16,7 @@ from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
-from brain.model import Hit, Note, RecallOptions
+from brain.model import Hit, ListOptions, Note, RecallOptions
 from brain.notes import corrections, forgetting, levers, reading, relations, writing
 from brain.recall import pipeline
 from brain.sources import conversations, documents
@@ -190,19 +190,9 @@ class Brain(Context):
         return versions.undo(self)
 
     # Last: a method named `list` would shadow the builtin in the annotations below it.
-    def list(
-        self,
-        *,
-        node: str | None = None,
-        status: str | None = None,
-        kind: str | None = None,
-        limit: int | None = None,
-        defining_only: bool = False,
-    ) -> list[ObjectRow]:
+    def list(self, **options: Unpack[ListOptions]) -> list[ObjectRow]:
         """Notes in this partition, newest first, optionally by node, status, kind or defining."""
-        return reading.list_notes(
-            self, node=node, status=status, kind=kind, limit=limit, defining_only=defining_only
-        )
+        return reading.list_notes(self, **options)
 
 
 def open_vault(

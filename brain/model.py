@@ -235,6 +235,16 @@ class RecallOptions(TypedDict, total=False):
     explain: bool  # each hit says why it came back (recall/explain.py)
 
 
+class ListOptions(TypedDict, total=False):
+    """list's filters, defined once like recall's (defaults: none, every note, no limit)."""
+
+    node: str | None
+    status: str | None
+    kind: str | None
+    limit: int | None
+    defining_only: bool
+
+
 @dataclass(frozen=True)
 class Hit:
     """One recall result: enough to judge and cite a memory without opening it."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Unpack, cast
 
-from brain.model import RecallOptions
+from brain.model import ListOptions, RecallOptions
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -37,14 +37,7 @@ class Backend(Protocol):
     def expand(self, note_id: str) -> Json: ...
     def links(self, note_id: str) -> Json: ...
     def history(self, note_id: str) -> list[Json]: ...
-    def list_notes(
-        self,
-        node: str | None = None,
-        status: str | None = None,
-        kind: str | None = None,
-        limit: int | None = None,
-        defining_only: bool = False,
-    ) -> list[Json]: ...
+    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]: ...
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json: ...
     def forget(self, note_id: str, mode: str = "auto") -> list[str]: ...
     def correct(self, note_id: str, text: str) -> Json: ...
@@ -99,18 +92,8 @@ class LocalBackend:
     def history(self, note_id: str) -> list[Json]:
         return [note_to_json(v) for v in self.brain.history(note_id)]
 
-    def list_notes(
-        self,
-        node: str | None = None,
-        status: str | None = None,
-        kind: str | None = None,
-        limit: int | None = None,
-        defining_only: bool = False,
-    ) -> list[Json]:
-        rows = self.brain.list(
-            node=node, status=status, kind=kind, limit=limit, defining_only=defining_only
-        )
-        return [row_to_json(r) for r in rows]
+    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]:
+        return [row_to_json(r) for r in self.brain.list(**options)]
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         plan = self.brain.forget_plan(note_id, mode)
@@ -162,18 +145,8 @@ class DaemonBackend:
     def history(self, note_id: str) -> list[Json]:
         return self._many("history", note_id=note_id)
 
-    def list_notes(
-        self,
-        node: str | None = None,
-        status: str | None = None,
-        kind: str | None = None,
-        limit: int | None = None,
-        defining_only: bool = False,
-    ) -> list[Json]:
-        return self._many(
-            "list_notes", node=node, status=status, kind=kind, limit=limit,
-            defining_only=defining_only,
-        )  # fmt: skip # arguments grouped by meaning
+    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]:
+        return self._many("list_notes", **options)
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         return self._one("forget_plan", note_id=note_id, mode=mode)
