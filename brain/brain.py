@@ -16,7 +16,7 @@ from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
-from brain.model import Hit, ListOptions, Note, RecallOptions
+from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
 from brain.notes import corrections, forgetting, levers, reading, relations, writing
 from brain.recall import pipeline
 from brain.sources import conversations, documents
@@ -41,19 +41,10 @@ class Brain(Context):
     # notes ---------------------------------------------------------------------
     @recorded(lambda note, a: f"remember {title_of(note)}")
     def remember(
-        self,
-        text: str,
-        *,
-        title: str | None = None,
-        node: str | None = None,
-        tags: Sequence[str] = (),
-        kind: str | None = None,
-        source: dict[str, Any] | None = None,
+        self, text: str, *, source: dict[str, Any] | None = None, **options: Unpack[RememberOptions]
     ) -> Note:
         """Store a memory; what happens depends on the note kind (see notes/writing.py)."""
-        return writing.remember(
-            self, text, title=title, node=node, tags=tags, kind=kind, source=source
-        )
+        return writing.remember(self, text, source=source, **options)
 
     # A forgotten note's title stays out of git's history: the commit names the id only.
     @recorded(lambda gone, a: f"forget {a['note_id']} ({len(gone)} objects)")

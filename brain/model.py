@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict
@@ -233,6 +233,16 @@ class RecallOptions(TypedDict, total=False):
     defining_first: bool
     scope: str | None
     explain: bool  # each hit says why it came back (recall/explain.py)
+
+
+class RememberOptions(TypedDict, total=False):
+    """remember's options as the interfaces offer them, defined once (defaults: no title, the
+    note's topic or the inbox, no tags, the folder's kind). Provenance is the core's alone."""
+
+    title: str | None
+    node: str | None
+    tags: Sequence[str]
+    kind: str | None
 
 
 class ListOptions(TypedDict, total=False):

@@ -6,10 +6,9 @@ daemon answers it or this process opens the vault itself (the fallback).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Unpack, cast
 
-from brain.model import ListOptions, RecallOptions
+from brain.model import ListOptions, RecallOptions, RememberOptions
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -25,14 +24,7 @@ class Backend(Protocol):
 
     where: str  # "daemon" or "process"
 
-    def remember(
-        self,
-        text: str,
-        title: str | None = None,
-        node: str | None = None,
-        tags: Sequence[str] = (),
-        kind: str | None = None,
-    ) -> Json: ...
+    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json: ...
     def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]: ...
     def expand(self, note_id: str) -> Json: ...
     def links(self, note_id: str) -> Json: ...
@@ -66,15 +58,8 @@ class LocalBackend:
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
 
-    def remember(
-        self,
-        text: str,
-        title: str | None = None,
-        node: str | None = None,
-        tags: Sequence[str] = (),
-        kind: str | None = None,
-    ) -> Json:
-        return note_to_json(self.brain.remember(text, title=title, node=node, tags=tags, kind=kind))
+    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json:
+        return note_to_json(self.brain.remember(text, **options))
 
     def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
         return [h.to_json() for h in self.brain.recall(query, **options)]
@@ -123,15 +108,10 @@ class DaemonBackend:
     def _many(self, op: str, **args: Any) -> list[Json]:
         return cast(list[Json], self.client.call(op, args))
 
-    def remember(
-        self,
-        text: str,
-        title: str | None = None,
-        node: str | None = None,
-        tags: Sequence[str] = (),
-        kind: str | None = None,
-    ) -> Json:
-        return self._one("remember", text=text, title=title, node=node, tags=[*tags], kind=kind)
+    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json:
+        if "tags" in options:
+            options["tags"] = [*options["tags"]]  # JSON has lists
+        return self._one("remember", text=text, **options)
 
     def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
         return self._many("recall", query=query, **options)
