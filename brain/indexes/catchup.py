@@ -158,7 +158,7 @@ def index_file(
             caches.put_note(note, data, st)
             copy = renew(copy, note.id, clock.now())
             copied = store.write(copy)
-            caches.put_note(copy, copied, store.path(copy.path).stat())
+            caches.put_note(copy, copied, store.stat(copy.path))
             return "changed"
     caches.put_note(note, data, st)
     return "changed"

@@ -75,7 +75,7 @@ def relocate(brain: Context, row: ObjectRow, target: str) -> Move:
     markdown = brain.store.note_bytes(row.path)
     data = brain.store.write_bytes(target, markdown)
     note = brain.store.parse(target, data)
-    brain.caches.put_note(note, data, brain.store.path(target).stat())
+    brain.caches.put_note(note, data, brain.store.stat(target))
     moved(brain, row, note)
     return Move(row.id, row.title, row.path, target, "cold" if is_cold(target) else "hot")
 

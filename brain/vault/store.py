@@ -21,6 +21,8 @@ RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
 class NoteStore:
     """The Markdown files of one vault, addressed by vault-relative POSIX paths."""
 
+    hand_edits = True  # a person may change the files beside brain: caches catch up with them
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
@@ -116,6 +118,17 @@ class NoteStore:
 
     def path(self, rel: str) -> Path:
         return inside(self.root, rel)
+
+    def stat(self, rel: str) -> os.stat_result:
+        """The stat of a file just written (its size and mtime fingerprint the caches)."""
+        return self.path(rel).stat()
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the entries of one folder (none if it is not there)."""
+        try:
+            return [entry.name for entry in os.scandir(self.path(folder))]
+        except (FileNotFoundError, NotADirectoryError, InvalidInput):
+            return []
 
     def read_bytes(self, rel: str) -> bytes:
         """The file as stored (a cold note: its compressed frame)."""
