@@ -173,7 +173,7 @@ class Context:
         """
         assert self.lock.held, "save() needs the writer lock"
         # The one place every write passes: an archived partition is read-only, whoever asks.
-        check_writable(self.root, note.partition)
+        check_writable(self.store, note.partition)
         note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         if self.for_model:

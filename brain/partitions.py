@@ -21,7 +21,7 @@ from brain.model import LOCAL_ONLY, iso
 from brain.settings import SETTINGS_FILE
 from brain.sources import connectors
 from brain.vault.archive import ARCHIVED_MARK, check_recallable, is_archived
-from brain.vault.files import atomic_write, fsync_dir, remove_file
+from brain.vault.files import fsync_dir
 from brain.vault.paths import check_segment
 from brain.vault.store import RESERVED_TOP
 from brain.vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
@@ -79,7 +79,7 @@ def existing(brain: Context, name: str) -> str:
 def listing(brain: Context) -> list[Partition]:
     """Every partition of the vault, with its state."""
     return [
-        Partition(name, is_archived(brain.root, name), name == brain.partition)
+        Partition(name, is_archived(brain.store, name), name == brain.partition)
         for name in brain.store.partitions()
     ]
 
@@ -124,7 +124,7 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         if brain.partition == old:
             brain.partition = new
         brain.catch_up()
-    return Partition(new, is_archived(brain.root, new), new == brain.partition)
+    return Partition(new, is_archived(brain.store, new), new == brain.partition)
 
 
 @recorded(lambda p, a: f"partition archive {p.name}")
@@ -133,13 +133,13 @@ def archive(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
         check_model_may_change(brain, name)
-        if is_archived(brain.root, name):
+        if is_archived(brain.store, name):
             raise InvalidInput(f"partition {name!r} is already archived")
         stamp = iso(brain.clock.now())
-        atomic_write(
-            brain.root / name / ARCHIVED_MARK,
+        brain.store.write_bytes(
+            f"{name}/{ARCHIVED_MARK}",
             f"# This partition is archived (read-only, out of recall) since {stamp}.\n"
-            f"# `brain partition restore {name}` brings it back.\n",
+            f"# `brain partition restore {name}` brings it back.\n".encode(),
         )
     return Partition(name, True, name == brain.partition)
 
@@ -148,16 +148,16 @@ def archive(brain: Context, name: str) -> Partition:
 def restore(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
-        if not is_archived(brain.root, name):
+        if not is_archived(brain.store, name):
             raise InvalidInput(f"partition {name!r} is not archived")
-        remove_file(brain.root / name / ARCHIVED_MARK)
+        brain.store.delete(f"{name}/{ARCHIVED_MARK}")
     return Partition(name, False, name == brain.partition)
 
 
 def use(brain: Context, name: str) -> Partition:
     """Make this Brain work in another partition (a server remembers it for its lifetime)."""
     existing(brain, name)
-    check_recallable(brain.root, name)
+    check_recallable(brain.store, name)
     brain.partition = name
     return Partition(name, False, True)
 
@@ -168,12 +168,11 @@ _DEFAULT_LINE = re.compile(r"^default_partition:.*$", re.MULTILINE)
 @recorded(lambda _, a: f"partition default {a['name']}")
 def set_default(brain: Context, name: str) -> None:
     """Record the partition commands use by default, editing only that line of brain.yaml."""
-    path = brain.root / SETTINGS_FILE
-    text = path.read_text(encoding="utf-8")
+    text = brain.store.read_bytes(SETTINGS_FILE).decode("utf-8")
     line = f"default_partition: {json.dumps(name, ensure_ascii=False)}"
     if _DEFAULT_LINE.search(text):
         text = _DEFAULT_LINE.sub(line, text, count=1)
     else:
         text = text.rstrip("\n") + "\n" + line + "\n"
-    atomic_write(path, text)
+    brain.store.write_bytes(SETTINGS_FILE, text.encode("utf-8"))
     brain.settings = replace(brain.settings, default_partition=name)

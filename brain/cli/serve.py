@@ -63,7 +63,7 @@ def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
         raise NotFound(
             f"no partition {chosen!r} in {root}", f"partitions: {', '.join(known) or 'none'}"
         )
-    check_recallable(root, chosen)
+    check_recallable(NoteStore(root), chosen)
 
     # The handshake and tools/list need only the settings: the vault opens (caches, catch-up)
     # on the first call that runs here, and the daemon is reached on the first call it serves.

@@ -29,7 +29,7 @@ def set_field(brain: Context, note_id: str, field: str, value: str) -> Note:
     with brain.lock.hold():
         brain.catch_up()
         note = brain.get(note_id)
-        check_writable(brain.root, note.partition)
+        check_writable(brain.store, note.partition)
         if field == "visibility":
             return _visibility(brain, note, _choice(field, value, VISIBILITIES))
         changes: dict[str, Any]

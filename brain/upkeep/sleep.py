@@ -101,7 +101,7 @@ def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
 
     drawn = []
     for name in brain.store.partitions():
-        if not is_archived(brain.root, name):
+        if not is_archived(brain.store, name):
             graph.write_graph(brain.at(name))  # the partition's own view draws its graph
             drawn.append(name)
     relinked = wikilinks.refresh(brain)  # relations' wikilinks whose targets moved

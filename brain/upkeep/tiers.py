@@ -110,7 +110,7 @@ def due(brain: Context, now: datetime) -> list[ObjectRow]:
     """Archived (or terminal) notes untouched for `tiers.cold_after_days`, still hot."""
     horizon = now - timedelta(days=brain.settings.cold_after_days)
     rows = brain.caches.catalog.hot_notes(COLD_STATUSES, COLD_KINDS)
-    frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
+    frozen = {p for p in brain.store.partitions() if is_archived(brain.store, p)}
     return [r for r in rows if r.partition not in frozen and _older(r.touched, horizon)]
 
 

@@ -179,6 +179,12 @@ class NoteStore:
                 break
             folder = folder.parent
 
+    def is_folder(self, rel: str) -> bool:
+        try:
+            return self.path(rel).is_dir()
+        except InvalidInput:
+            return False
+
     def exists(self, rel: str) -> bool:
         """Whether a note file is there; a path that leads out of the vault (through a link)
         holds no note of it."""
