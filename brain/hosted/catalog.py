@@ -88,4 +88,3 @@ class PgCatalog(Catalog):
 
     def compact(self) -> None:
         """PostgreSQL's autovacuum reclaims deleted rows; a tenant's role may not VACUUM."""
-

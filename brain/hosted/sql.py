@@ -24,15 +24,29 @@ _DIALECT = [
     (re.compile(r"\bWHERE 1\b"), "WHERE true"),
     (re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)"), r"(\1::jsonb ->> '\2')"),
     (re.compile(r"\binstr\("), "strpos("),
-    (re.compile(r"\bmin\(oldest, excluded"), "least(oldest, excluded"),
-    (re.compile(r"\bmax\(newest, excluded"), "greatest(newest, excluded"),
+    (re.compile(r"\bmin\((\w+), excluded"), r"least(\1, excluded"),
+    (re.compile(r"\bmax\((\w+), excluded"), r"greatest(\1, excluded"),
     (re.compile(r"ON CONFLICT \("), "ON CONFLICT (tenant, "),
 ]
+
+
+_TABLE = re.compile(r"INSERT INTO (\w+)")
+_OWN = re.compile(r"(\w+) = \1 \+|(least|greatest)\((\w+),")
 
 
 def translate(sql: str) -> str:
     for pattern, replacement in _DIALECT:
         sql = pattern.sub(replacement, sql)
+    table = _TABLE.search(sql)
+    if table and "DO UPDATE" in sql:
+        # An upsert's SET names the existing row's columns bare; PostgreSQL wants the table.
+        def own(m: re.Match[str]) -> str:
+            if m.group(1):
+                return f"{m.group(1)} = {table[1]}.{m.group(1)} +"
+            return f"{m.group(2)}({table[1]}.{m.group(3)},"
+
+        head, _, tail = sql.partition("DO UPDATE")
+        sql = head + "DO UPDATE" + _OWN.sub(own, tail)
     # psycopg's placeholders are %s, so a literal % doubles.
     return sql.replace("%", "%%").replace("?", "%s")
 
@@ -59,6 +73,11 @@ class TenantDatabase:
 
     def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
         return self.conn.execute(translate(sql), parameters)
+
+    def value(self, sql: str, parameters: Any = (), /) -> Any:
+        """The first column of the first row (a count, a flag), None if there is no row."""
+        row = self.execute(sql, parameters).fetchone()
+        return None if row is None else row[0]
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
         rows = list(parameters)
