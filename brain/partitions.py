@@ -12,7 +12,9 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput, NotFound
@@ -89,8 +91,11 @@ def create(brain: Context, name: str) -> Partition:
     """A new partition: a stamped copy of the template's structural notes."""
     check_name(name)
     with brain.lock.hold():
-        if (brain.root / name).exists() or (brain.root / LOCAL_ONLY / name).exists():
+        if brain.store.is_folder(name) or brain.store.is_folder(f"{LOCAL_ONLY}/{name}"):
             raise InvalidInput(f"partition {name!r} already exists")
+        if not brain.store.hand_edits:
+            _create_in_store(brain, name)
+            return Partition(name, False, name == brain.partition)
         # Built in a hidden folder beside the partitions and renamed, so nobody sees half of it.
         staging = brain.root / f".partition-{name}.{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
@@ -102,6 +107,24 @@ def create(brain: Context, name: str) -> Partition:
     return Partition(name, False, name == brain.partition)
 
 
+def _create_in_store(brain: Context, name: str) -> None:
+    """A store that is not a folder (a database) gets the stamped template file by file, inside
+    the writer lock's one transaction: nobody sees half of it either."""
+    with tempfile.TemporaryDirectory() as scratch:
+        staging = Path(scratch, name)
+        shutil.copytree(template_dir() / TEMPLATE_PARTITION, staging)
+        stamp_notes(staging, brain.clock.now())
+        written = []
+        for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+            rel = f"{name}/{path.relative_to(staging).as_posix()}"
+            brain.store.write_bytes(rel, path.read_bytes())
+            written.append(rel)
+    with brain.node_index.batch():
+        for rel in written:
+            if rel.endswith(".md"):
+                brain._index_file(rel)
+
+
 @recorded(lambda p, a: f"partition rename {a['old']} to {p.name}")
 def rename(brain: Context, old: str, new: str) -> Partition:
     """Move a partition's folders; note ids stay the same, the caches follow the new paths."""
@@ -111,8 +134,10 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         check_model_may_change(brain, old)
         if old == new:
             raise InvalidInput(f"partition {old!r} already has that name")
-        if (brain.root / new).exists() or (brain.root / LOCAL_ONLY / new).exists():
+        if brain.store.is_folder(new) or brain.store.is_folder(f"{LOCAL_ONLY}/{new}"):
             raise InvalidInput(f"partition {new!r} already exists")
+        if not brain.store.hand_edits:
+            raise InvalidInput("a hosted brain cannot rename partitions yet", "create another")
         os.replace(brain.root / old, brain.root / new)
         fsync_dir(brain.root)
         hidden = brain.root / LOCAL_ONLY / old

@@ -88,3 +88,35 @@ def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield server.get_uri()
     finally:
         server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def hosted_dsn(pg_dsn: str) -> str:
+    """The test PostgreSQL with brain's schema (`brain hosted init`, run once)."""
+    from brain.hosted import schema
+
+    schema.init(pg_dsn)
+    return pg_dsn
+
+
+def pushed(dsn: str, vault: Path, clock: FixedClock, user: str | None = None) -> Brain:
+    """The vault pushed for a new user of the hosted brain, opened as that user."""
+    import uuid
+
+    from brain.hosted.tenant import open_tenant
+    from brain.hosted.transfer import push
+
+    user = user or f"u{uuid.uuid4().hex[:12]}"
+    push(dsn, vault, user, clock)
+    return open_tenant(dsn, user, clock=clock)
+
+
+@pytest.fixture(params=["files", "postgres"])
+def any_brain(request: pytest.FixtureRequest, vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    """The same Brain on both storages: the vault's files, or a tenant of PostgreSQL."""
+    if request.param == "files":
+        b = open_vault(vault, clock=clock)
+    else:
+        b = pushed(request.getfixturevalue("hosted_dsn"), vault, clock)
+    yield b
+    b.close()

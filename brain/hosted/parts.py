@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,21 @@ class PgLock(WriterLock):
             self._depth -= 1
             if outermost:
                 self.db.end(ok=ok)
+
+    @contextlib.contextmanager
+    def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """One process at a time for this tenant's long job, on any server: a session-level
+        advisory lock (a killed process's connection ends, and its turn with it)."""
+        key = (f"brain-{name}:{self.db.tenant}",)
+        sql = "SELECT {}(hashtextextended(?, 0))"
+        if not self.db.value(sql.format("pg_try_advisory_lock"), key):
+            if waiting is not None:
+                waiting()
+            self.db.execute(sql.format("pg_advisory_lock"), key)
+        try:
+            yield
+        finally:
+            self.db.execute(sql.format("pg_advisory_unlock"), key)
 
 
 class PgJournal(Journal):

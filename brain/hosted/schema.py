@@ -106,7 +106,8 @@ def _table(name: str, columns: str, key: str) -> list[str]:
         f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY",
         f"ALTER TABLE {name} FORCE ROW LEVEL SECURITY",
         f"DROP POLICY IF EXISTS by_tenant ON {name}",
-        f"CREATE POLICY by_tenant ON {name} USING (tenant = {TENANT}) WITH CHECK (tenant = {TENANT})",
+        f"CREATE POLICY by_tenant ON {name} USING (tenant = {TENANT}) "
+        f"WITH CHECK (tenant = {TENANT})",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON {name} TO {ROLE}",
     ]
 

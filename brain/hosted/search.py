@@ -67,14 +67,15 @@ class PgFullText(FullText):
         return int(self.db.value("SELECT count(*) FROM texts"))
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        """Ranked by cover density; a title word (weight A) counts more than a body word (B)."""
+        """Ranked by cover density over 1 + log(length), as BM25 favours the shorter text; a
+        title word (weight A) counts more than a body word (B)."""
         terms = or_query(query)
         if not terms or k <= 0:
             return []
         where, params = filter_sql(filters)
         where = "true" + where[1:]  # filter_sql opens with SQLite's `1`
         rows = self.db.execute(
-            "SELECT t.id, ts_rank_cd(t.tsv, q) AS score FROM texts t "
+            "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
             "JOIN objects o ON o.id = t.id, to_tsquery('english', ?) q "
             f"WHERE t.tsv @@ q AND ({where}) ORDER BY score DESC, t.id LIMIT ?",
             (terms, *params, k),
