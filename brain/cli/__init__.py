@@ -23,6 +23,7 @@ def _register() -> None:
         corrections,
         daemon,
         git,
+        hosted,
         ingestion,
         links,
         notes,

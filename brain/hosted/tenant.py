@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from brain import settings as settings_mod
@@ -68,6 +68,8 @@ def open_tenant(
                 f"user {tenant!r} has no brain.yaml in the database", "push a vault for it"
             ) from None
         loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
+        # The cold tier is compressed files on a disk: a database stores every note whole.
+        loaded = replace(loaded, cold_tier=False)
         if isinstance(embedder, str):
             cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
             embedder = load_embedder(loaded.embedder, cache)
