@@ -136,14 +136,12 @@ def rename(brain: Context, old: str, new: str) -> Partition:
             raise InvalidInput(f"partition {old!r} already has that name")
         if brain.store.is_folder(new) or brain.store.is_folder(f"{LOCAL_ONLY}/{new}"):
             raise InvalidInput(f"partition {new!r} already exists")
-        if not brain.store.hand_edits:
-            raise InvalidInput("a hosted brain cannot rename partitions yet", "create another")
-        os.replace(brain.root / old, brain.root / new)
-        fsync_dir(brain.root)
-        hidden = brain.root / LOCAL_ONLY / old
-        if hidden.is_dir():
-            os.replace(hidden, brain.root / LOCAL_ONLY / new)
-            fsync_dir(hidden.parent)
+        moved = brain.store.move_folder(old, new)
+        hidden = LOCAL_ONLY + "/" + old
+        if brain.store.is_folder(hidden):
+            moved += brain.store.move_folder(hidden, f"{LOCAL_ONLY}/{new}")
+        if not brain.store.hand_edits:  # no walk will find the moved files: say which they are
+            brain._apply_files([n for _, n in moved if n.endswith(".md")], [o for o, _ in moved])
         if brain.settings.default_partition == old:
             set_default(brain, new)
         if brain.partition == old:

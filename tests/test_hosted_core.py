@@ -135,6 +135,11 @@ def test_partitions_are_separate_and_an_archived_one_is_read_only(any_brain: Bra
         work.recall("report")
     partitions.restore(any_brain, "work")
     assert [h.id for h in work.recall("quarterly report")] == [note.id]
+    partitions.rename(any_brain, "work", "office")  # ids stay, paths follow
+    office = any_brain.at("office")
+    assert [h.id for h in office.recall("quarterly report")] == [note.id]
+    assert office.get(note.id).path.startswith("office/")
+    assert "work" not in {p.name for p in partitions.listing(any_brain)}
 
 
 def test_private_notes_never_reach_a_model(any_brain: Brain) -> None:

@@ -33,6 +33,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("History", ("git", "log", "undo")),
     ("Your levers", ("set", "partition")),
     ("Maintenance", ("reindex", "doctor")),
+    ("Hosted", ("hosted",)),
 )  # fmt: skip
 # One example line for each everyday command, shown beside it in `brain --help`.
 EXAMPLES = {

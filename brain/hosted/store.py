@@ -133,6 +133,17 @@ class PgStore(NoteStore):
     def delete(self, rel: str) -> None:
         self.db.execute("DELETE FROM vault_files WHERE path=?", (clean(rel),))
 
+    def move_folder(self, old: str, new: str) -> list[tuple[str, str]]:
+        """Every row below `old` to the same place below `new` (one statement)."""
+        source, target = clean(old) + "/", clean(new) + "/"
+        rows = self.db.execute(
+            "UPDATE vault_files SET path = ? || substr(path, ?), written = now() "
+            "WHERE path >= ? AND path < ? RETURNING path",
+            (target, len(source) + 1, source, source[:-1] + "0"),
+        ).fetchall()
+        moved = [str(r[0]) for r in rows]
+        return sorted((source + rel[len(target) :], rel) for rel in moved)
+
     def is_folder(self, rel: str) -> bool:
         prefix = clean(rel) + "/"
         return (

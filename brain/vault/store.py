@@ -11,7 +11,7 @@ from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
 from brain.vault.cold import ColdCodec, hot_path, is_cold
-from brain.vault.files import atomic_write, remove_file
+from brain.vault.files import atomic_write, fsync_dir, remove_file
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
@@ -178,6 +178,13 @@ class NoteStore:
             except OSError:
                 break
             folder = folder.parent
+
+    def move_folder(self, old: str, new: str) -> list[tuple[str, str]]:
+        """Rename a folder in one step; returns (old, new) of each file moved, when a walk
+        would not find them (here it does: none are named)."""
+        os.replace(self.path(old), self.path(new))
+        fsync_dir(self.path(new).parent)
+        return []
 
     def is_folder(self, rel: str) -> bool:
         try:
