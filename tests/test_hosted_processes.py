@@ -97,3 +97,23 @@ def test_a_killed_writer_loses_no_acknowledged_write(
     assert all(brain.caches.fulltext.stored(r) is not None for r in written)
     assert len(brain.caches.vectors.vectors(written)) == len(written)
     brain.close()
+
+
+def test_hosted_sleep_beside_a_writer_loses_no_note(
+    hosted_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    brain = pushed(hosted_dsn, vault, clock)
+    proc = writer(hosted_dsn, brain.root.name, "beside", 15)
+    sleeper = subprocess.run(
+        [sys.executable, "-m", "brain", "hosted", "sleep", "--db", hosted_dsn, "--quiet"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip # arguments grouped by meaning
+    ids = proc.communicate(timeout=120)[0].split()
+    assert sleeper.returncode == 0, sleeper.stderr
+    assert proc.returncode == 0 and len(ids) == 15
+    for note_id in ids:
+        assert brain.get(note_id).title.startswith("beside")
+    found = catchup.compare(brain.store, brain.caches.catalog)
+    assert not found.out_of_step and not found.missing
+    brain.close()
