@@ -109,3 +109,23 @@ def test_hosted_sleep_runs_for_every_user_and_twice_changes_nothing(
     assert second.exit_code == 0, second.output
     assert not any(p["changed"] for p in json.loads(second.output) if p["user"] in users)
     assert runner.invoke(app, ["hosted", "init", hosted_dsn]).exit_code == 0  # idempotent
+
+
+def test_a_new_user_starts_from_the_template_and_is_never_made_twice(
+    hosted_dsn: str, clock: FixedClock
+) -> None:
+    from brain.errors import InvalidInput
+    from brain.hosted.transfer import create
+
+    user = f"n{uuid.uuid4().hex[:8]}"
+    made = create(hosted_dsn, user, clock, embedder="hashing")
+    assert made.notes > 0
+    brain = open_tenant(hosted_dsn, user, clock=clock)
+    try:
+        note = brain.remember("First memory.", title="First")
+        assert [h.id for h in brain.recall("first memory")] == [note.id]
+        assert brain.settings.embedder == "hashing"
+    finally:
+        brain.close()
+    with pytest.raises(InvalidInput, match="already exists"):
+        create(hosted_dsn, user, clock)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,30 @@ _TENANT_TABLES = (
     "vault_files", "info", "files", "objects", "relations", "node_notes", "node_counts",
     "node_terms", "texts", "vectors", "journal",
 )  # fmt: skip # one list
+
+
+def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) -> Transfer:
+    """A new user's brain, made from the vault template as `brain init` makes one (refused
+    if the user exists: `push` replaces, this never does)."""
+    import tempfile
+
+    from brain.vault.template import init_vault
+
+    check_segment(user, "user")
+    with connect(dsn) as admin:
+        check_schema(admin)
+        if known_tenant(admin, user):
+            raise InvalidInput(f"user {user!r} already exists", "choose another name")
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "vault"
+        init_vault(root, clock.now())
+        if embedder is not None:  # e.g. `hashing` for tests and benchmarks
+            settings = root / settings_mod.SETTINGS_FILE
+            text = settings.read_text(encoding="utf-8")
+            settings.write_text(
+                re.sub(r"^embedder: \S+", f"embedder: {embedder}", text, flags=re.M)
+            )
+        return push(dsn, root, user, clock)
 
 
 def pull(dsn: str, dest: Path, user: str) -> Transfer:
