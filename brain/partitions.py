@@ -60,7 +60,7 @@ def check_model_may_change(brain: Context, name: str) -> None:
     if not brain.for_model:
         return
     named = {brain.settings.default_partition}
-    text = brain.store.read_bytes(SETTINGS_FILE).decode("utf-8")
+    text = brain.store.read_bytes(SETTINGS_FILE).decode("utf-8", errors="replace")
     for decl in connectors.declared_in(text, brain.root / SETTINGS_FILE).values():
         named.add(decl.partition or brain.settings.default_partition)
     if name in named:

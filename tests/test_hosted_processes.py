@@ -117,3 +117,24 @@ def test_hosted_sleep_beside_a_writer_loses_no_note(
     found = catchup.compare(brain.store, brain.caches.catalog)
     assert not found.out_of_step and not found.missing
     brain.close()
+
+
+def test_a_writer_waiting_too_long_for_the_tenant_is_told_so(
+    hosted_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    import pytest
+
+    from brain.errors import VaultBusy
+
+    first = pushed(hosted_dsn, vault, clock)
+    second = open_tenant(hosted_dsn, first.root.name, clock=clock)
+    other = pushed(hosted_dsn, vault, clock)  # another tenant never waits
+    second.lock.timeout = 0.3
+    with first.lock.hold():
+        with pytest.raises(VaultBusy, match="writer lock of user"):
+            second.remember("blocked", title="Blocked")
+        other.remember("free", title="Free")
+    assert second.remember("now it goes", title="Goes").title == "Goes"
+    assert second.recall("blocked") == []  # the refused write left nothing
+    for brain in (first, second, other):
+        brain.close()

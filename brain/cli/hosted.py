@@ -32,9 +32,11 @@ def init(
     ],
 ) -> None:
     """Create or update the schema, extensions, role and row-level security; idempotent."""
+    from brain.hosted.schema import database_errors
     from brain.hosted.schema import init as run
 
-    version = run(dsn)
+    with database_errors():
+        version = run(dsn)
     out.print(f"Database ready (schema version {version}).")
 
 
@@ -51,9 +53,11 @@ def push(
     go; local-only notes, `.brain/` and `.git/` stay on this machine.
     """
     from brain.clock import SystemClock
+    from brain.hosted.schema import database_errors
     from brain.hosted.transfer import push as run
 
-    done = run(db, vault.expanduser(), user, SystemClock())
+    with database_errors():
+        done = run(db, vault.expanduser(), user, SystemClock())
     if as_json:
         emit_json(done.__dict__)
         return
@@ -69,9 +73,11 @@ def pull(
     as_json: JsonOpt = False,
 ) -> None:
     """Write a user's vault out of the database, byte for byte."""
+    from brain.hosted.schema import database_errors
     from brain.hosted.transfer import pull as run
 
-    done = run(db, dest.expanduser(), user)
+    with database_errors():
+        done = run(db, dest.expanduser(), user)
     if as_json:
         emit_json(done.__dict__)
         return
@@ -87,12 +93,14 @@ def sleep(
 ) -> None:
     """One sleep pass for every user; idempotent and safe beside running servers (cron)."""
     from brain.clock import SystemClock
+    from brain.hosted.schema import database_errors
     from brain.hosted.upkeep import TenantSleep, sleep_all
 
     def said(one: TenantSleep) -> None:
         if not quiet and not as_json:
             out.print(f"{escape(one.user)}: {escape(one.summary)}")
 
-    passes = sleep_all(db, SystemClock(), dry_run=dry_run, done=said)
+    with database_errors():
+        passes = sleep_all(db, SystemClock(), dry_run=dry_run, done=said)
     if as_json and not quiet:
         emit_json([p.__dict__ for p in passes])

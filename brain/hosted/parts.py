@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from brain.errors import VaultBusy
 from brain.hosted.catalog import PgCatalog
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
@@ -31,11 +32,11 @@ class PgLock(WriterLock):
         outermost = self._depth == 0
         if outermost:
             self.db.begin()
-            self.db.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
-            self.db.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended('brain:' || ?, 0))",
-                (self.db.tenant,),
-            )
+            try:
+                self._acquire_in_transaction()
+            except BaseException:
+                self.db.end(ok=False)
+                raise
         self._depth += 1
         ok = False
         try:
@@ -45,6 +46,22 @@ class PgLock(WriterLock):
             self._depth -= 1
             if outermost:
                 self.db.end(ok=ok)
+
+    def _acquire_in_transaction(self) -> None:
+        import psycopg
+
+        self.db.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+        try:
+            self.db.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('brain:' || ?, 0))",
+                (self.db.tenant,),
+            )
+        except psycopg.errors.LockNotAvailable:
+            raise VaultBusy(
+                f"another brain process has held the writer lock of user {self.db.tenant!r} "
+                f"for {self.timeout:.0f} s",
+                "try again; `SELECT * FROM pg_locks WHERE locktype = 'advisory'` shows who",
+            ) from None
 
     @contextlib.contextmanager
     def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from brain.errors import BrainError
@@ -147,6 +149,19 @@ def connect(dsn: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[ob
 
 class HostedError(BrainError):
     """The database is missing, unreachable, uninitialised, or does not know a user."""
+
+
+@contextlib.contextmanager
+def database_errors() -> Iterator[None]:
+    """What the database says when it fails under a command (a dropped connection, a full
+    disk) as one clear error, not a traceback."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HostedError(f"the database failed: {first}", "check the server's log") from None
 
 
 def init(dsn: str) -> int:

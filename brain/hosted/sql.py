@@ -94,11 +94,10 @@ class TenantDatabase:
         self.depth += 1
 
     def end(self, *, ok: bool) -> None:
+        """The outermost end commits or rolls back; an error inside reaches it and undoes all."""
         self.depth -= 1
         if self.depth == 0:
             self.conn.execute("COMMIT" if ok else "ROLLBACK")
-        elif not ok:
-            return  # the outermost decides; an error inside still rolls back all of it
 
     def close(self) -> None:
         self.conn.close()
