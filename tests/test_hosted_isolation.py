@@ -40,6 +40,12 @@ def test_the_other_tenant_finds_nothing_by_id_query_or_list(pair: tuple[Brain, B
         bob.forget(secret.id)
     with pytest.raises(NotFound):
         bob.correct(secret.id, "Bob's version")
+    # Text that a query language or SQL would read as syntax is only words here.
+    for hostile in ("quince') | ('cardamom", "quince & !x | (jam:*)", "x' OR tenant IS NOT NULL --",
+                    "%quince%", "quince?", "\\' ; DROP TABLE objects; --"):  # fmt: skip
+        for mode in ("text", "hybrid"):
+            assert bob.recall(hostile, mode=mode) == [], hostile
+    assert [h.id for h in alice.recall("quince') | ('cardamom", mode="text")] == [secret.id]
     assert secret.id not in [r.id for r in bob.list()]
     assert bob.caches.catalog.get(secret.id) is None
     assert bob.caches.fulltext.stored(secret.id) is None
