@@ -20,8 +20,8 @@ from brain.indexes.caches import Caches
 from brain.indexes.catalog import REBUILDING, REBUILT, ObjectRow
 from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder
-from brain.indexes.sparse import SparseEncoder
 from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked

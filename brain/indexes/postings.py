@@ -221,25 +221,22 @@ class _Postings:
         self.ids: list[str] = []
         term_parts: list[Any] = []
         weight_parts: list[Any] = []
-        for oid, ids, weights in rows:
+        for oid, id_blob, weight_blob in rows:
             self.ids.append(oid)
-            term_parts.append(np.frombuffer(ids, dtype="<i4"))
-            weight_parts.append(np.frombuffer(weights, dtype="<f4"))
+            term_parts.append(np.frombuffer(id_blob, dtype="<i4"))
+            weight_parts.append(np.frombuffer(weight_blob, dtype="<f4"))
         self.row = {oid: i for i, oid in enumerate(self.ids)}
-        if not self.ids:
-            self.start = np.zeros(1, dtype=np.int64)
-            self.rows = np.zeros(0, dtype=np.int32)
-            self.weights = np.zeros(0, dtype=np.float32)
+        self.start: Any = np.zeros(1, dtype=np.int64)
+        self.rows: Any = np.zeros(0, dtype=np.int32)
+        self.weights: Any = np.zeros(0, dtype=np.float32)
+        terms = np.concatenate(term_parts) if term_parts else np.zeros(0, dtype=np.int32)
+        if not len(terms):
             return
-        terms = np.concatenate(term_parts)
-        owners = np.repeat(
-            np.arange(len(self.ids), dtype=np.int32), [len(p) for p in term_parts]
-        )
-        weights = np.concatenate(weight_parts)
+        owners = np.repeat(np.arange(len(self.ids), dtype=np.int32), [len(p) for p in term_parts])
         order = np.argsort(terms, kind="stable")
         self.rows = owners[order]
-        self.weights = weights[order]
-        counts = np.bincount(terms, minlength=int(terms.max()) + 1) if len(terms) else []
+        self.weights = np.concatenate(weight_parts)[order]
+        counts = np.bincount(terms, minlength=int(terms.max()) + 1)
         self.start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
     def gather(self, terms: Any, weights: Any) -> tuple[Any, Any]:

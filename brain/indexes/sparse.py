@@ -1,4 +1,4 @@
-"""Sparse encoders turn texts into weighted vocabulary terms: SPLADE-tiny through ONNX, or hashing."""
+"""Sparse encoders turn texts into weighted vocabulary terms: SPLADE-tiny (ONNX), or hashing."""
 
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ class HashingSparse:
 
 
 def _bucket(word: str) -> int:
-    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big") % VOCABULARY
+    digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % VOCABULARY
 
 
 class SpladeEncoder:
@@ -78,9 +79,8 @@ class SpladeEncoder:
     name = "splade"
 
     def __init__(self, cache_dir: Path) -> None:
-        self.model_path = model_path()
-        self.cache_dir = cache_dir
-        self._run: Callable[[list[str]], Any] | None = None
+        self.cache_dir = cache_dir  # the package is looked for at first use, not at open
+        self._run: Callable[[dict[str, Any]], Any] | None = None
         self._tokenizer: Any = None
 
     @property
@@ -128,16 +128,17 @@ class SpladeEncoder:
                     f"the splade sparse encoder needs {module}, which is not installed",
                     "pip install onnxruntime tokenizers, or set `sparse: none` in brain.yaml",
                 )
-        verify(self.model_path)
+        model = model_path()
+        verify(model)
         target = self.onnx_file
         if not _export_intact(target):
-            _export_apart(self.model_path, target)
+            _export_apart(model, target)
             if not _export_intact(target):
                 raise BrainError(
                     f"the SPLADE export {target} does not match its recorded checksum",
                     f"delete {target.parent} and recall again",
                 )
-        self._tokenizer = _tokenizer(self.model_path / "tokenizer.json")
+        self._tokenizer = _tokenizer(model / "tokenizer.json")
         self._run = _session(target)
         return self._run, self._tokenizer
 
