@@ -76,7 +76,7 @@ def test_the_index_scores_by_dot_product_and_honours_allowed(tmp_path: Path) -> 
 
 def test_an_index_of_another_encoder_is_stale(tmp_path: Path) -> None:
     SparseIndex(tmp_path, "hashing").clear()
-    with pytest.raises(StaleSparse, match="built by encoder 'hashing'.*run `brain reindex`"):
+    with pytest.raises(StaleSparse, match=r"built by encoder 'hashing'.*run `brain reindex`"):
         len(SparseIndex(tmp_path, "splade"))
 
 
