@@ -196,7 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cache-embeddings", type=Path, help="keep vectors by text here between runs"
     )
+    parser.add_argument(
+        "--sparse-int8", action="store_true", help="SPLADE with int8 weights (brain.indexes.sparse)"
+    )
     args = parser.parse_args(argv)
+    if args.sparse_int8:
+        from brain.indexes import sparse
+
+        sparse.INT8 = True
     configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:

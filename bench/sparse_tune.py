@@ -28,35 +28,39 @@ from bench.locomo_data import load
 from bench.metrics import score_question
 from brain.indexes.embedder import load_embedder
 from brain.recall import pipeline, rank
-from brain.recall import sparse as sparse_mod
 from brain.settings import model_cache_dir
 
 # name → (sparse weight, its neighbour blend); weight None: no sparse list at all.
 VARIANTS: dict[str, tuple[float | None, float]] = {
     "off": (None, 0.0),
-    "w0.3": (0.3, 0.5),
     "w0.6": (0.6, 0.5),
     "w1.0": (1.0, 0.5),
-    "w0.6_b0": (0.6, 0.0),
-    "w1.0_b0": (1.0, 0.0),
+    "w1.5": (1.5, 0.5),
+    "w2.0": (2.0, 0.5),
+    "w1.5_b0": (1.5, 0.0),
+    "w1.5_b1": (1.5, 1.0),
 }
 
 
 @contextmanager
 def _variant(weight: float | None, blend: float) -> Iterator[None]:
-    saved = (dict(rank.WEIGHTS), sparse_mod.SPARSE_BLEND, pipeline._sparse)
-    if weight is None:
-        pipeline._sparse = lambda *_a, **_k: []  # type: ignore[assignment]
-    else:
+    saved_weights, saved_sparse = dict(rank.WEIGHTS), pipeline._sparse
+
+    def sparse(*args: Any, **kwargs: Any) -> list[Any]:
+        found = [] if weight is None else saved_sparse(*args, **kwargs)
+        for retriever in found:
+            retriever.weight = blend  # type: ignore[attr-defined]
+        return found
+
+    if weight is not None:
         rank.WEIGHTS["sparse"] = weight
-        sparse_mod.SparseInContext.weight = blend  # the dataclass default
+    pipeline._sparse = sparse  # type: ignore[assignment]
     try:
         yield
     finally:
         rank.WEIGHTS.clear()
-        rank.WEIGHTS.update(saved[0])
-        sparse_mod.SparseInContext.weight = saved[1]
-        pipeline._sparse = saved[2]  # type: ignore[assignment]
+        rank.WEIGHTS.update(saved_weights)
+        pipeline._sparse = saved_sparse  # type: ignore[assignment]
 
 
 def _ask(results: Results, name: str, brain: Any, sample: Any, owner: dict[str, Any]) -> None:

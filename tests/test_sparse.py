@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -293,24 +294,27 @@ def test_it_finds_what_full_text_and_vectors_miss(
 
     minilm = MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
     b = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)
-    with b.bulk():
-        answer = b.remember(EXPANSION_ANSWER)
-        for text in EXPANSION_DISTRACTORS:
-            b.remember(text)
-    ranks = {
-        mode: [h.id for h in b.recall(EXPANSION_QUERY, k=3, mode=mode)]
-        for mode in ("text", "vector", "sparse")
+    start = clock.now()
+    ids = []
+    for hours, text in enumerate([EXPANSION_ANSWER, *EXPANSION_DISTRACTORS]):
+        clock.set(start + timedelta(hours=hours))  # apart: no neighbour lends to another
+        ids.append(b.remember(text).id)
+    found = {
+        mode: [h.id for h in b.recall(EXPANSION_QUERY, k=5, mode=mode)]
+        for mode in ("text", "vector", "sparse", "hybrid")
     }
-    assert ranks["sparse"][0] == answer.id, ranks
-    assert answer.id not in ranks["text"][:1] and answer.id not in ranks["vector"][:1], ranks
+    # "buy" expands to "purchased": BM25 has only the name to go by, MiniLM the shopping.
+    assert found["sparse"][0] == ids[0], found
+    assert ids[0] not in found["text"][:2] and ids[0] not in found["vector"][:2], found
+    assert found["hybrid"][0] == ids[0], found  # and the third list lifts it to the top
     b.close()
 
 
-EXPANSION_QUERY = "What instrument does Melanie play?"
-EXPANSION_ANSWER = "Melanie: I practise the violin every evening after work."
+EXPANSION_QUERY = "What did Calvin buy?"
+EXPANSION_ANSWER = "Calvin: I finally purchased the vintage guitar I wanted."
 EXPANSION_DISTRACTORS = [
-    "Melanie: I play with the kids in the garden on Sundays.",
-    "Caroline: What does Melanie do after work?",
-    "Melanie: Music festivals are my favourite thing in summer.",
-    "Caroline: I play tennis on Tuesdays.",
+    "Calvin: Shopping is exhausting, honestly.",
+    "Dave: What did you get, Calvin?",
+    "Calvin: My wallet is empty after the mall.",
+    "Dave: Calvin, did you go to the store?",
 ]

@@ -38,6 +38,7 @@ MAX_TOKENS = 256
 # so batches are cut by tokens, not texts, and a batch of long chunks stays ~130 MB.
 TOKEN_BUDGET = 1024
 EXPORT_TIMEOUT = 900.0
+INT8 = False  # int8 weights: faster, but rankings move (docs/benchmarks.md, "SPLADE")
 _PROBES = ("A short one.", "The boiler was serviced in May by the engineer, who bled it.")
 
 
@@ -78,8 +79,9 @@ class SpladeEncoder:
 
     name = "splade"
 
-    def __init__(self, cache_dir: Path) -> None:
+    def __init__(self, cache_dir: Path, *, int8: bool | None = None) -> None:
         self.cache_dir = cache_dir  # the package is looked for at first use, not at open
+        self.int8 = INT8 if int8 is None else int8
         self._run: Callable[[dict[str, Any]], Any] | None = None
         self._tokenizer: Any = None
 
@@ -87,7 +89,8 @@ class SpladeEncoder:
     def onnx_file(self) -> Path:
         digest = hashlib.blake2b(f"export {EXPORT_VERSION}".encode(), digest_size=8)
         digest.update(CHECKSUMS["model.safetensors"].encode())
-        return self.cache_dir / f"splade-tiny-{digest.hexdigest()}.onnx"
+        kind = "int8" if self.int8 else "fp32"
+        return self.cache_dir / f"splade-tiny-{kind}-{digest.hexdigest()}.onnx"
 
     @property
     def loaded(self) -> bool:
@@ -132,7 +135,7 @@ class SpladeEncoder:
         verify(model)
         target = self.onnx_file
         if not _export_intact(target):
-            _export_apart(model, target)
+            _export_apart(model, target, self.int8)
             if not _export_intact(target):
                 raise BrainError(
                     f"the SPLADE export {target} does not match its recorded checksum",
@@ -224,16 +227,16 @@ def _session(onnx_file: Path) -> Callable[[dict[str, Any]], Any]:
     return run
 
 
-def _export_apart(model: Path, target: Path) -> None:
+def _export_apart(model: Path, target: Path, int8: bool) -> None:
     """The one-time export in a child process: torch and its graphs leave with it."""
     code = (
         "import sys; from pathlib import Path; from brain.indexes.sparse import _export; "
-        "_export(Path(sys.argv[1]), Path(sys.argv[2]))"
+        "_export(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == 'int8')"
     )
     here = str(Path(__file__).resolve().parents[2])  # the folder holding the brain package
     path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
     done = subprocess.run(
-        [sys.executable, "-c", code, str(model), str(target)],
+        [sys.executable, "-c", code, str(model), str(target), "int8" if int8 else "fp32"],
         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
         stdin=subprocess.DEVNULL, timeout=EXPORT_TIMEOUT, check=False,
     )  # fmt: skip
@@ -245,8 +248,9 @@ def _export_apart(model: Path, target: Path) -> None:
         )
 
 
-def _export(model: Path, target: Path) -> None:
-    """Export the masked LM with its pooling, check it against torch, rename it into place."""
+def _export(model: Path, target: Path, int8: bool = False) -> None:
+    """Export the masked LM with its pooling, check it against torch (and, with `int8`, its
+    weights quantised per channel), then rename it into place with its checksum."""
     import warnings
 
     import numpy as np
@@ -292,6 +296,14 @@ def _export(model: Path, target: Path) -> None:
         worst = float(np.abs(got - want).max())
         if worst > 1e-4:
             raise RuntimeError(f"the ONNX export disagrees with torch (by {worst:.2e})")
+        if int8:
+            _quantise(temp)
+            got = _session(temp)(feeds)
+            cosine = (
+                (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+            )
+            if float(cosine.min()) < 0.99:
+                raise RuntimeError(f"int8 weights disagree with torch (cosine {cosine.min():.4f})")
         data = temp.read_bytes()
         with temp.open("rb+") as handle:
             os.fsync(handle.fileno())
@@ -299,6 +311,18 @@ def _export(model: Path, target: Path) -> None:
         temp.replace(target)
     finally:
         temp.unlink(missing_ok=True)
+
+
+def _quantise(path: Path) -> None:
+    """The export's MatMul weights as int8, per output channel (per tensor loses too much)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantised = path.with_name(path.name + ".int8")
+    try:
+        quantize_dynamic(str(path), str(quantised), weight_type=QuantType.QInt8, per_channel=True)
+        quantised.replace(path)
+    finally:
+        quantised.unlink(missing_ok=True)
 
 
 def load_sparse(name: str, cache_dir: Path) -> SparseEncoder | None:
