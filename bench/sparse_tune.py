@@ -33,12 +33,11 @@ from brain.settings import model_cache_dir
 # name → (sparse weight, its neighbour blend); weight None: no sparse list at all.
 VARIANTS: dict[str, tuple[float | None, float]] = {
     "off": (None, 0.0),
-    "w0.6": (0.6, 0.5),
-    "w1.0": (1.0, 0.5),
-    "w1.5": (1.5, 0.5),
-    "w2.0": (2.0, 0.5),
+    "w1.0_b0": (1.0, 0.0),
+    "w1.2_b0": (1.2, 0.0),
     "w1.5_b0": (1.5, 0.0),
-    "w1.5_b1": (1.5, 1.0),
+    "w2.0_b0": (2.0, 0.0),
+    "w1.5_b0.25": (1.5, 0.25),
 }
 
 

@@ -23,7 +23,7 @@ MODES = ("hybrid", "text", "vector", "sparse")
 # Fusion: each retriever's scores scaled to 0..1 over its candidates, then a weighted sum;
 # then memories written together (same minute) lend each other part of their best scores.
 # All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/benchmarks.md).
-WEIGHTS = {"text": 0.6, "vector": 0.4, "sparse": 0.6}
+WEIGHTS = {"text": 0.6, "vector": 0.4, "sparse": 1.5}
 CONTEXT_WEIGHT = 0.5
 CONTEXT_TOP = 2
 CANDIDATES = 50  # from each retriever, at least
