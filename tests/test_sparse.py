@@ -318,3 +318,16 @@ EXPANSION_DISTRACTORS = [
     "Calvin: My wallet is empty after the mall.",
     "Dave: Calvin, did you go to the store?",
 ]
+
+
+@pytest.mark.model
+def test_int8_weights_are_their_own_export_and_index(splade: SpladeEncoder) -> None:
+    int8 = SpladeEncoder(splade.cache_dir, int8=True)
+    assert int8.name != splade.name and "int8" in int8.onnx_file.name
+    (a_terms, a_weights), (b_terms, b_weights) = (
+        e.encode(["The boiler was serviced in May"])[0] for e in (splade, int8)
+    )
+    dense = np.zeros((2, sparse_module.VOCABULARY), dtype=np.float32)
+    dense[0, a_terms], dense[1, b_terms] = a_weights, b_weights
+    cosine = dense[0] @ dense[1] / np.linalg.norm(dense[0]) / np.linalg.norm(dense[1])
+    assert cosine > 0.99
