@@ -17,7 +17,7 @@ FORMAT_VERSION = 1
 DEFAULT_VAULT = "~/brain"
 VAULT_ENV = "BRAIN_VAULT"
 EMBEDDERS = ("minilm", "hashing", "none")
-SPARSE = ("splade", "hashing", "none")
+SPARSE = ("splade", "splade-int8", "hashing", "none")
 
 
 @dataclass(frozen=True)

