@@ -331,3 +331,24 @@ def test_int8_weights_are_their_own_export_and_index(splade: SpladeEncoder) -> N
     dense[0, a_terms], dense[1, b_terms] = a_weights, b_weights
     cosine = dense[0] @ dense[1] / np.linalg.norm(dense[0]) / np.linalg.norm(dense[1])
     assert cosine > 0.99
+
+
+def test_own_writes_are_searched_beside_the_lists_until_they_are_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.indexes import postings
+
+    monkeypatch.setattr(postings, "MAX_CHANGES", 3)
+    index, encode = SparseIndex(tmp_path, "hashing"), HashingSparse().encode
+    query = encode(["otters"])[0]
+    index.upsert([("a", "h", encode(["otters swim"])[0]), ("b", "h", encode(["herons"])[0])])
+    assert [oid for oid, _ in index.search(query, 5)] == ["a"]  # the lists are built
+    built = index._lists
+    index.upsert([("b", "h2", encode(["otters otters"])[0])])  # replaced: masked, then added
+    index.remove(["a"])
+    assert index._lists is built
+    assert [oid for oid, _ in index.search(query, 5)] == ["b"]
+    assert index.search(query, 5, allowed={"a"}) == []
+    index.upsert([("c", "h", encode(["otters"])[0]), ("d", "h", encode(["otters"])[0])])
+    assert index._lists is None  # too many changes: built again at the next search
+    assert [oid for oid, _ in index.search(query, 5)] == ["b", "c", "d"]
