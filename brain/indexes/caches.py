@@ -380,7 +380,7 @@ class Caches:
         from brain.indexes.postings import StaleSparse
 
         try:
-            held = len(self.sparse)
+            held = not self.sparse.empty()
         except StaleSparse as exc:
             return exc.message
         if held or self.vectors_pending():

@@ -146,6 +146,11 @@ class SparseIndex:
             rows = self._connect().execute("SELECT object_id FROM terms ORDER BY object_id")
             return [oid for (oid,) in rows]
 
+    def empty(self) -> bool:
+        """Whether it holds nothing (checked before every hybrid recall: no count of rows)."""
+        with self._lock:
+            return self._connect().execute("SELECT 1 FROM terms LIMIT 1").fetchone() is None
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._connect().execute("SELECT count(*) FROM terms").fetchone()[0])
