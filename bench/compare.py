@@ -84,7 +84,8 @@ class CachedEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path)
+        # The vault embeds on a worker thread while it ingests (brain/indexes/pipeline.py).
+        self.db = sqlite3.connect(path, check_same_thread=False)
         self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vector BLOB)")
 
     def embed(self, texts: Sequence[str]) -> Vectors:

@@ -6,7 +6,7 @@ question of categories 1-4 asked verbatim (category 5 reported apart), metrics f
 bench/metrics.py. Ingestion goes through the public core API (`open_vault`, `remember`).
 Turns of a session are written a millisecond apart, in order, as a live conversation would be.
 
-    python -m bench.locomo FILE --out OUT.json [--configs text,vector,hybrid,hybrid_scope]
+    python -m bench.locomo FILE --out OUT.json [--configs text,vector,sparse,hybrid,hybrid_scope]
         [--baseline OLD.json] [--one-vault nodes|placed] [--cache-embeddings PATH]
 
 `--baseline`: a paired bootstrap (95%) of every metric against the same config of OLD.json.
@@ -41,6 +41,7 @@ from brain.vault.template import init_vault
 CONFIGS: dict[str, dict[str, Any]] = {
     "text": {"mode": "text"},
     "vector": {"mode": "vector"},
+    "sparse": {"mode": "sparse"},
     "hybrid": {"mode": "hybrid"},
     "hybrid_scope": {"mode": "hybrid", "scope": "auto"},
 }
@@ -195,7 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cache-embeddings", type=Path, help="keep vectors by text here between runs"
     )
+    parser.add_argument(
+        "--sparse-int8", action="store_true", help="SPLADE with int8 weights (brain.indexes.sparse)"
+    )
     args = parser.parse_args(argv)
+    if args.sparse_int8:
+        from brain.indexes import sparse
+
+        sparse.INT8 = True
     configs = [c for c in args.configs.split(",") if c]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:

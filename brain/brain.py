@@ -16,6 +16,7 @@ from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
+from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
 from brain.notes import corrections, forgetting, levers, reading, relations, writing
 from brain.recall import pipeline
@@ -193,21 +194,25 @@ def open_vault(
     partition: str | None = None,
     embedder: Embedder | str | None = "settings",
     model_cache: Path | None = None,
+    sparse: SparseEncoder | str | None = "settings",
 ) -> Brain:
     """Open an existing vault (raises VaultMissing with the `brain init` hint).
 
-    The embedder is the one brain.yaml names unless one is passed (None: full text only).
+    The embedder (and sparse encoder) are those brain.yaml names unless passed (None: none).
     """
     loaded = settings_mod.load(root)
+    cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
     if isinstance(embedder, str):
-        cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
         embedder = load_embedder(loaded.embedder, cache)
+    if isinstance(sparse, str):
+        sparse = load_sparse(loaded.sparse, cache)
     brain = Brain(
         root=root,
         settings=loaded,
         clock=clock or SystemClock(),
         partition=partition or "",
         embedder=embedder,
+        sparse=sparse,
     )
     if brain.partition not in brain.store.partitions():
         check_segment(brain.partition, "partition")

@@ -20,6 +20,7 @@ from brain.indexes.catalog import REBUILDING, REBUILT, ObjectRow
 from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked
@@ -62,6 +63,7 @@ class Context:
     caches: Caches = field(init=False)
     lock: WriterLock = field(init=False)
     embedder: Embedder | None = None
+    sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     _last_walk: float = field(default=-1e9, init=False)
     journal: Journal = field(init=False)
@@ -119,7 +121,7 @@ class Context:
             return True
 
     def _open_caches(self, folder: Path) -> None:
-        self.caches = Caches(folder, embedder=self.embedder)
+        self.caches = Caches(folder, embedder=self.embedder, sparse_encoder=self.sparse)
         self.node_index = NodeIndex(self.root, self.caches.catalog)
         self.caches.listeners.append(self.node_index.on_change)
 
@@ -293,6 +295,10 @@ class Context:
             with self.lock.hold():
                 if self.caches.vector_problem() is not None:  # not mended while we waited
                     self.caches.rebuild_vectors()
+        if vectors and self.caches.sparse_on and self.caches.sparse_problem() is not None:
+            with self.lock.hold():
+                if self.caches.sparse_problem() is not None:
+                    self.caches.rebuild_sparse()
 
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.

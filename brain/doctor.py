@@ -172,6 +172,7 @@ def diagnostics(brain: Context) -> dict[str, Any]:
     broken = sum(1 for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix))
     connectors = brain.settings.raw.get("connectors") or {}
     names = ["text"] + (["vector"] if brain.embedder is not None else [])
+    names += ["sparse"] if brain.caches.sparse_on else []
     return {
         "partition": brain.partition,
         "archived": is_archived(brain.store, brain.partition),

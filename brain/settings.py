@@ -17,6 +17,7 @@ FORMAT_VERSION = 1
 DEFAULT_VAULT = "~/brain"
 VAULT_ENV = "BRAIN_VAULT"
 EMBEDDERS = ("minilm", "hashing", "none")
+SPARSE = ("splade", "splade-int8", "hashing", "none")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Settings:
     format: int = FORMAT_VERSION
     default_partition: str = "main"
     embedder: str = "minilm"
+    sparse: str = "splade"  # learned-sparse terms beside the vectors; `none` without them
     dormant_days: int = 21
     archive_days: int = 45
     max_text_bytes: int = 65536
@@ -101,11 +103,19 @@ def parse(text: str, path: Path) -> Settings:
             f"{path}: unknown embedder {embedder!r} in field 'embedder'; "
             f"allowed: {', '.join(EMBEDDERS)}"
         )
+    # SPLADE follows the real model by default; a hashing or vector-less vault has no sparse part.
+    sparse = str(data.get("sparse", "splade" if embedder == "minilm" else "none"))
+    if sparse not in SPARSE:
+        raise InvalidInput(
+            f"{path}: unknown sparse encoder {sparse!r} in field 'sparse'; "
+            f"allowed: {', '.join(SPARSE)}"
+        )
     return Settings(
         vault_id=str(vault_id),
         format=fmt,
         default_partition=str(data.get("default_partition", "main")),
         embedder=embedder,
+        sparse=sparse if embedder != "none" else "none",
         dormant_days=_positive(lifecycle.get("dormant_days", 21), "lifecycle.dormant_days", path),
         archive_days=_positive(lifecycle.get("archive_days", 45), "lifecycle.archive_days", path),
         max_text_bytes=_positive(

@@ -260,6 +260,8 @@ class Daemon:
             self.brain.flush()
             if self.brain.embedder is not None:
                 self.brain.embedder.embed(["warm up"])
+            if self.brain.sparse is not None and self.brain.caches.sparse_on:
+                self.brain.sparse.encode(["warm up"])
             self.model_loaded = True
             self.log("warm")
         except BrainError as exc:

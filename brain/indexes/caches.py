@@ -19,6 +19,8 @@ from brain.model import Note, content_hash, normalise_title
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.postings import SparseIndex
+    from brain.indexes.sparse import SparseEncoder
     from brain.indexes.vectors import VectorIndex
 
 
@@ -83,9 +85,12 @@ class Caches:
 
     folder: Path
     embedder: Embedder | None = None  # None: full text only
+    # Learned-sparse terms, encoded from the vector queue beside the vectors (none without them).
+    sparse_encoder: SparseEncoder | None = None
     catalog: Catalog = field(init=False)
     fulltext: FullText = field(init=False)
     _vectors: VectorIndex | None = field(default=None, init=False)
+    _sparse: SparseIndex | None = field(default=None, init=False)
     _embeddings: EmbeddingCache | None = field(default=None, init=False)
     # Called with the objects added and the ids removed, so more caches can follow.
     listeners: list[Callable[[Sequence[IndexObject], Sequence[str]], None]] = field(
@@ -141,8 +146,23 @@ class Caches:
     def vectors_on(self) -> bool:
         return self.embedder is not None
 
+    @property
+    def sparse_on(self) -> bool:
+        return self.vectors_on and self.sparse_encoder is not None
+
+    @property
+    def sparse(self) -> SparseIndex:
+        if self._sparse is None:
+            from brain.indexes.postings import SparseIndex
+
+            assert self.sparse_encoder is not None, "the sparse index needs an encoder"
+            self._sparse = SparseIndex(self.folder / "sparse", self.sparse_encoder.name)
+        return self._sparse
+
     def close(self) -> None:
         self.catalog.close()
+        if self._sparse is not None:
+            self._sparse.close()
         if self._vectors is not None:
             self._vectors.close()
         if self._embeddings is not None:
@@ -192,6 +212,8 @@ class Caches:
             self.catalog.enqueue("text_queue", [], ids)
             if self.vectors_on:
                 self.catalog.enqueue("vector_queue", [], ids)
+        if self.sparse_on:  # at once: deleting terms needs no model
+            self.sparse.remove(ids)
         self._bound_queue()
         for listener in self.listeners:
             listener([], ids)
@@ -207,6 +229,9 @@ class Caches:
             self.flush_vectors()
             self.embeddings.prune(self.catalog.object_ids())
             self.embeddings.compact()
+        if self.sparse_on:
+            self.sparse.prune(self.catalog.object_ids())
+            self.sparse.compact()
         if self.fulltext.has_deletes():
             stored = self.fulltext.everything()
             rows = self.catalog.get_many(sorted(stored))
@@ -223,6 +248,8 @@ class Caches:
         self.fulltext.clear()
         if self.vectors_on:
             self.vectors.clear()
+        if self.sparse_on:
+            self.sparse.clear()
 
     # A tantivy commit costs 25–45 ms (fsyncs), so writes queue their text changes in the
     # catalog, in the same transaction as the catalog change, and one commit applies a batch.
@@ -289,6 +316,8 @@ class Caches:
             seq, latest = _collapse(self.catalog.queued("vector_queue"))
             index = self.vectors
         index.remove([oid for oid, doc in latest.items() if doc is None])
+        if self.sparse_on:
+            self.sparse.remove([oid for oid, doc in latest.items() if doc is None])
         items = []
         for oid, doc in latest.items():
             if doc is not None:
@@ -301,6 +330,8 @@ class Caches:
             index.upsert(
                 [oid for oid, _, _ in chunk], self.embeddings.embed_cached(self.embedder, chunk)
             )
+            if self.sparse_encoder is not None:
+                self.sparse.encode_missing(self.sparse_encoder, chunk)
         if len(items) >= approximate.THRESHOLD:  # a reindex or a big import: no sleep needed
             index.rebuild()
         index.save()
@@ -325,6 +356,9 @@ class Caches:
         assert self.embedder is not None
         self.flush_vectors()  # what was queued before is embedded first: the order holds
         pipeline = VectorPipeline(self.catalog, self.vectors, self.embedder, self.embeddings)
+        if self.sparse_on:
+            assert self.sparse_encoder is not None
+            pipeline.sparse = (self.sparse, self.sparse_encoder)
         self.listeners.append(pipeline.on_change)
         try:
             yield
@@ -348,6 +382,34 @@ class Caches:
             return None
         objects = self.catalog.count()
         return f"the vector index is empty while the catalog holds {objects}" if objects else None
+
+    def sparse_problem(self) -> str | None:
+        """Why the sparse index may not be served (another encoder or schema, damaged, or
+        empty beside a full catalog with nothing queued); None if it may. Reads only."""
+        from brain.indexes.postings import StaleSparse
+
+        try:
+            held = not self.sparse.empty()
+        except StaleSparse as exc:
+            return exc.message
+        if held or self.vectors_pending():
+            return None
+        objects = self.catalog.count()
+        return f"the sparse index is empty while the catalog holds {objects}" if objects else None
+
+    def rebuild_sparse(self) -> None:
+        """Encode every object afresh from the full text's stored text. Lock held."""
+        from brain.indexes.postings import recreate
+
+        assert self.sparse_encoder is not None
+        self._sparse = recreate(self.sparse, self.sparse_encoder)
+        items = []
+        for oid in self.catalog.object_ids():
+            stored = self.fulltext.stored(oid)
+            if stored is not None:
+                text = f"{stored['title']}\n{stored['body']}"
+                items.append((oid, text_hash(text), text))
+        self._sparse.encode_missing(self.sparse_encoder, items)
 
     def rebuild_vectors(self) -> None:
         """Start the vector index over from every object (embeddings are reused). Lock held."""

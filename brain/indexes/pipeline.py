@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from brain.indexes.catalog import Catalog
     from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.postings import SparseIndex
+    from brain.indexes.sparse import SparseEncoder
     from brain.indexes.vectors import VectorIndex
 
 # Objects per batch handed to the worker: big enough for the model to run full batches,
@@ -42,6 +44,7 @@ class VectorPipeline:
         self.catalog, self.index, self.embedder, self.embeddings = (
             catalog, index, embedder, embeddings)  # fmt: skip
         self.batch = batch
+        self.sparse: tuple[SparseIndex, SparseEncoder] | None = None  # terms beside the vectors
         self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
         self._taken = 0  # the last queue sequence number handed to the worker
         self._new = 0  # queue entries written since then (counted, not queried)
@@ -107,6 +110,10 @@ class VectorPipeline:
                 if items:
                     vectors = self.embeddings.embed_cached(self.embedder, items)
                     self.index.upsert([oid for oid, _, _ in items], vectors)
+                if self.sparse is not None:
+                    terms, encoder = self.sparse
+                    terms.remove(removes)
+                    terms.encode_missing(encoder, items)
             except BaseException as exc:  # handed to the caller's thread
                 self._failed.append(exc)
 

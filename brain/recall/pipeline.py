@@ -64,7 +64,7 @@ def recall(
         visibility=("normal",) if brain.for_model else None,
     )
     retrievers = _retrievers(brain, mode)
-    brain.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
+    brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
@@ -105,11 +105,30 @@ def _retrievers(brain: Context, mode: str) -> list[Retriever]:
     if mode == "text":
         return [text]
     if brain.embedder is None:
-        if mode == "vector":
+        if mode in ("vector", "sparse"):
             raise InvalidInput(
-                "vector recall needs an embedder; brain.yaml says `embedder: none`",
+                f"{mode} recall needs an embedder; brain.yaml says `embedder: none`",
                 "set `embedder: minilm` and run `brain reindex`",
             )
         return [text]
     vector = VectorsInContext(brain.caches, brain.embedder, neighbourhood=near)
-    return [vector] if mode == "vector" else [text, vector]
+    if mode == "vector":
+        return [vector]
+    sparse = _sparse(brain, near, required=mode == "sparse")
+    if mode == "sparse":
+        return sparse
+    return [text, vector, *sparse]
+
+
+def _sparse(brain: Context, near: Any, *, required: bool) -> list[Retriever]:
+    """The learned-sparse retriever, when brain.yaml has one (`sparse:`)."""
+    from brain.recall.sparse import SparseInContext
+
+    if brain.sparse is None or not brain.caches.sparse_on:
+        if required:
+            raise InvalidInput(
+                "sparse recall needs a sparse encoder; brain.yaml says `sparse: none`",
+                "set `sparse: splade` and run `brain reindex`",
+            )
+        return []
+    return [SparseInContext(brain.caches, brain.sparse, neighbourhood=near)]
