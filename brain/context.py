@@ -29,7 +29,7 @@ from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
 from brain.vault.journal import Event, Journal
 from brain.vault.paths import CACHE_DIR
-from brain.vault.store import NoteStore, free_hot_path
+from brain.vault.store import Folders, NoteStore, free_hot_path
 
 Progress = Callable[[int, int], None]
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
@@ -58,6 +58,8 @@ class Context:
     embedder: Embedder | None = None
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     _last_walk: float = field(default=-1e9, init=False)
+    # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
+    last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
     journal: Journal = field(init=False)
     node_index: NodeIndex = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
@@ -291,21 +293,60 @@ class Context:
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.
 
-        Other brain processes record their writes in the shared caches; the walk is only for
-        changes made by hand. A long-lived process may set `catch_up_every` to walk at most
-        that often (a watcher covers the rest); a command-line run walks every time.
+        Other brain processes record their writes in the shared caches; this is only for
+        changes made by hand. A long-lived process may set `catch_up_every` to look at most
+        that often (a watcher covers the rest). Otherwise the cost follows the change: the
+        folders changed since the last full walk are listed (catchup.by_folders), and the
+        full walk runs when forced, when nothing was recorded, or when the last one is older
+        than `catchup.FULL_WALK_EVERY` (what the folders cannot show: an edit in place).
         """
         if not force and self.catch_up_every > 0:
             now = time.monotonic()
             if now - self._last_walk < self.catch_up_every:
                 return CatchUp()
             self._last_walk = now
-        found = catchup.compare(self.store, self.caches.catalog)
-        todo, gone = found.out_of_step, list(found.missing)
-        if not todo and not gone:
+        started = time.perf_counter()
+        if not force and catchup.watched(self.caches.catalog):
+            self.last_catch_up = {"how": "watcher", "folders": 0, "listed": 0,
+                                  "ms": round((time.perf_counter() - started) * 1000, 2),
+                                  "changed": 0}  # fmt: skip
             return CatchUp()
-        with self.lock.hold():
-            return self._apply(todo, gone)
+        quick = None
+        if not force and catchup.walked_lately(self.caches.catalog, self.clock.now()):
+            quick = catchup.by_folders(self.store, self.caches.catalog)
+        folders: Folders = []
+        walked = 0
+        if quick is None:
+            found = catchup.compare(self.store, self.caches.catalog, folders=folders)
+            todo, gone, walked = found.out_of_step, list(found.missing), len(found.on_disk)
+        else:
+            todo, gone = list(quick.todo), list(quick.gone)
+        result = CatchUp()
+        if todo or gone:
+            with self.lock.hold():
+                result = self._apply(todo, gone)
+        # Recorded after: the stamps were taken before each listing, never newer than it.
+        if quick is None:
+            catchup.record_walk(self.caches.catalog, folders, walked, self.clock.now())
+        elif quick.seen or quick.dropped:
+            catchup.record_folders(self.caches.catalog, quick)
+        self.last_catch_up = {
+            "how": "walk" if quick is None else "folders",
+            "folders": len(folders) if quick is None else quick.stated,
+            "listed": len(folders) if quick is None else len(quick.seen),
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+            "changed": len(todo) + len(gone),
+        }  # fmt: skip
+        return result
+
+    def watched(self, on: bool) -> None:
+        """This process's watcher follows the vault from now on (after its own full walk),
+        or stopped: while on, other processes' catch-ups trust it instead of looking."""
+        mark = catchup.process_mark(os.getpid()) if on else None
+        if mark:
+            self.caches.catalog.set_info(catchup.WATCHER, mark)
+        elif self.caches.catalog.info(catchup.WATCHER) == catchup.process_mark(os.getpid()):
+            self.caches.catalog.drop_info(catchup.WATCHER)
 
     def catch_up_paths(self, rels: Iterable[str]) -> CatchUp:
         """Catch up these files only (the watcher's paths): one stat each, read and hashed only
@@ -332,7 +373,7 @@ class Context:
             rel = f"{folder}/{name}"
             st = self.store.path(rel).stat()
             row = self.caches.catalog.file(rel)
-            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
+            if row is None or not row.matches(st):
                 self._index_file(rel)
 
     def _names_by_title(self, folder: str) -> NamesByTitle:
@@ -362,7 +403,8 @@ class Context:
         with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.id_owners = self.caches.catalog.id_owners()
             self.caches.clear()
-            files = list(self.store.walk())
+            folders: Folders = []
+            files = list(self.store.walk(folders))
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
             try:
@@ -375,6 +417,7 @@ class Context:
                 self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
+            catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
             return count

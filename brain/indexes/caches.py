@@ -150,11 +150,7 @@ class Caches:
             self.catalog.put_relations(
                 note.id, [(r.type, r.target, r.weight) for r in note.relations]
             )
-            self.catalog.put_file(
-                FileRow(
-                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
-                )
-            )
+            self.catalog.put_file(FileRow.of(note.path, note.id, content_hash(data), stat, None))
             self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
             if self.vectors_on:
                 self.catalog.enqueue(
@@ -170,9 +166,7 @@ class Caches:
         row = self.catalog.file(path)
         if row is not None and row.note_id:
             self.drop_note(row.note_id)
-        self.catalog.put_file(
-            FileRow(path, None, content_hash(data), stat.st_mtime_ns, stat.st_size, error)
-        )
+        self.catalog.put_file(FileRow.of(path, None, content_hash(data), stat, error))
 
     def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
         """Remove a note (and its chunks) from every cache. Lock held."""
