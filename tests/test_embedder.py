@@ -184,7 +184,32 @@ def test_cache_embeds_each_text_once(tmp_path: Path) -> None:
         second = cache.embed_cached(counting, ITEMS)
     assert counting.embedded == [text for _, _, text in ITEMS]
     assert np.array_equal(first, second)
-    assert np.array_equal(first, HashingEmbedder().embed([t for _, _, t in ITEMS]))
+    # Kept (and so handed back, fresh or cached alike) in half precision.
+    exact = HashingEmbedder().embed([t for _, _, t in ITEMS])
+    assert np.array_equal(first, exact.astype(np.float16).astype(np.float32))
+    cosine = np.sum(first * exact, axis=1) / np.linalg.norm(first, axis=1)
+    assert (cosine > 0.99999).all()
+
+
+def test_cache_keeps_half_precision_and_reads_single_precision_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    embedder = HashingEmbedder()
+    with EmbeddingCache(tmp_path) as cache:
+        cache.embed_cached(embedder, ITEMS[:1])
+    db = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    (blob,) = db.execute("SELECT vector FROM vectors").fetchone()
+    assert len(blob) == 2 * embedder.dim
+    old = embedder.embed([ITEMS[1][2]])[0]  # a row written before: single precision
+    db.execute("INSERT INTO vectors VALUES (?, 'n2', 'h2', ?)",
+               (f"hashing/{embedder.dim}", old.astype("<f4").tobytes()))  # fmt: skip
+    db.commit()
+    db.close()
+    counting = Counting(embedder)
+    with EmbeddingCache(tmp_path) as cache:
+        vectors = cache.embed_cached(counting, ITEMS[:2])
+    assert counting.embedded == []
+    assert np.array_equal(vectors[1], old)
 
 
 def test_cache_reembeds_only_changed_text(tmp_path: Path) -> None:
@@ -195,7 +220,8 @@ def test_cache_reembeds_only_changed_text(tmp_path: Path) -> None:
         changed = [*ITEMS[:2], ("n3", "h3b", "the third note, edited")]
         vectors = cache.embed_cached(counting, changed)
         assert counting.embedded == ["the third note, edited"]
-        assert np.array_equal(vectors[2], HashingEmbedder().embed(["the third note, edited"])[0])
+        fresh = HashingEmbedder().embed(["the third note, edited"])[0]
+        assert np.array_equal(vectors[2], fresh.astype(np.float16).astype(np.float32))
         assert len(cache) == 3  # the edit replaced the old vector
 
 

@@ -455,15 +455,16 @@ class EmbeddingCache:
         """Vectors for (object id, content hash, text) items, in order; only misses are embedded."""
         import numpy as np
 
-        key = f"{embedder.name}/{embedder.dim}"
-        out = np.zeros((len(items), embedder.dim), dtype=np.float32)
+        key, dim = f"{embedder.name}/{embedder.dim}", embedder.dim
+        out = np.zeros((len(items), dim), dtype=np.float32)
         stored = self._lookup(key, {object_id for object_id, _, _ in items})
         todo: dict[tuple[str, str], list[int]] = {}
         texts: dict[tuple[str, str], str] = {}
         for row, (object_id, content_hash, text) in enumerate(items):
             hit = stored.get(object_id)
-            if hit is not None and hit[0] == content_hash and len(hit[1]) == 4 * embedder.dim:
-                out[row] = np.frombuffer(hit[1], dtype="<f4")
+            if hit is not None and hit[0] == content_hash and len(hit[1]) in (2 * dim, 4 * dim):
+                # Half precision since schema 2's first rows were single: both read back.
+                out[row] = np.frombuffer(hit[1], dtype="<f2" if len(hit[1]) == 2 * dim else "<f4")
             else:
                 todo.setdefault((object_id, content_hash), []).append(row)
                 texts[(object_id, content_hash)] = text
@@ -473,15 +474,18 @@ class EmbeddingCache:
             vectors = embedder.embed([texts[k] for k in batch])
             if vectors.shape != (len(batch), embedder.dim):
                 raise ValueError(f"{embedder.name} returned shape {vectors.shape}")
+            # Kept in half precision (half the disk): cosine to the vector as computed
+            # ≥ 0.99999 and the same neighbours (docs/benchmarks.md, "disk").
             rows = [
-                (key, oid, h, v.astype("<f4").tobytes())
+                (key, oid, h, v.astype("<f2").tobytes())
                 for (oid, h), v in zip(batch, vectors, strict=True)
             ]
             # Commit per batch: an interrupted reindex keeps what it has paid for.
             with self._lock, self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-            for k, vector in zip(batch, vectors, strict=True):
-                out[todo[k]] = vector
+            for k, (_key, _oid, _h, blob) in zip(batch, rows, strict=True):
+                # What a later reindex will read back, so vectors do not depend on the cache.
+                out[todo[k]] = np.frombuffer(blob, dtype="<f2")
         return out
 
     def forget(self, ids: Iterable[str]) -> int:
