@@ -32,6 +32,7 @@ from brain.vault.paths import CACHE_DIR
 from brain.vault.store import Folders, NoteStore, free_hot_path
 
 Progress = Callable[[int, int], None]
+REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
 
 
@@ -408,11 +409,15 @@ class Context:
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
             try:
-                for done, (rel, _st) in enumerate(files, 1):
-                    if self._index_file(rel) == "changed":
-                        count += 1
-                    if progress:
-                        progress(done, len(files))
+                for start in range(0, len(files), REINDEX_BATCH):
+                    # One commit per batch of files, not one (or two) per file.
+                    with self.caches.catalog.transaction():
+                        for done, (rel, _st) in enumerate(files[start:start + REINDEX_BATCH],
+                                                          start + 1):  # fmt: skip
+                            if self._index_file(rel) == "changed":
+                                count += 1
+                            if progress:
+                                progress(done, len(files))
             finally:
                 self.id_owners = None
             self.caches.flush_text()

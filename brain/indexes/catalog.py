@@ -269,12 +269,18 @@ class Catalog(Queries):
 
 
 class _Tx:
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error); inside an open one, it joins it."""
+
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.outer = False
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.outer = not self.db.in_transaction
+        if self.outer:
+            self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if self.outer:
+            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
