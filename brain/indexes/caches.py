@@ -77,6 +77,9 @@ def text_hash(text: str) -> str:
     return content_hash(text.encode("utf-8"))
 
 
+PRUNE_VECTORS = "prune vectors"  # info key: the next vector flush drops ids no object has
+
+
 @dataclass
 class Caches:
     """The catalog and the full-text index (and later vectors) under `.brain/`."""
@@ -203,11 +206,13 @@ class Caches:
         self.catalog.compact()
 
     def clear(self) -> None:
+        """Empty the caches for a rebuild from the files. The vector index is kept: it is the
+        one copy of the vectors the embedding cache names, so unchanged texts are not embedded
+        again; the flush that follows re-adds every object and drops the rest."""
         with self.catalog.transaction():
             self.catalog.clear()
+            self.catalog.set_info(PRUNE_VECTORS, "1")
         self.fulltext.clear()
-        if self.vectors_on:
-            self.vectors.clear()
 
     # A tantivy commit costs 25–45 ms (fsyncs), so writes queue their text changes in the
     # catalog, in the same transaction as the catalog change, and one commit applies a batch.
@@ -283,9 +288,11 @@ class Caches:
         for start in range(0, len(items), VECTOR_BATCH):  # never every vector at once
             chunk = items[start : start + VECTOR_BATCH]
             assert self.embedder is not None
-            index.upsert(
-                [oid for oid, _, _ in chunk], self.embeddings.embed_cached(self.embedder, chunk)
-            )
+            vectors = self.embeddings.embed_cached(self.embedder, chunk, index.vectors)
+            index.upsert([oid for oid, _, _ in chunk], vectors)
+        if self.catalog.info(PRUNE_VECTORS):  # after a reindex: drop what no object holds
+            index.remove(set(index.ids()) - set(self.catalog.object_ids()))
+            self.catalog.drop_info(PRUNE_VECTORS)
         if len(items) >= approximate.THRESHOLD:  # a reindex or a big import: no sleep needed
             index.rebuild()
         index.save()

@@ -105,7 +105,7 @@ class VectorPipeline:
             try:
                 self.index.remove(removes)
                 if items:
-                    vectors = self.embeddings.embed_cached(self.embedder, items)
+                    vectors = self.embeddings.embed_cached(self.embedder, items, self.index.vectors)
                     self.index.upsert([oid for oid, _, _ in items], vectors)
             except BaseException as exc:  # handed to the caller's thread
                 self._failed.append(exc)
