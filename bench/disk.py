@@ -1,11 +1,12 @@
 """Where `.brain/` spends its bytes, per memory: each file, and each SQLite table and index.
 
-    python -m bench.disk --memories 3000 [--dim 384] [--sleep]
+    python -m bench.disk --memories 3000 [--dim 384] [--sleep] [--reindex]
     python -m bench.disk --vault DIR          # a kept vault (bench/scale.py --keep)
 
 A fresh vault is filled by bench/scale.py's generator with the hashing embedder at `--dim`
 dimensions (384: MiniLM's), in one bulk block; `--sleep` then runs `brain sleep`'s compaction
-and vectors steps (VACUUM, the index kind the size calls for), as a vault that has slept.
+and vectors steps (VACUUM, the index kind the size calls for), as a vault that has slept;
+`--reindex` then times `brain reindex` with the embedding cache warm (and measures again).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,6 +76,30 @@ def build(root: Path, count: int, dim: int, *, sleep: bool) -> None:
     brain.close()
 
 
+def reindex(root: Path, dim: int, count: int) -> dict[str, Any]:
+    """`brain reindex` of the vault, its embedding cache warm: seconds, rate, texts embedded."""
+    embedder = _Counting(HashingEmbedder(dim))
+    brain = open_vault(root, embedder=embedder)
+    start = time.perf_counter()
+    brain.reindex()
+    took = time.perf_counter() - start
+    brain.close()
+    return {"seconds": round(took, 1), "per_s": round(count / took, 1),
+            "embedded": embedder.texts, "load": round(os.getloadavg()[0], 2),
+            "after": breakdown(root, count)["per_memory_bytes"]}  # fmt: skip
+
+
+class _Counting:
+    """An embedder that counts the texts it embeds (a warm cache embeds none)."""
+
+    def __init__(self, inner: HashingEmbedder) -> None:
+        self.inner, self.name, self.dim, self.texts = inner, inner.name, inner.dim, 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -81,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=3000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--sleep", action="store_true", help="compact and move the vectors")
+    parser.add_argument("--reindex", action="store_true", help="then time a reindex")
     parser.add_argument("--vault", type=Path, help="measure this kept vault instead")
     args = parser.parse_args(argv)
     if args.vault:
@@ -93,7 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             root = Path(tmp) / "vault"
             build(root, args.memories, args.dim, sleep=args.sleep)
             report = breakdown(root, args.memories)
-    report["load"] = round(os.getloadavg()[0], 2)
+            report["load"] = round(os.getloadavg()[0], 2)
+            if args.reindex:
+                report["reindex"] = reindex(root, args.dim, args.memories)
+    report.setdefault("load", round(os.getloadavg()[0], 2))
     print(json.dumps(report, indent=2))
     return 0
 
