@@ -316,7 +316,7 @@ class Context:
         if not force and catchup.walked_lately(self.caches.catalog, self.clock.now()):
             quick = catchup.by_folders(self.store, self.caches.catalog)
         folders: Folders = []
-        walked = 0
+        walked, found = 0, None
         if quick is None:
             found = catchup.compare(self.store, self.caches.catalog, folders=folders)
             todo, gone, walked = found.out_of_step, list(found.missing), len(found.on_disk)
@@ -328,7 +328,7 @@ class Context:
                 result = self._apply(todo, gone)
         # Recorded after: the stamps were taken before each listing, never newer than it.
         if quick is None:
-            catchup.record_walk(self.caches.catalog, folders, walked, self.clock.now())
+            catchup.record_walk(self.caches.catalog, folders, walked, self.clock.now(), found)
         elif quick.seen or quick.dropped:
             catchup.record_folders(self.caches.catalog, quick)
         self.last_catch_up = {

@@ -115,6 +115,28 @@ class Catalog(Queries):
             (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error, row.inode),
         )
 
+    def fill_inodes(self, stamps: Iterable[tuple[int, str, int, int]]) -> None:
+        """(inode, path, mtime_ns, size): the inode of rows known without one, where the row
+        still has that size and mtime (a writer may have changed it since)."""
+        with self.transaction():
+            self.db.executemany(
+                "UPDATE files SET inode = ? WHERE path = ? AND inode = 0 AND mtime_ns = ? "
+                "AND size = ?",
+                stamps,
+            )
+
+    def inodes_in(self, folder: str) -> dict[str, int]:
+        """The files right in a folder (not below it), each with its inode (0: not known)."""
+        start = f"{folder}/"
+        return {
+            path: inode
+            for path, inode in self.db.execute(
+                "SELECT path, inode FROM files WHERE path > ? AND path < ?",
+                (start, f"{folder}/\U0010ffff"),
+            )
+            if "/" not in path[len(start) :]
+        }
+
     def files_under(self, folder: str) -> dict[str, FileRow]:
         """The files at any depth below a folder (vault-relative, no trailing slash)."""
         return {

@@ -109,7 +109,8 @@ def by_folders(store: NoteStore, catalog: Catalog) -> FolderCheck | None:
             gone += catalog.files_under(rel)
             continue
         seen.append((rel, st))
-        rows = {p: r for p, r in catalog.files_under(rel).items() if "/" not in p[len(rel) + 1 :]}
+        inodes = catalog.inodes_in(rel)  # the files right in it: path → inode (0: not known)
+        suffix = ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md"
         listed: set[str] = set()
         for entry in store.entries(rel):
             child = f"{rel}/{entry.name}"
@@ -117,16 +118,17 @@ def by_folders(store: NoteStore, catalog: Catalog) -> FolderCheck | None:
                 listed.add(child)
                 if child not in known:  # a new folder: everything in it is new
                     todo += [r for r, _st in store.walk_folder(child, seen)]
-            elif is_note_path(child) and entry.is_file(follow_symlinks=False):
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
                 listed.add(child)
-                row = rows.get(child)
-                if row is not None and row.inode == 0:  # known before inodes were kept
+                inode = inodes.get(child)
+                if inode == 0:  # known before inodes were kept: size and mtime decide
                     files += 1
-                    if not row.matches(entry.stat(follow_symlinks=False)):
+                    row = catalog.file(child)
+                    if row is None or not row.matches(entry.stat(follow_symlinks=False)):
                         todo.append(child)
-                elif row is None or row.inode != entry.inode():
+                elif inode is None or inode != entry.inode():
                     todo.append(child)
-        gone += [p for p in rows if p not in listed]
+        gone += [p for p in inodes if p not in listed]
         for sub in known:
             if sub.startswith(f"{rel}/") and "/" not in sub[len(rel) + 1 :] and sub not in listed:
                 dropped.append(sub)
@@ -154,10 +156,19 @@ def walked_lately(catalog: Catalog, now: datetime) -> bool:
         return False
 
 
-def record_walk(catalog: Catalog, folders: Folders, files: int, now: datetime) -> None:
-    """After a full walk: its folders' stamps, when it was and how many files it found."""
+def record_walk(
+    catalog: Catalog, folders: Folders, files: int, now: datetime, found: Comparison | None = None
+) -> None:
+    """After a full walk: its folders' stamps, when it was and how many files it found; and
+    the inodes of files a catalog from before inodes knew only by size and mtime."""
     catalog.put_folders([(rel, st.st_mtime_ns, st.st_ino) for rel, st in folders], whole=True)
     catalog.set_info(WALKED, f"{iso(now)} {files}")
+    if found is not None:
+        catalog.fill_inodes(
+            (st.st_ino, rel, st.st_mtime_ns, st.st_size)
+            for rel, st, row in found.on_disk
+            if row is not None and row.inode == 0
+        )
 
 
 WATCHER = "watcher"  # info key: the live process whose watcher keeps the caches in step
