@@ -62,7 +62,7 @@ Step = Callable[["Context", datetime, SleepReport], str]
 
 
 def _catch_up(brain: Context, now: datetime, report: SleepReport) -> str:
-    found = brain.catch_up()
+    found = brain.catch_up(force=True)  # the full walk: also what the folders cannot show
     report.caught_up = len(found.changed) + len(found.removed)
     return f"{len(found.changed)} changed, {len(found.removed)} removed, {len(found.broken)} broken"
 
