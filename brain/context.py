@@ -307,37 +307,15 @@ class Context:
                 return CatchUp()
             self._last_walk = now
         started = time.perf_counter()
-        if not force and catchup.watched(self.caches.catalog):
-            self.last_catch_up = {"how": "watcher", "folders": 0, "listed": 0,
-                                  "ms": round((time.perf_counter() - started) * 1000, 2),
-                                  "changed": 0}  # fmt: skip
-            return CatchUp()
-        quick = None
-        if not force and catchup.walked_lately(self.caches.catalog, self.clock.now()):
-            quick = catchup.by_folders(self.store, self.caches.catalog)
-        folders: Folders = []
-        walked, found = 0, None
-        if quick is None:
-            found = catchup.compare(self.store, self.caches.catalog, folders=folders)
-            todo, gone, walked = found.out_of_step, list(found.missing), len(found.on_disk)
-        else:
-            todo, gone = list(quick.todo), list(quick.gone)
+        look = catchup.look(self.store, self.caches.catalog, self.clock.now(), force=force)
         result = CatchUp()
-        if todo or gone:
+        if look.todo or look.gone:
             with self.lock.hold():
-                result = self._apply(todo, gone)
-        # Recorded after: the stamps were taken before each listing, never newer than it.
-        if quick is None:
-            catchup.record_walk(self.caches.catalog, folders, walked, self.clock.now(), found)
-        elif quick.seen or quick.dropped:
-            catchup.record_folders(self.caches.catalog, quick)
-        self.last_catch_up = {
-            "how": "walk" if quick is None else "folders",
-            "folders": len(folders) if quick is None else quick.stated,
-            "listed": len(folders) if quick is None else len(quick.seen),
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-            "changed": len(todo) + len(gone),
-        }  # fmt: skip
+                result = self._apply(look.todo, look.gone)
+        look.record()  # after: its stamps were taken before each listing, never newer
+        self.last_catch_up = {"how": look.how, "folders": look.folders, "listed": look.listed,
+                              "ms": round((time.perf_counter() - started) * 1000, 2),
+                              "changed": len(look.todo) + len(look.gone)}  # fmt: skip
         return result
 
     def watched(self, on: bool) -> None:

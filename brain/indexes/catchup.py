@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +45,35 @@ def compare(
     on_disk = [(rel, st, known.get(rel)) for rel, st in walked if rel.startswith(prefix)]
     seen = {rel for rel, _st, _row in on_disk}
     return Comparison(tuple(on_disk), tuple(p for p in known if p not in seen))
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a catch-up found out of step, how it looked, and what to record once applied."""
+
+    todo: list[str]
+    gone: list[str]
+    how: str  # `watcher` (trusted, nothing looked at), `folders` or `walk`
+    folders: int  # folders stat'ed
+    listed: int  # folders listed
+    record: Callable[[], None]
+
+
+def look(store: NoteStore, catalog: Catalog, now: datetime, *, force: bool) -> Look:
+    """The files out of step, found as cheaply as may be trusted: nothing while a live watcher
+    keeps the caches in step; the folders changed since a recent full walk (above
+    QUICK_ABOVE files); otherwise, or when forced, the full walk."""
+    if not force and watched(catalog):
+        return Look([], [], "watcher", 0, 0, lambda: None)
+    quick = by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
+    if quick is not None:
+        check = quick
+        return Look(list(check.todo), list(check.gone), "folders", check.stated, len(check.seen),
+                    lambda: record_folders(catalog, check))  # fmt: skip
+    folders: Folders = []
+    found = compare(store, catalog, folders=folders)
+    return Look(found.out_of_step, list(found.missing), "walk", len(folders), len(folders),
+                lambda: record_walk(catalog, folders, len(found.on_disk), now, found))  # fmt: skip
 
 
 def paths_out_of_step(
@@ -196,6 +225,8 @@ def watched(catalog: Catalog) -> bool:
 
 def record_folders(catalog: Catalog, check: FolderCheck) -> None:
     """After a check by folders: the new stamps of those listed, and the gone forgotten."""
+    if not check.seen and not check.dropped:
+        return  # nothing changed: no write at all
     for rel in check.dropped:
         catalog.drop_folders(rel)
     catalog.put_folders(check.seen, whole=False)
