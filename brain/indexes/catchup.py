@@ -272,12 +272,14 @@ def apply_files(
         else:
             caches.catalog.drop_file(rel)
         removed.append(rel)
-    for rel in todo:
-        outcome = index_file(store, caches, clock, rel)
-        if outcome == "broken":
-            broken.append(rel)
-        elif outcome == "changed":
-            changed.append(rel)
+    for start in range(0, len(todo), 1000):  # one catalog commit per 1,000 files
+        with caches.catalog.transaction():
+            for rel in todo[start : start + 1000]:
+                outcome = index_file(store, caches, clock, rel)
+                if outcome == "broken":
+                    broken.append(rel)
+                elif outcome == "changed":
+                    changed.append(rel)
     return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
 
