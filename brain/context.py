@@ -323,7 +323,8 @@ class Context:
         or stopped: while on, other processes' catch-ups trust it instead of looking."""
         mark = catchup.process_mark(os.getpid()) if on else None
         if mark:
-            self.caches.catalog.set_info(catchup.WATCHER, mark)
+            if self.caches.catalog.info(catchup.WATCHER) != mark:  # no write when it is there
+                self.caches.catalog.set_info(catchup.WATCHER, mark)
         elif self.caches.catalog.info(catchup.WATCHER) == catchup.process_mark(os.getpid()):
             self.caches.catalog.drop_info(catchup.WATCHER)
 
