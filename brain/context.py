@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,10 @@ from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
 from brain.vault.journal import Event, Journal
 from brain.vault.paths import CACHE_DIR
-from brain.vault.store import NoteStore, free_hot_path
+from brain.vault.store import Folders, NoteStore, free_hot_path
 
 Progress = Callable[[int, int], None]
+REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
 
 
@@ -66,6 +68,8 @@ class Context:
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     _last_walk: float = field(default=-1e9, init=False)
+    # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
+    last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
     journal: Journal = field(init=False)
     node_index: NodeIndex = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
@@ -303,9 +307,12 @@ class Context:
     def catch_up(self, *, force: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.
 
-        Other brain processes record their writes in the shared caches; the walk is only for
-        changes made by hand. A long-lived process may set `catch_up_every` to walk at most
-        that often (a watcher covers the rest); a command-line run walks every time.
+        Other brain processes record their writes in the shared caches; this is only for
+        changes made by hand. A long-lived process may set `catch_up_every` to look at most
+        that often (a watcher covers the rest). Otherwise the cost follows the change: the
+        folders changed since the last full walk are listed (catchup.by_folders), and the
+        full walk runs when forced, when nothing was recorded, or when the last one is older
+        than `catchup.FULL_WALK_EVERY` (what the folders cannot show: an edit in place).
         """
         if not self.store.hand_edits:  # nobody edits a database's rows by hand
             return CatchUp()
@@ -314,12 +321,27 @@ class Context:
             if now - self._last_walk < self.catch_up_every:
                 return CatchUp()
             self._last_walk = now
-        found = catchup.compare(self.store, self.caches.catalog)
-        todo, gone = found.out_of_step, list(found.missing)
-        if not todo and not gone:
-            return CatchUp()
-        with self.lock.hold():
-            return self._apply(todo, gone)
+        started = time.perf_counter()
+        look = catchup.look(self.store, self.caches.catalog, self.clock.now(), force=force)
+        result = CatchUp()
+        if look.todo or look.gone:
+            with self.lock.hold():
+                result = self._apply(look.todo, look.gone)
+        look.record()  # after: its stamps were taken before each listing, never newer
+        self.last_catch_up = {"how": look.how, "folders": look.folders, "listed": look.listed,
+                              "ms": round((time.perf_counter() - started) * 1000, 2),
+                              "changed": len(look.todo) + len(look.gone)}  # fmt: skip
+        return result
+
+    def watched(self, on: bool) -> None:
+        """This process's watcher follows the vault from now on (after its own full walk),
+        or stopped: while on, other processes' catch-ups trust it instead of looking."""
+        mark = catchup.process_mark(os.getpid()) if on else None
+        if mark:
+            if self.caches.catalog.info(catchup.WATCHER) != mark:  # no write when it is there
+                self.caches.catalog.set_info(catchup.WATCHER, mark)
+        elif self.caches.catalog.info(catchup.WATCHER) == catchup.process_mark(os.getpid()):
+            self.caches.catalog.drop_info(catchup.WATCHER)
 
     def catch_up_paths(self, rels: Iterable[str]) -> CatchUp:
         """Catch up these files only (the watcher's paths): one stat each, read and hashed only
@@ -348,7 +370,7 @@ class Context:
             rel = f"{folder}/{name}"
             st = self.store.stat(rel)
             row = self.caches.catalog.file(rel)
-            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
+            if row is None or not row.matches(st):
                 self._index_file(rel)
 
     def _names_by_title(self, folder: str) -> NamesByTitle:
@@ -375,21 +397,30 @@ class Context:
         with self.lock.hold(), self.node_index.rebuilding(self.store):
             self.id_owners = self.caches.catalog.id_owners()
             self.caches.clear()
-            files = list(self.store.walk())
+            folders: Folders = []
+            files = list(self.store.walk(folders))
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
             try:
-                for done, (rel, _st) in enumerate(files, 1):
-                    if self._index_file(rel) == "changed":
-                        count += 1
-                    if progress:
-                        progress(done, len(files))
+                for start in range(0, len(files), REINDEX_BATCH):
+                    # One commit per batch of files, not one (or two) per file.
+                    with self.caches.catalog.transaction():
+                        for done, (rel, _st) in enumerate(files[start:start + REINDEX_BATCH],
+                                                          start + 1):  # fmt: skip
+                            if self._index_file(rel) == "changed":
+                                count += 1
+                            if progress:
+                                progress(done, len(files))
             finally:
                 self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
+            catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
+            if embed or not self.caches.vectors_on:
+                # The cleared rows and the drained queues leave ~1 KB of free pages a memory.
+                self.caches.catalog.compact()
             return count
 
     def notes(self) -> Iterator[Note]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain.brain import Brain
+from brain.brain import Brain, open_vault
 from brain.indexes import approximate
 from brain.indexes.vectors import VectorIndex
 
@@ -165,3 +165,34 @@ def test_a_reindex_of_a_large_vault_builds_ivf_at_once(
     monkeypatch.setattr(approximate, "THRESHOLD", 20)
     brain.reindex()
     assert brain.caches.vectors.kind() == "ivf" and len(brain.caches.vectors) >= 30
+
+
+def test_sleeps_rebuild_holds_no_writer_lock_and_keeps_what_others_did_meanwhile(
+    brain: Brain, vault: Path, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process (a second Brain: its own lock on its own file descriptor, as a process
+    would have) remembers, forgets and recalls while sleep builds the IVF index: none of it
+    waits for the build, and the swapped-in index holds what it did."""
+    notes = [brain.remember(f"note {n} about topic{n % 7} and thing{n}") for n in range(40)]
+    brain.flush()
+    monkeypatch.setattr(approximate, "THRESHOLD", 20)
+    other = open_vault(vault, clock=clock)
+    other.lock.timeout = 2.0  # were the lock held for the build, this would fail, not hang
+    during: dict[str, Any] = {}
+    real_build = approximate.build
+
+    def build_while_another_process_works(matrix: Any, fids: Any, target: str) -> Any:
+        during["new"] = other.remember("the quince jelly set overnight", title="Quince")
+        other.forget(notes[3].id)
+        during["hits"] = [h.id for h in other.recall("quince jelly", mode="vector")]
+        return real_build(matrix, fids, target)
+
+    monkeypatch.setattr(approximate, "build", build_while_another_process_works)
+    report = brain.sleep()
+    assert dict(report.steps)["vectors"].startswith("ivf") and "rebuilt" in report.steps[-1][1]
+    assert during["new"].id in during["hits"]
+    ids = {oid.split("#")[0] for oid in brain.caches.vectors.ids()}
+    assert during["new"].id in ids and notes[3].id not in ids
+    assert during["new"].id in {h.id for h in brain.recall("quince jelly", mode="vector")}
+    assert notes[3].id not in {h.id for h in brain.recall("topic3 thing3", k=40, mode="vector")}
+    other.close()

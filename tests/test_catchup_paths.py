@@ -24,9 +24,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"walks": 0, "read": 0}
     walk, index_file = NoteStore.walk, catchup.index_file
 
-    def counting_walk(self: NoteStore) -> Any:
+    def counting_walk(self: NoteStore, folders: Any = None) -> Any:
         counts["walks"] += 1
-        return walk(self)
+        return walk(self, folders)
 
     def counting_index(*args: Any, **kwargs: Any) -> str:
         counts["read"] += 1

@@ -184,7 +184,32 @@ def test_cache_embeds_each_text_once(tmp_path: Path) -> None:
         second = cache.embed_cached(counting, ITEMS)
     assert counting.embedded == [text for _, _, text in ITEMS]
     assert np.array_equal(first, second)
-    assert np.array_equal(first, HashingEmbedder().embed([t for _, _, t in ITEMS]))
+    # Kept (and so handed back, fresh or cached alike) in half precision.
+    exact = HashingEmbedder().embed([t for _, _, t in ITEMS])
+    assert np.array_equal(first, exact.astype(np.float16).astype(np.float32))
+    cosine = np.sum(first * exact, axis=1) / np.linalg.norm(first, axis=1)
+    assert (cosine > 0.99999).all()
+
+
+def test_cache_keeps_half_precision_and_reads_single_precision_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    embedder = HashingEmbedder()
+    with EmbeddingCache(tmp_path) as cache:
+        cache.embed_cached(embedder, ITEMS[:1])
+    db = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    (blob,) = db.execute("SELECT vector FROM vectors").fetchone()
+    assert len(blob) == 2 * embedder.dim
+    old = embedder.embed([ITEMS[1][2]])[0]  # a row written before: single precision
+    db.execute("INSERT INTO vectors VALUES (?, 'n2', 'h2', ?)",
+               (f"hashing/{embedder.dim}", old.astype("<f4").tobytes()))  # fmt: skip
+    db.commit()
+    db.close()
+    counting = Counting(embedder)
+    with EmbeddingCache(tmp_path) as cache:
+        vectors = cache.embed_cached(counting, ITEMS[:2])
+    assert counting.embedded == []
+    assert np.array_equal(vectors[1], old)
 
 
 def test_cache_reembeds_only_changed_text(tmp_path: Path) -> None:
@@ -195,7 +220,8 @@ def test_cache_reembeds_only_changed_text(tmp_path: Path) -> None:
         changed = [*ITEMS[:2], ("n3", "h3b", "the third note, edited")]
         vectors = cache.embed_cached(counting, changed)
         assert counting.embedded == ["the third note, edited"]
-        assert np.array_equal(vectors[2], HashingEmbedder().embed(["the third note, edited"])[0])
+        fresh = HashingEmbedder().embed(["the third note, edited"])[0]
+        assert np.array_equal(vectors[2], fresh.astype(np.float16).astype(np.float32))
         assert len(cache) == 3  # the edit replaced the old vector
 
 
@@ -364,3 +390,59 @@ def test_the_first_export_runs_in_a_child_so_torch_never_loads_here(tmp_path: Pa
         "file": True,
         "fused": True,
     }
+
+
+# --- one copy of each vector: the index holds it, the cache names it ---------------------
+
+
+def test_the_cache_keeps_no_second_copy_of_a_vector_the_index_holds(
+    vault: Path, clock: Any
+) -> None:
+    import sqlite3
+
+    from brain import open_vault
+
+    counting = Counting(HashingEmbedder())
+    brain = open_vault(vault, clock=clock, embedder=counting)
+    notes = [brain.remember(f"Note {n} on the quince tree and its jelly") for n in range(5)]
+    brain.flush()
+    db = sqlite3.connect(vault / ".brain" / "embeddings" / "embeddings.sqlite")
+    sizes = {len(blob) for (blob,) in db.execute("SELECT vector FROM vectors")}
+    db.close()
+    assert sizes == {8}  # a fingerprint of the vector, not the vector
+    (vault / notes[0].path).unlink()  # deleted by hand: the reindex drops its vector too
+    counting.calls.clear()
+    brain.reindex()
+    assert counting.embedded == []  # every unchanged text's vector came from the index
+    ids = {oid.split("#")[0] for oid in brain.caches.vectors.ids()}
+    assert notes[0].id not in ids and {n.id for n in notes[1:]} <= ids
+    assert brain.recall("quince jelly", mode="vector")
+    brain.close()
+
+
+def test_a_vector_the_index_lost_or_changed_is_embedded_again(vault: Path, clock: Any) -> None:
+    import shutil
+
+    from brain import open_vault
+
+    counting = Counting(HashingEmbedder())
+    brain = open_vault(vault, clock=clock, embedder=counting)
+    first, second = brain.remember("apples and pears"), brain.remember("a note about trains")
+    brain.flush()
+    index = brain.caches.vectors
+    with brain.lock.hold():  # another text's vector under first's id: the mark no longer fits
+        index.upsert([first.id], HashingEmbedder().embed(["something else entirely"]))
+        index.save()
+    counting.calls.clear()
+    brain.reindex()
+    assert [t.strip() for t in counting.embedded] == ["apples and pears"]
+    brain.close()
+    shutil.rmtree(vault / ".brain" / "vectors")  # the one copy gone: embedded again, once
+    counting.calls.clear()
+    brain = open_vault(vault, clock=clock, embedder=counting)
+    brain.recall("trains", mode="vector")
+    again = [t.strip() for t in counting.embedded]
+    assert sum("a note about trains" in t for t in again) == 1
+    assert sum("apples and pears" in t for t in again) == 1
+    assert second.id in {h.id for h in brain.recall("trains", mode="vector")}
+    brain.close()

@@ -176,3 +176,33 @@ def test_faiss_ids_are_stable_and_non_negative() -> None:
     assert faiss_id("note-1") == faiss_id("note-1")
     assert faiss_id("note-1") != faiss_id("note-2")
     assert all(0 <= faiss_id(f"id-{i}") < 2**63 for i in range(1000))
+
+
+def test_vectors_are_kept_in_half_precision_and_a_single_precision_file_still_reads(
+    tmp_path: Path,
+) -> None:
+    import faiss
+
+    rng = np.random.default_rng(3)
+    rows = rng.standard_normal((200, 64)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    names = [f"n{i}" for i in range(200)]
+    index = VectorIndex(tmp_path / "half", 64, "hashing")
+    index.upsert(names, rows)
+    index.save()
+    assert (tmp_path / "half" / INDEX_FILE).stat().st_size < 200 * 64 * 3  # 2 bytes a number
+    assert [n for n, _ in index.search(rows[17], 1)] == ["n17"]
+    back = index.vectors(["n17"])["n17"]
+    assert float(np.dot(back, rows[17])) > 0.9999
+    index.close()
+    # An index saved before, in single precision, is read and searched as it was.
+    old = VectorIndex(tmp_path / "single", 64, "hashing")
+    old.upsert(names[:1], rows[:1])
+    old.save()
+    flat = faiss.IndexIDMap2(faiss.IndexFlatIP(64))
+    flat.add_with_ids(rows, np.array([faiss_id(n) for n in names], dtype=np.int64))
+    faiss.write_index(flat, str(tmp_path / "single" / INDEX_FILE))
+    again = VectorIndex(tmp_path / "single", 64, "hashing")
+    again._name(names, [faiss_id(n) for n in names])
+    assert [n for n, _ in again.search(rows[42], 1)] == ["n42"]
+    again.close()

@@ -119,6 +119,8 @@ class Daemon:
                 if time.monotonic() > deadline:
                     break
             self._refuse_jobs(0)
+            with contextlib.suppress(BrainError, OSError):
+                self.brain.watched(False)  # nothing follows the files once this one ends
             self.ops.close()
 
     def _refuse_jobs(self, wait: float) -> None:

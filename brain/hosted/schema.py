@@ -30,7 +30,7 @@ _TABLES: dict[str, tuple[str, str]] = {
     "info": (f"key text {C} NOT NULL, value text NOT NULL", "key"),
     "files": (
         f"path text {C} NOT NULL, note_id text {C}, hash text NOT NULL, mtime_ns bigint NOT NULL, "
-        "size bigint NOT NULL, error text",
+        "size bigint NOT NULL, error text, inode bigint NOT NULL DEFAULT 0",
         "path",
     ),
     "objects": (

@@ -172,6 +172,9 @@ class PgVectors(VectorIndex):
     def rebuild(self, target: str | None = None) -> bool:
         return False  # the HNSW index is kept in step by PostgreSQL on every write
 
+    def begin_rebuild(self, target: str | None = None) -> None:
+        return None  # nothing to rebuild (as above), so sleep builds nothing off the lock
+
     def save(self) -> None:
         """Every write is already in the database."""
 

@@ -14,7 +14,7 @@ from brain.hosted.sql import TenantDatabase
 from brain.vault import notefile
 from brain.vault.cold import is_cold
 from brain.vault.paths import CACHE_DIR
-from brain.vault.store import RESERVED_TOP, NoteStore
+from brain.vault.store import RESERVED_TOP, Folders, NoteStore
 
 
 def clean(rel: str) -> str:
@@ -55,8 +55,11 @@ class PgStore(NoteStore):
             str(name) for (name,) in rows if not name.startswith(".") and name not in RESERVED_TOP
         )
 
-    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every note file of the partitions, by path (local-only notes are never stored)."""
+    def walk(self, folders: Folders | None = None) -> Iterator[tuple[str, os.stat_result]]:
+        """Every note file of the partitions, by path (local-only notes are never stored).
+
+        Rows have no folders, so `folders` receives none: nothing is edited here by hand,
+        and no catch-up looks at folders (`hand_edits`)."""
         partitions = set(self.partitions())
         rows = self.db.execute(
             "SELECT path, length(data), stamp FROM vault_files WHERE path LIKE ? ORDER BY path",

@@ -18,10 +18,13 @@ NPROBE = 24
 # k-means learns from at most this many vectors per list (faiss warns below 39).
 TRAIN_PER_LIST = 40
 FLAT, IVF = "flat", "ivf"
+# Vectors are stored in half precision (faiss's fp16 scalar quantiser): half the disk and
+# memory of float32, the same neighbours (recall@10 against float32 ≥ 0.999, and a faster
+# scan: docs/benchmarks.md, "disk"). Indexes saved before in float32 are read as they are.
 
 
 def kind(index: Any) -> str:
-    """`ivf` for an inverted-file index, `flat` for the exact `IndexIDMap2(IndexFlatIP)`."""
+    """`ivf` for an inverted-file index, `flat` for the exact `IndexIDMap2` over all."""
     import faiss
 
     return IVF if isinstance(index, faiss.IndexIVF) else FLAT
@@ -56,17 +59,36 @@ def contents(index: Any) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         matrix = index.index.reconstruct_n(0, count) if count else np.zeros((0, dim), np.float32)
         return np.ascontiguousarray(matrix, dtype=np.float32), fids
     lists = index.invlists
+    half = int(index.code_size) == 2 * dim  # fp16 codes; float32 in an index saved before
     rows, ids = [], []
     for number in range(int(index.nlist)):
         size = lists.list_size(number)
         if not size:
             continue
         ids.append(faiss.rev_swig_ptr(lists.get_ids(number), size).copy())
-        codes = faiss.rev_swig_ptr(lists.get_codes(number), size * dim * 4).copy()
-        rows.append(codes.view(np.float32).reshape(size, dim))
+        codes = faiss.rev_swig_ptr(lists.get_codes(number), size * int(index.code_size)).copy()
+        vectors = codes.view(np.float16 if half else np.float32).reshape(size, dim)
+        rows.append(vectors.astype(np.float32))
     if not rows:
         return np.zeros((0, dim), np.float32), np.zeros(0, np.int64)
     return np.vstack(rows), np.concatenate(ids).astype(np.int64)
+
+
+def difference(
+    old: tuple[NDArray[np.float32], NDArray[np.int64]],
+    new: tuple[NDArray[np.float32], NDArray[np.int64]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    """What turns the contents `old` into `new`: ids to remove, and ids with their rows to
+    (re)add (new ids and ids whose vector changed)."""
+    import numpy as np
+
+    (old_rows, old_ids), (new_rows, new_ids) = old, new
+    gone = old_ids[~np.isin(old_ids, new_ids)]
+    common, at_old, at_new = np.intersect1d(old_ids, new_ids, return_indices=True)
+    moved = at_new[np.any(old_rows[at_old] != new_rows[at_new], axis=1)]
+    fresh = np.flatnonzero(~np.isin(new_ids, common))
+    take = np.concatenate([moved, fresh]).astype(np.int64)
+    return gone, new_ids[take], np.ascontiguousarray(new_rows[take])
 
 
 def ids_of(index: Any) -> set[int]:
@@ -90,13 +112,15 @@ def build(matrix: NDArray[np.float32], fids: NDArray[np.int64], target: str) -> 
 
     dim = int(matrix.shape[1])
     if target == FLAT:
-        flat = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        flat = new_flat(dim)
         if len(fids):
             flat.add_with_ids(matrix, fids)
         return flat
     nlist = lists_for(len(fids))
     quantizer = faiss.IndexFlatIP(dim)
-    index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    index = faiss.IndexIVFScalarQuantizer(
+        quantizer, dim, nlist, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT, False
+    )  # not by residual: the codes are the vectors themselves, in half precision
     sample = min(len(fids), nlist * TRAIN_PER_LIST)
     # A fixed seed: the same vectors give the same lists, so tests and reruns agree.
     pick = np.random.default_rng(0).choice(len(fids), size=sample, replace=False)
@@ -107,6 +131,14 @@ def build(matrix: NDArray[np.float32], fids: NDArray[np.int64], target: str) -> 
     index.add_with_ids(matrix, fids)
     index.nprobe = NPROBE
     return index
+
+
+def new_flat(dim: int) -> Any:
+    """An empty exact index: every vector scanned, each kept in half precision."""
+    import faiss
+
+    sq = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    return faiss.IndexIDMap2(sq)
 
 
 def by_id(index: Any) -> Any:

@@ -79,6 +79,9 @@ def text_hash(text: str) -> str:
     return content_hash(text.encode("utf-8"))
 
 
+PRUNE_VECTORS = "prune vectors"  # info key: the next vector flush drops ids no object has
+
+
 @dataclass
 class Caches:
     """The catalog and the full-text index (and later vectors) under `.brain/`."""
@@ -92,6 +95,7 @@ class Caches:
     _vectors: VectorIndex | None = field(default=None, init=False)
     _sparse: SparseIndex | None = field(default=None, init=False)
     _embeddings: EmbeddingCache | None = field(default=None, init=False)
+    _unbounded: int = field(default=0, init=False)  # writes since the queue's size was read
     # Called with the objects added and the ids removed, so more caches can follow.
     listeners: list[Callable[[Sequence[IndexObject], Sequence[str]], None]] = field(
         default_factory=list
@@ -179,11 +183,7 @@ class Caches:
             self.catalog.put_relations(
                 note.id, [(r.type, r.target, r.weight) for r in note.relations]
             )
-            self.catalog.put_file(
-                FileRow(
-                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
-                )
-            )
+            self.catalog.put_file(FileRow.of(note.path, note.id, content_hash(data), stat, None))
             self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
             if self.vectors_on:
                 self.catalog.enqueue(
@@ -199,9 +199,7 @@ class Caches:
         row = self.catalog.file(path)
         if row is not None and row.note_id:
             self.drop_note(row.note_id)
-        self.catalog.put_file(
-            FileRow(path, None, content_hash(data), stat.st_mtime_ns, stat.st_size, error)
-        )
+        self.catalog.put_file(FileRow.of(path, None, content_hash(data), stat, error))
 
     def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
         """Remove a note (and its chunks) from every cache. Lock held."""
@@ -243,11 +241,13 @@ class Caches:
         self.catalog.compact()
 
     def clear(self) -> None:
+        """Empty the caches for a rebuild from the files. The vector index is kept: it is the
+        one copy of the vectors the embedding cache names, so unchanged texts are not embedded
+        again; the flush that follows re-adds every object and drops the rest."""
         with self.catalog.transaction():
             self.catalog.clear()
+            self.catalog.set_info(PRUNE_VECTORS, "1")
         self.fulltext.clear()
-        if self.vectors_on:
-            self.vectors.clear()
         if self.sparse_on:
             self.sparse.clear()
 
@@ -273,6 +273,12 @@ class Caches:
         return len(latest)
 
     def _bound_queue(self) -> None:
+        # Counting the queue costs a scan of it (8% of a reindex when counted per write): look
+        # every MAX_QUEUE / 20 writes, so it stays within 5% of its bound per writer.
+        self._unbounded += 1
+        if self._unbounded < self.MAX_QUEUE // 20:
+            return
+        self._unbounded = 0
         if self.catalog.pending("text_queue") >= self.MAX_QUEUE:
             self.flush_text()
 
@@ -327,11 +333,13 @@ class Caches:
         for start in range(0, len(items), VECTOR_BATCH):  # never every vector at once
             chunk = items[start : start + VECTOR_BATCH]
             assert self.embedder is not None
-            index.upsert(
-                [oid for oid, _, _ in chunk], self.embeddings.embed_cached(self.embedder, chunk)
-            )
+            vectors = self.embeddings.embed_cached(self.embedder, chunk, index.vectors)
+            index.upsert([oid for oid, _, _ in chunk], vectors)
             if self.sparse_encoder is not None:
                 self.sparse.encode_missing(self.sparse_encoder, chunk)
+        if self.catalog.info(PRUNE_VECTORS):  # after a reindex: drop what no object holds
+            index.remove(set(index.ids()) - set(self.catalog.object_ids()))
+            self.catalog.drop_info(PRUNE_VECTORS)
         if len(items) >= approximate.THRESHOLD:  # a reindex or a big import: no sleep needed
             index.rebuild()
         index.save()

@@ -20,11 +20,16 @@ SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
+_FILE = "path, note_id, hash, mtime_ns, size, error, inode"  # a FileRow's columns, in order
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, note_id TEXT, hash TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, error TEXT
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, error TEXT, inode INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS folders (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS objects (
     id TEXT PRIMARY KEY, note_id TEXT NOT NULL, path TEXT NOT NULL,
@@ -65,6 +70,9 @@ class Catalog(Queries):
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
+            if "inode" not in {r[1] for r in self.db.execute("PRAGMA table_info(files)")}:
+                # A catalog of before inodes were kept: 0 is "unknown" and matches any inode.
+                self.db.execute("ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0")
         if self.info("schema") is None:  # no write lock on every open: only for a new one
             with self.transaction():
                 if self.info("schema") is None:  # made just now: a rebuild must fill it
@@ -95,23 +103,67 @@ class Catalog(Queries):
 
     # files
     def files(self) -> dict[str, FileRow]:
-        return {
-            row[0]: FileRow(*row)
-            for row in self.db.execute(
-                "SELECT path, note_id, hash, mtime_ns, size, error FROM files"
-            )
-        }
+        return {row[0]: FileRow(*row) for row in self.db.execute(f"SELECT {_FILE} FROM files")}
 
     def file(self, path: str) -> FileRow | None:
-        row = self.db.execute(
-            "SELECT path, note_id, hash, mtime_ns, size, error FROM files WHERE path=?", (path,)
-        ).fetchone()
+        row = self.db.execute(f"SELECT {_FILE} FROM files WHERE path=?", (path,)).fetchone()
         return FileRow(*row) if row else None
 
     def put_file(self, row: FileRow) -> None:
         self.db.execute(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-            (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error),
+            f"INSERT OR REPLACE INTO files ({_FILE}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error, row.inode),
+        )
+
+    def fill_inodes(self, stamps: Iterable[tuple[int, str, int, int]]) -> None:
+        """(inode, path, mtime_ns, size): the inode of rows known without one, where the row
+        still has that size and mtime (a writer may have changed it since)."""
+        with self.transaction():
+            self.db.executemany(
+                "UPDATE files SET inode = ? WHERE path = ? AND inode = 0 AND mtime_ns = ? "
+                "AND size = ?",
+                stamps,
+            )
+
+    def inodes_in(self, folder: str) -> dict[str, int]:
+        """The files right in a folder (not below it), each with its inode (0: not known)."""
+        start = f"{folder}/"
+        return {
+            path: inode
+            for path, inode in self.db.execute(
+                "SELECT path, inode FROM files WHERE path > ? AND path < ?",
+                (start, f"{folder}/\U0010ffff"),
+            )
+            if "/" not in path[len(start) :]
+        }
+
+    def files_under(self, folder: str) -> dict[str, FileRow]:
+        """The files at any depth below a folder (vault-relative, no trailing slash)."""
+        return {
+            row[0]: FileRow(*row)
+            for row in self.db.execute(
+                f"SELECT {_FILE} FROM files WHERE path > ? AND path < ?",
+                (f"{folder}/", f"{folder}/\U0010ffff"),
+            )
+        }
+
+    # The folders of the last full walk, each with its (mtime, inode): a file created, deleted
+    # or renamed into place changes its folder's mtime, so an unchanged folder needs no listing.
+    def folders(self) -> dict[str, tuple[int, int]]:
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT * FROM folders")}
+
+    def put_folders(self, stamps: Iterable[tuple[str, int, int]], *, whole: bool) -> None:
+        """Record folders' (path, mtime_ns, inode); `whole`: these are all of them."""
+        with self.transaction():
+            if whole:
+                self.db.execute("DELETE FROM folders")
+            self.db.executemany("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)", stamps)
+
+    def drop_folders(self, folder: str) -> None:
+        """Forget a folder and every folder below it (gone from disk)."""
+        self.db.execute(
+            "DELETE FROM folders WHERE path = ? OR (path > ? AND path < ?)",
+            (folder, f"{folder}/", f"{folder}/\U0010ffff"),
         )
 
     def drop_file(self, path: str) -> None:
@@ -121,8 +173,7 @@ class Catalog(Queries):
         return [
             FileRow(*row)
             for row in self.db.execute(
-                "SELECT path, note_id, hash, mtime_ns, size, error FROM files "
-                "WHERE error IS NOT NULL ORDER BY path"
+                f"SELECT {_FILE} FROM files WHERE error IS NOT NULL ORDER BY path"
             )
         ]
 
@@ -198,6 +249,7 @@ class Catalog(Queries):
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")
         self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM folders")
         self.db.execute("DELETE FROM text_queue")
         self.db.execute("DELETE FROM vector_queue")
         self.db.execute("DELETE FROM relations")
@@ -239,12 +291,18 @@ class Catalog(Queries):
 
 
 class _Tx:
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error); inside an open one, it joins it."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.outer = False
 
     def __enter__(self) -> Database:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.outer = not self.db.in_transaction
+        if self.outer:
+            self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if self.outer:
+            self.db.execute("COMMIT" if kind is None else "ROLLBACK")

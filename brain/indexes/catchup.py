@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import BrokenNote
-from brain.model import LOCAL_ONLY, Note, content_hash, iso, new_id
+from brain.model import LOCAL_ONLY, Note, content_hash, iso, new_id, parse_iso
 from brain.vault.paths import COLD_DIR
 from brain.vault.store import RESERVED_TOP
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from brain.indexes.caches import Caches
     from brain.indexes.catalog import Catalog
     from brain.indexes.rows import FileRow
-    from brain.vault.store import NoteStore
+    from brain.vault.store import Folders, NoteStore
 
 
 @dataclass(frozen=True)
@@ -32,19 +32,48 @@ class Comparison:
     @property
     def out_of_step(self) -> list[str]:
         """Files the catalog does not know, or knew at another size or time."""
-        return [
-            rel
-            for rel, st, row in self.on_disk
-            if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size
-        ]
+        return [rel for rel, st, row in self.on_disk if row is None or not row.matches(st)]
 
 
-def compare(store: NoteStore, catalog: Catalog, prefix: str = "") -> Comparison:
-    """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads."""
+def compare(
+    store: NoteStore, catalog: Catalog, prefix: str = "", folders: Folders | None = None
+) -> Comparison:
+    """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads.
+    `folders` receives the folders walked, with their stats (see NoteStore.walk)."""
     known = {p: row for p, row in catalog.files().items() if p.startswith(prefix)}
-    on_disk = [(rel, st, known.get(rel)) for rel, st in store.walk() if rel.startswith(prefix)]
+    walked = store.walk(folders)
+    on_disk = [(rel, st, known.get(rel)) for rel, st in walked if rel.startswith(prefix)]
     seen = {rel for rel, _st, _row in on_disk}
     return Comparison(tuple(on_disk), tuple(p for p in known if p not in seen))
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a catch-up found out of step, how it looked, and what to record once applied."""
+
+    todo: list[str]
+    gone: list[str]
+    how: str  # `watcher` (trusted, nothing looked at), `folders` or `walk`
+    folders: int  # folders stat'ed
+    listed: int  # folders listed
+    record: Callable[[], None]
+
+
+def look(store: NoteStore, catalog: Catalog, now: datetime, *, force: bool) -> Look:
+    """The files out of step, found as cheaply as may be trusted: nothing while a live watcher
+    keeps the caches in step; the folders changed since a recent full walk (above
+    QUICK_ABOVE files); otherwise, or when forced, the full walk."""
+    if not force and watched(catalog):
+        return Look([], [], "watcher", 0, 0, lambda: None)
+    quick = by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
+    if quick is not None:
+        check = quick
+        return Look(list(check.todo), list(check.gone), "folders", check.stated, len(check.seen),
+                    lambda: record_folders(catalog, check))  # fmt: skip
+    folders: Folders = []
+    found = compare(store, catalog, folders=folders)
+    return Look(found.out_of_step, list(found.missing), "walk", len(folders), len(folders),
+                lambda: record_walk(catalog, folders, len(found.on_disk), now, found))  # fmt: skip
 
 
 def paths_out_of_step(
@@ -62,9 +91,150 @@ def paths_out_of_step(
         if st is None:
             if row is not None:
                 gone.append(rel)
-        elif row is None or (row.mtime_ns, row.size) != (st.st_mtime_ns, st.st_size):
+        elif row is None or not row.matches(st):
             todo.append(rel)
     return todo, gone
+
+
+@dataclass(frozen=True)
+class FolderCheck:
+    """The files out of step as the folders that changed since the last walk show them."""
+
+    todo: tuple[str, ...]  # new files, or files replaced by another (a new inode)
+    gone: tuple[str, ...]  # files the catalog knows that are no longer there
+    seen: tuple[tuple[str, int, int], ...]  # folders listed: (path, mtime_ns, inode) to record
+    dropped: tuple[str, ...]  # folders gone from disk, to forget with all below them
+    stated: int  # folders stat'ed (every recorded one)
+    files: int  # files stat'ed beyond the listings (rows of a catalog made before inodes)
+
+
+def by_folders(store: NoteStore, catalog: Catalog) -> FolderCheck | None:
+    """What changed, from the folders alone: one stat per folder recorded by the last walk,
+    and a listing (no stat per file: the inode comes with the listing) of those whose mtime
+    or inode moved. None when only a full walk can tell: nothing recorded, or the vault's top
+    or `local-only` folder changed (a partition made, renamed or removed).
+
+    A file created, deleted or renamed into place (an editor's safe save) changes its
+    folder's mtime; a file rewritten in place (same inode) does not: that is what this check
+    cannot see, and why a full walk still runs now and then (Context.catch_up).
+    """
+    known = catalog.folders()
+    if not known:
+        return None
+    changed = sorted(rel for rel, stamp in known.items() if _stamp(store, rel) != stamp)
+    if "" in changed or LOCAL_ONLY in changed:
+        return None
+    todo: list[str] = []
+    gone: list[str] = []
+    seen: Folders = []
+    dropped: list[str] = []
+    files = 0
+    for rel in changed:
+        if any(rel.startswith(f"{d}/") for d in dropped):
+            continue
+        st = store.stat_folder(rel)  # before listing: a change after it shows next time
+        if st is None:
+            dropped.append(rel)
+            gone += catalog.files_under(rel)
+            continue
+        seen.append((rel, st))
+        inodes = catalog.inodes_in(rel)  # the files right in it: path → inode (0: not known)
+        suffix = ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md"
+        listed: set[str] = set()
+        for entry in store.entries(rel):
+            child = f"{rel}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                listed.add(child)
+                if child not in known:  # a new folder: everything in it is new
+                    todo += [r for r, _st in store.walk_folder(child, seen)]
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                listed.add(child)
+                inode = inodes.get(child)
+                if inode == 0:  # known before inodes were kept: size and mtime decide
+                    files += 1
+                    row = catalog.file(child)
+                    if row is None or not row.matches(entry.stat(follow_symlinks=False)):
+                        todo.append(child)
+                elif inode is None or inode != entry.inode():
+                    todo.append(child)
+        gone += [p for p in inodes if p not in listed]
+        for sub in known:
+            if sub.startswith(f"{rel}/") and "/" not in sub[len(rel) + 1 :] and sub not in listed:
+                dropped.append(sub)
+                gone += catalog.files_under(sub)
+    stamps = tuple((rel, st.st_mtime_ns, st.st_ino) for rel, st in seen)
+    return FolderCheck(tuple(todo), tuple(dict.fromkeys(gone)), stamps, tuple(dropped),
+                       len(known), files)  # fmt: skip
+
+
+# The full walk also runs at least this often (seconds): an edit in place changes no folder.
+FULL_WALK_EVERY = 300.0
+# Below this many files the full walk is cheap (~0.1 s) and sees everything: always walk.
+QUICK_ABOVE = 10_000
+WALKED = "walked"  # info key: when the last full walk was, and how many files it found
+
+
+def walked_lately(catalog: Catalog, now: datetime) -> bool:
+    """Whether the folders recorded by the last full walk may stand in for a walk now: it
+    was recent, and the vault is big enough for a walk to cost more than a look at folders."""
+    when, _, files = (catalog.info(WALKED) or "").partition(" ")
+    try:
+        age = (now - parse_iso(when)).total_seconds()
+        return 0 <= age < FULL_WALK_EVERY and int(files) >= QUICK_ABOVE
+    except ValueError:
+        return False
+
+
+def record_walk(
+    catalog: Catalog, folders: Folders, files: int, now: datetime, found: Comparison | None = None
+) -> None:
+    """After a full walk: its folders' stamps, when it was and how many files it found; and
+    the inodes of files a catalog from before inodes knew only by size and mtime."""
+    catalog.put_folders([(rel, st.st_mtime_ns, st.st_ino) for rel, st in folders], whole=True)
+    catalog.set_info(WALKED, f"{iso(now)} {files}")
+    if found is not None:
+        catalog.fill_inodes(
+            (st.st_ino, rel, st.st_mtime_ns, st.st_size)
+            for rel, st, row in found.on_disk
+            if row is not None and row.inode == 0
+        )
+
+
+WATCHER = "watcher"  # info key: the live process whose watcher keeps the caches in step
+
+
+def process_mark(pid: int) -> str | None:
+    """A process named so that a later process of the same pid is not taken for it: pid
+    and start time (Linux's /proc); None where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return f"{pid} {fields[19]}" if len(fields) > 19 else None
+
+
+def watched(catalog: Catalog) -> bool:
+    """Whether a live watcher (the daemon's) keeps the caches in step with the files: then
+    it is authoritative and a catch-up has nothing to look for (within its quiet spell)."""
+    mark = catalog.info(WATCHER)
+    if not mark:
+        return False
+    pid = mark.partition(" ")[0]
+    return pid.isdigit() and process_mark(int(pid)) == mark
+
+
+def record_folders(catalog: Catalog, check: FolderCheck) -> None:
+    """After a check by folders: the new stamps of those listed, and the gone forgotten."""
+    if not check.seen and not check.dropped:
+        return  # nothing changed: no write at all
+    for rel in check.dropped:
+        catalog.drop_folders(rel)
+    catalog.put_folders(check.seen, whole=False)
+
+
+def _stamp(store: NoteStore, rel: str) -> tuple[int, int] | None:
+    st = store.stat_folder(rel)
+    return None if st is None else (st.st_mtime_ns, st.st_ino)
 
 
 def is_note_path(rel: str) -> bool:
@@ -102,12 +272,14 @@ def apply_files(
         else:
             caches.catalog.drop_file(rel)
         removed.append(rel)
-    for rel in todo:
-        outcome = index_file(store, caches, clock, rel)
-        if outcome == "broken":
-            broken.append(rel)
-        elif outcome == "changed":
-            changed.append(rel)
+    for start in range(0, len(todo), 1000):  # one catalog commit per 1,000 files
+        with caches.catalog.transaction():
+            for rel in todo[start : start + 1000]:
+                outcome = index_file(store, caches, clock, rel)
+                if outcome == "broken":
+                    broken.append(rel)
+                elif outcome == "changed":
+                    changed.append(rel)
     return CatchUp(tuple(changed), tuple(removed), tuple(broken))
 
 
@@ -130,9 +302,7 @@ def index_file(
         return "gone"
     known = caches.catalog.file(rel)
     if known is not None and known.hash == content_hash(data) and known.error is None:
-        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-        caches.catalog.put_file(known.__class__(
-            rel, known.note_id, known.hash, st.st_mtime_ns, st.st_size, None))  # fmt: skip
+        caches.catalog.put_file(known.of(rel, known.note_id, known.hash, st, None))
         return "same"
     try:
         note = store.parse(rel, data)

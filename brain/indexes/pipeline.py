@@ -108,7 +108,7 @@ class VectorPipeline:
             try:
                 self.index.remove(removes)
                 if items:
-                    vectors = self.embeddings.embed_cached(self.embedder, items)
+                    vectors = self.embeddings.embed_cached(self.embedder, items, self.index.vectors)
                     self.index.upsert([oid for oid, _, _ in items], vectors)
                 if self.sparse is not None:
                     terms, encoder = self.sparse

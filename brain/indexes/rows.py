@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,3 +83,16 @@ class FileRow:
     mtime_ns: int
     size: int
     error: str | None
+    inode: int = 0  # 0: not known (a catalog made before inodes were kept)
+
+    @classmethod
+    def of(
+        cls, path: str, note_id: str | None, digest: str, st: os.stat_result, error: str | None
+    ) -> FileRow:
+        """The row of a file as it was just read, at this stat."""
+        return cls(path, note_id, digest, st.st_mtime_ns, st.st_size, error, st.st_ino)
+
+    def matches(self, st: os.stat_result) -> bool:
+        """Whether a file's stat is the one this row was indexed at: (size, mtime, inode)."""
+        same = (self.mtime_ns, self.size) == (st.st_mtime_ns, st.st_size)
+        return same and self.inode in (0, st.st_ino)

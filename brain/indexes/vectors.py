@@ -7,6 +7,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,20 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ids (fid INTEGER PRIMARY KEY, object_id TEXT NOT NULL UNIQUE);
 """
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """A rebuild begun: the kind to build, a copy of the vectors and ids, the file it saw."""
+
+    target: str
+    matrix: Any
+    fids: Any
+    stamp: tuple[int, int, int] | None
+
+    def build(self) -> Any:
+        """The new index, from the copy; holds no lock (searches and writes go on)."""
+        return approximate.build(self.matrix, self.fids, self.target)
 
 
 class StaleIndex(BrainError):
@@ -177,32 +192,48 @@ class VectorIndex:
     def rebuild(self, target: str | None = None) -> bool:
         """Move to the kind of index the size calls for (or `target`); True if it was rebuilt.
 
-        The new index is built from a copy outside the lock, so searches (and writes) go on
-        meanwhile; the changes made during the build are replayed onto it before it replaces
-        the old one. The caller holds the vault lock and saves afterwards.
+        Searches and writes of this process go on during the build (see `begin_rebuild`).
+        The caller holds the vault lock and saves afterwards; `brain sleep` instead holds it
+        only to begin and to finish, so other processes write meanwhile too.
         """
+        plan = self.begin_rebuild(target)
+        if plan is None:
+            return False
+        self.finish_rebuild(plan, plan.build())
+        return True
+
+    def begin_rebuild(self, target: str | None = None) -> Rebuild | None:
+        """A copy of the vectors to build the new index from (None: the kind is right).
+
+        Under the vault lock; the build (`Rebuild.build`) then needs no lock at all, and
+        `finish_rebuild` replays what changed since this copy."""
         with self._lock:
             index = self._ensure()
             want = target or approximate.wanted(index)
             if want == approximate.kind(index):
-                return False
+                return None
             matrix, fids = approximate.contents(index)
             self._replay = []
-        try:
-            built = approximate.build(matrix, fids, want.split("-")[0])
-        except BaseException:
-            with self._lock:
-                self._replay = None
-            raise
+            return Rebuild(want.split("-")[0], matrix, fids, _stamp(self.index_file))
+
+    def finish_rebuild(self, plan: Rebuild, built: Any) -> None:
+        """Swap the built index in, with the changes made since the copy replayed onto it:
+        this process's as they came; if another process saved the index meanwhile, the
+        difference between the copy and what it saved. Under the vault lock."""
         with self._lock:
-            for changed, rows in self._replay:
+            replay, self._replay = self._replay or [], None
+            current = self._ensure()  # reloads what another process saved
+            if _stamp(self.index_file) != plan.stamp:
+                gone, fids, rows = approximate.difference(
+                    (plan.matrix, plan.fids), approximate.contents(current)
+                )
+                replay = [(gone, None), (fids, rows)]
+            for changed, rows_or_none in replay:
                 built.remove_ids(changed)
-                if rows is not None:
-                    built.add_with_ids(rows, changed)
-            self._replay = None
+                if rows_or_none is not None and len(changed):
+                    built.add_with_ids(rows_or_none, changed)
             self._index = built
             self._dirty = True
-        return True
 
     def save(self) -> None:
         """Write the index if it changed: a temp file renamed over the old one."""
@@ -278,9 +309,7 @@ class VectorIndex:
         return approximate.by_id(index)
 
     def _new_index(self) -> Any:
-        import faiss
-
-        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+        return approximate.new_flat(self.dim)
 
     def _connect(self, *, check: bool = True) -> sqlite3.Connection:
         if self._db is None:

@@ -82,6 +82,16 @@ class Watcher:
         finally:
             observer.stop()
             observer.join()
+            self._handle_stopped()
+
+    def _handle_stopped(self) -> None:
+        try:  # the daemon also clears it on its own thread as it stops (daemon/server.py)
+            if self.via is None:
+                self.brain.watched(False)
+            else:
+                self.via(lambda: self.brain.watched(False))
+        except BrainError:
+            pass
 
     def _handle(self, dirty: Dirty) -> None:
         if self.via is None:
@@ -105,6 +115,8 @@ class Watcher:
                     if walk
                     else self.brain.catch_up_paths(paths)
                 )
+                if walk:  # in step with every file: from now on the watcher is the catch-up
+                    self.brain.watched(True)
                 self.last_catch_up = {
                     "how": "walk" if walk else "paths", "paths": 0 if walk else len(paths),
                     "ms": round((time.perf_counter() - started) * 1000, 2),

@@ -59,7 +59,7 @@ Step = Callable[["Context", datetime, SleepReport], str]
 
 
 def _catch_up(brain: Context, now: datetime, report: SleepReport) -> str:
-    found = brain.catch_up()
+    found = brain.catch_up(force=True)  # the full walk: also what the folders cannot show
     report.caught_up = len(found.changed) + len(found.removed)
     return f"{len(found.changed)} changed, {len(found.removed)} removed, {len(found.broken)} broken"
 
@@ -152,12 +152,19 @@ def _vectors(brain: Context, now: datetime, report: SleepReport) -> str:
     """Move the vectors to the index their number calls for (exact, or IVF above a size)."""
     if report.dry_run or not brain.caches.vectors_on:
         return "skipped"
+    index = brain.caches.vectors
     with brain.lock.hold():
         brain.caches.flush_vectors()
-        index = brain.caches.vectors
-        rebuilt = index.rebuild()
-        index.save()
-    return f"{index.kind()}, {len(index)} vectors" + (" (rebuilt)" if rebuilt else "")
+        plan = index.begin_rebuild()
+    if plan is not None:
+        # Built without the writer lock (a minute or two at 1M): other processes remember,
+        # forget and recall meanwhile; what they changed is replayed as it is swapped in.
+        built = plan.build()
+        with brain.lock.hold():
+            brain.caches.flush_vectors()
+            index.finish_rebuild(plan, built)
+            index.save()
+    return f"{index.kind()}, {len(index)} vectors" + (" (rebuilt)" if plan else "")
 
 
 # The pass, in order.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
 RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
+Folders = list[tuple[str, os.stat_result]]  # folders a walk looked into, each with its stat
 
 
 class NoteStore:
@@ -36,22 +38,37 @@ class NoteStore:
             and entry.name not in RESERVED_TOP
         )
 
-    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
+    def walk(self, folders: Folders | None = None) -> Iterator[tuple[str, os.stat_result]]:
         """Every note file with its stat, in a stable order; symlinks are never followed.
 
         Local-only notes (git-ignored `local-only/<partition>/…`) are part of the vault too,
-        and so are the compressed notes of the cold tier (`cold/…/*.md.zst`).
+        and so are the compressed notes of the cold tier (`cold/…/*.md.zst`). `folders`, if
+        given, receives each folder looked into (and the vault and `local-only` folders) with
+        its stat, taken before it is listed, so a later change to it always shows.
         """
+        if folders is not None:
+            for rel in ("", LOCAL_ONLY):
+                with contextlib.suppress(OSError):
+                    if stat.S_ISDIR((st := os.lstat(self.root / rel)).st_mode):
+                        folders.append((rel, st))
         for partition in self.partitions():
-            yield from self._walk_root(partition)
-            yield from self._walk_root(f"{LOCAL_ONLY}/{partition}")
-        yield from self._walk_root(COLD_DIR, ".md.zst")
+            yield from self._walk_root(partition, ".md", folders)
+            yield from self._walk_root(f"{LOCAL_ONLY}/{partition}", ".md", folders)
+        yield from self._walk_root(COLD_DIR, ".md.zst", folders)
 
-    def _walk_root(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
+    def walk_folder(
+        self, rel: str, folders: Folders | None = None
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        """The note files at any depth below one folder of the vault, as `walk()` finds them."""
+        yield from self._walk(rel, ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md", folders)
+
+    def _walk_root(
+        self, rel: str, suffix: str, folders: Folders | None
+    ) -> Iterator[tuple[str, os.stat_result]]:
         # A link where a folder of notes should be (`local-only`, `cold`) is never followed:
         # what it leads to is not the vault. Below a root, entries are checked one by one.
         if not self._linked(rel):
-            yield from self._walk(rel, suffix)
+            yield from self._walk(rel, suffix, folders)
 
     def links(self) -> list[tuple[str, str]]:
         """Symbolic links in the vault's folders, each with whether it leads `inside` or
@@ -102,17 +119,38 @@ class NoteStore:
             return None
         return st if stat.S_ISREG(st.st_mode) else None
 
-    def _walk(self, rel: str, suffix: str = ".md") -> Iterator[tuple[str, os.stat_result]]:
+    def stat_folder(self, rel: str) -> os.stat_result | None:
+        """A folder's own stat (no link followed): None when it is gone or not a folder."""
         try:
+            st = os.lstat(self.root / rel)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None
+        return st if stat.S_ISDIR(st.st_mode) else None
+
+    def entries(self, rel: str) -> list[os.DirEntry[str]]:
+        """One folder's entries, names starting with a dot left out (as every walk does)."""
+        try:
+            return [e for e in os.scandir(self.root / rel) if not e.name.startswith(".")]
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return []
+
+    def _walk(
+        self, rel: str, suffix: str = ".md", folders: Folders | None = None
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        try:
+            if folders is not None:
+                folders.append((rel, os.lstat(self.root / rel)))
             entries = sorted(os.scandir(self.root / rel), key=lambda e: e.name)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
+            if folders is not None and folders and folders[-1][0] == rel:
+                folders.pop()
             return
         for entry in entries:
             if entry.name.startswith("."):
                 continue
             child = f"{rel}/{entry.name}"
             if entry.is_dir(follow_symlinks=False):
-                yield from self._walk(child, suffix)
+                yield from self._walk(child, suffix, folders)
             elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
                 yield child, entry.stat(follow_symlinks=False)
 
