@@ -23,6 +23,7 @@ def _register() -> None:
         corrections,
         daemon,
         git,
+        hosted_users,
         ingestion,
         links,
         notes,

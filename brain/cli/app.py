@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
     ("Relations", ("relate", "unrelate", "graph")),
-    ("Assistants", ("serve", "mcp-config", "daemon")),
+    ("Assistants", ("serve", "mcp-config", "daemon", "hosted")),
     ("Documents and conversations",
      ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import")),
     ("Upkeep", ("sleep", "split", "tier")),

@@ -1,0 +1,78 @@
+"""Where each tenant's brain lives: the `Tenants` seam, and one vault folder per tenant.
+
+`brain serve --http` asks a provider for a tenant's Brain when that tenant's first request
+comes; the files provider below keeps one vault per tenant under a root folder (a team server
+on one machine), and a PostgreSQL provider answers the same protocol.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Protocol
+
+from brain.brain import Brain, open_vault
+from brain.clock import Clock, SystemClock
+from brain.hosted.tokens import check_name
+from brain.indexes.embedder import Embedder, load_embedder
+from brain.settings import SETTINGS_FILE
+from brain.settings import load as load_settings
+from brain.vault.files import WriterLock, atomic_write
+from brain.vault.template import init_vault
+
+
+class Tenants(Protocol):
+    """Opens the Brain of one tenant; each call gives a Brain of its own, closed by the caller."""
+
+    def open(self, tenant: str) -> Brain: ...
+
+    def close(self) -> None: ...
+
+
+class FilesTenants:
+    """One vault per tenant under `root`, made from vault-template on the tenant's first use.
+
+    Several servers may share the root (a shared disk): the vaults' own writer locks serialise
+    their writes and their caches learn of each other's, as for two local processes. One
+    embedder of each kind is loaded per process and shared by every tenant's Brain.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        embedder: str | None = None,
+        model_cache: Path | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.root = root
+        self.new_embedder = embedder  # brain.yaml's `embedder` for vaults made here
+        self.model_cache = model_cache or Path.home() / ".cache" / "brain" / "models"
+        self.clock = clock or SystemClock()
+        self._embedders: dict[str, Embedder | None] = {}
+        # The folder holds every tenant's memory: no one else may even list the names.
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        root.chmod(0o700)
+        self._creating = WriterLock(root / ".tenants.lock")
+
+    def open(self, tenant: str) -> Brain:
+        vault = self.root / check_name(tenant)
+        if not (vault / SETTINGS_FILE).is_file():
+            self._create(vault)
+        name = load_settings(vault).embedder
+        if name not in self._embedders:
+            self._embedders[name] = load_embedder(name, self.model_cache)
+        return open_vault(vault, clock=self.clock, embedder=self._embedders[name])
+
+    def close(self) -> None:
+        self._embedders.clear()
+
+    def _create(self, vault: Path) -> None:
+        # Under a lock over the root: two servers meeting a new tenant at once make one vault.
+        with self._creating.hold():
+            if not init_vault(vault, self.clock.now()) or self.new_embedder is None:
+                return
+            settings = vault / SETTINGS_FILE
+            text = settings.read_text(encoding="utf-8")
+            chosen = re.sub(r"^embedder: \S+", f"embedder: {self.new_embedder}", text, flags=re.M)
+            atomic_write(settings, chosen)
