@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from brain.cli import app
 from brain.cli import _register as register_commands
+from brain.cli import app
 from brain.errors import InvalidInput, NotFound
 from brain.hosted import tokens
 from tests.http_servers import fresh_database
