@@ -9,11 +9,11 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from bench.http_servers import fresh_database
 from brain.cli import _register as register_commands
 from brain.cli import app
 from brain.errors import InvalidInput, NotFound
 from brain.hosted import tokens
-from tests.http_servers import fresh_database
 
 
 @pytest.fixture

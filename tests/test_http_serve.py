@@ -16,11 +16,11 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 
+from bench.http_servers import ENV, ROOT, Server, add_user, answer, call, connect, fresh_database
+from bench.http_servers import start as start_server
 from brain.brain import open_vault
 from brain.hosted import tokens
 from brain.mcp_server import TOOLS, build_server
-from tests.http_servers import ENV, ROOT, Server, add_user, answer, call, connect, fresh_database
-from tests.http_servers import start as start_server
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 JSON_HEADERS = {"accept": "application/json, text/event-stream",
@@ -69,6 +69,9 @@ def test_the_twenty_tools_with_the_schemas_stdio_serves(setup: Setup, brain: Any
     async def main() -> None:
         async with connect(setup.a.url, setup.alice) as client:
             listed = (await client.list_tools()).tools
+            for admin in ("sleep", "connect", "set", "reindex", "user_add", "settings"):
+                refused = await client.call_tool(admin, {})
+                assert refused.is_error, admin
         assert [t.name for t in listed] == list(TOOLS)
         here = {t.name: (t.input_schema, t.description) for t in await local.list_tools()}
         assert {t.name: (t.input_schema, t.description) for t in listed} == here

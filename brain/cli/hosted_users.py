@@ -94,6 +94,7 @@ def serve_http(
     embedder: str | None,
     rate: float,
     burst: int,
+    max_open: int = 64,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -104,8 +105,8 @@ def serve_http(
     if db is None:
         raise InvalidInput("--http needs --db: the users database that holds the tokens",
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
-    if rate <= 0 or burst < 1:
-        raise InvalidInput("--rate must be above 0 and --burst at least 1")
+    if rate <= 0 or burst < 1 or max_open < 1:
+        raise InvalidInput("--rate must be above 0, --burst and --max-open at least 1")
     if vaults is None:
         raise InvalidInput(
             "serving brains stored in PostgreSQL is not available in this build yet",
@@ -117,4 +118,4 @@ def serve_http(
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
-    serving.serve_http(address, tenants, db, rate=rate, burst=burst)
+    serving.serve_http(address, tenants, db, rate=rate, burst=burst, max_open=max_open)

@@ -75,13 +75,16 @@ def serve(
     burst: Annotated[
         int, typer.Option("--burst", help="With --http: requests a user may send at once.")
     ] = 100,
+    max_open: Annotated[
+        int, typer.Option("--max-open", help="With --http: users' brains kept open at once.")
+    ] = 64,
 ) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
     if http is not None:
         from brain.cli.hosted_users import serve_http
 
         serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
-                   burst=burst)  # fmt: skip
+                   burst=burst, max_open=max_open)  # fmt: skip
         return
     from brain import settings as settings_mod
     from brain.cli.app import vault_path

@@ -136,14 +136,16 @@ def build_app(tools: TenantTools, verify: Any, limit: RateLimit) -> Any:
     return Guard(inner, verify, limit)
 
 
-def serve_http(address: Address, tenants: Tenants, dsn: str, *, rate: float, burst: int) -> None:
+def serve_http(
+    address: Address, tenants: Tenants, dsn: str, *, rate: float, burst: int, max_open: int = 64
+) -> None:
     """Run until stopped (Ctrl-C or SIGTERM); each tenant's Brain is closed on the way out."""
     import uvicorn
 
     with tokens.connect(dsn) as conn:
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
-    tools = TenantTools(tenants)
+    tools = TenantTools(tenants, max_open=max_open)
     app = build_app(tools, check, RateLimit(rate=rate, burst=burst))
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

@@ -20,6 +20,8 @@ from brain.settings import load as load_settings
 from brain.vault.files import WriterLock, atomic_write
 from brain.vault.template import init_vault
 
+CATCH_UP_EVERY = 1.0  # seconds between walks for hand edits in a tenant's folder, as the daemon
+
 
 class Tenants(Protocol):
     """Opens the Brain of one tenant; each call gives a Brain of its own, closed by the caller."""
@@ -62,7 +64,11 @@ class FilesTenants:
         name = load_settings(vault).embedder
         if name not in self._embedders:
             self._embedders[name] = load_embedder(name, self.model_cache)
-        return open_vault(vault, clock=self.clock, embedder=self._embedders[name])
+        brain = open_vault(vault, clock=self.clock, embedder=self._embedders[name])
+        # Other servers' writes reach this one through the shared caches; the walk of the
+        # files is only for hand edits, and a long-lived server need not make it every read.
+        brain.catch_up_every = CATCH_UP_EVERY
+        return brain
 
     def close(self) -> None:
         self._embedders.clear()

