@@ -1,5 +1,9 @@
 """`brain serve`: the MCP tools, each a thin wrapper over one core call; the allowlist is here.
 
+Over stdio one server holds the tools over one Brain (`build_server`); over HTTP one server
+looks up, per request, the tools over the Brain of the caller's tenant (`build_tenant_server`,
+`tenant_tools`; brain/hosted/serving.py): the same tool code either way.
+
 The only module that imports `mcp`. Every tool takes a strict schema (an unknown argument is
 refused), and every BrainError comes back as a tool error carrying the core's message.
 Nothing administrative is reachable: no connect, sync, sleep, tiers, reindex, settings,

@@ -26,13 +26,14 @@ if TYPE_CHECKING:
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
     ("Relations", ("relate", "unrelate", "graph")),
-    ("Assistants", ("serve", "mcp-config", "daemon", "hosted")),
+    ("Assistants", ("serve", "mcp-config", "daemon")),
     ("Documents and conversations",
      ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import")),
     ("Upkeep", ("sleep", "split", "tier")),
     ("History", ("git", "log", "undo")),
     ("Your levers", ("set", "partition")),
     ("Maintenance", ("reindex", "doctor")),
+    ("Hosted", ("hosted",)),
 )  # fmt: skip
 # One example line for each everyday command, shown beside it in `brain --help`.
 EXAMPLES = {

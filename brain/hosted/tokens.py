@@ -57,7 +57,13 @@ class User:
 
 def connect(dsn: str) -> psycopg.Connection[Any]:
     """A connection to the users database, with a clear error when it cannot be reached."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError:
+        raise BrainError(
+            "a hosted brain needs psycopg, which is not installed",
+            "pip install 'brain-memory[hosted]'",
+        ) from None
 
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
