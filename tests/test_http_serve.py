@@ -13,8 +13,10 @@ from typing import Any
 
 import anyio
 import httpx2
+import psycopg
 import pytest
 from mcp import Client, StdioServerParameters
+from psycopg.conninfo import conninfo_to_dict
 
 from bench.http_servers import ENV, ROOT, Server, add_user, answer, call, connect, fresh_database
 from bench.http_servers import start as start_server
@@ -320,3 +322,22 @@ def test_each_tenant_has_its_own_rate_429_beyond_it(setup: Setup) -> None:
 def test_health_answers_without_a_token_and_says_nothing(setup: Setup) -> None:
     got = httpx2.get(setup.a.url.replace("/mcp", "/healthz"))
     assert (got.status_code, got.json()) == (200, {"ok": True})
+
+
+def test_without_its_users_database_the_server_refuses_with_503(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    db = fresh_database(pg_dsn)
+    token = add_user(db, "erin")
+    server = start_server(db, tmp_path / "tenants")
+    try:
+        assert post(server.url, token).status_code == 200
+        name = conninfo_to_dict(db)["dbname"]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f'drop database "{name}" with (force)')
+        for who in (token, "brain_" + "x" * 43):  # a token that cannot be checked: no guess
+            gone = post(server.url, who)
+            assert (gone.status_code, gone.content) == (503, b'{"error": "unavailable"}')
+        assert post(server.url, None).status_code == 401  # no token needs no database
+    finally:
+        server.stop()
