@@ -34,6 +34,8 @@ def seed(root: Path, names: list[str], count: int) -> float:
     tenants = FilesTenants(root, embedder="hashing")
     begun = time.perf_counter()
     for n, name in enumerate(names):
+        if (root / name / "brain.yaml").is_file():  # seeded by an earlier run (--keep)
+            continue
         brain = tenants.open(name)
         with brain.bulk():
             for m in memories(count, seed=n):
@@ -43,6 +45,23 @@ def seed(root: Path, names: list[str], count: int) -> float:
         if n % 10 == 9:
             print(f"  seeded {n + 1} tenants", file=sys.stderr)
     return time.perf_counter() - begun
+
+
+def in_process(root: Path, name: str, count: int = 300) -> dict[str, Any]:
+    """The same recalls without HTTP or MCP: what the core costs inside a server."""
+    tenants = FilesTenants(root)
+    brain = tenants.open(name).at(for_model=True)
+    asked = queries(count)
+    brain.recall(asked[0], k=5)  # warm: caches open, vectors loaded
+    took = []
+    for query in asked:
+        begun = time.perf_counter()
+        brain.recall(query, k=5)
+        took.append((time.perf_counter() - begun) * 1000)
+    brain.close()
+    ms = sorted(took)
+    return {"p50_ms": round(percentile(ms, 50), 2), "p95_ms": round(percentile(ms, 95), 2),
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
 async def load(
@@ -118,6 +137,7 @@ def main() -> None:
         for name in names:
             for k, v in disk_usage(root / name).items():
                 size[k] += v
+        result_core = in_process(root, names[0])
         opened = str(args.tenants + 1)
         extra = ("--rate", "100000", "--burst", "100000", "--max-open", opened)
         servers = [start(db, root, *extra), start(db, root, *extra)]
@@ -127,6 +147,7 @@ def main() -> None:
             "memories_per_tenant": args.memories,
             "seed_per_s": round(total / seeded, 1),
             "bytes_per_memory": {k: round(v / total) for k, v in size.items()},
+            "recall_in_process": result_core,
             "recall": [],
         }
         for clients in (1, 8, 32):
