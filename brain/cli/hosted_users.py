@@ -118,4 +118,10 @@ def serve_http(
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
-    serving.serve_http(address, tenants, db, rate=rate, burst=burst, max_open=max_open)
+
+    def announce(url: str) -> None:  # on stderr: stdout is for nothing here, as over stdio
+        err.print(f"brain: serving MCP on {escape(url)}")
+
+    serving.serve_http(
+        address, tenants, db, rate=rate, burst=burst, max_open=max_open, announce=announce
+    )

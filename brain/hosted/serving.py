@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
-from brain.hosted.guard import Guard, RateLimit, current_tenant
+from brain.hosted.guard import Guard, RateLimit, Verify, current_tenant
 from brain.mcp_server import build_tenant_server, tenant_tools
 from brain.model import new_id
 
@@ -127,7 +127,7 @@ class TokenCheck:
             self._conn.close()
 
 
-def build_app(tools: TenantTools, verify: Any, limit: RateLimit) -> Any:
+def build_app(tools: TenantTools, verify: Verify, limit: RateLimit) -> Any:
     """The ASGI app: the guard over the SDK's streamable HTTP app at /mcp."""
     server = build_tenant_server(tools.now)
     inner = server.streamable_http_app(
@@ -137,9 +137,17 @@ def build_app(tools: TenantTools, verify: Any, limit: RateLimit) -> Any:
 
 
 def serve_http(
-    address: Address, tenants: Tenants, dsn: str, *, rate: float, burst: int, max_open: int = 64
+    address: Address,
+    tenants: Tenants,
+    dsn: str,
+    *,
+    rate: float,
+    burst: int,
+    max_open: int = 64,
+    announce: Callable[[str], None] = print,
 ) -> None:
-    """Run until stopped (Ctrl-C or SIGTERM); each tenant's Brain is closed on the way out."""
+    """Run until stopped (Ctrl-C or SIGTERM); each tenant's Brain is closed on the way out.
+    `announce` is told the endpoint's URL once the socket listens (the port, if 0 was asked)."""
     import uvicorn
 
     with tokens.connect(dsn) as conn:
@@ -159,8 +167,7 @@ def serve_http(
     sock.listen(config_backlog := 2048)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    # On stderr: the bound port (useful with port 0) for whoever started the server.
-    print(f"brain: serving MCP on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
+    announce(f"http://{shown}:{port}/mcp")
     config = uvicorn.Config(
         app,
         log_level="warning",
