@@ -64,6 +64,24 @@ def in_process(root: Path, name: str, count: int = 300) -> dict[str, Any]:
             "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
+async def first_calls(server: Server, tokens: list[str]) -> dict[str, Any]:
+    """A tenant's first call on a server opens its brain: the latency of that call."""
+    took = []
+    for token in tokens:
+        async with connect(server.url, token) as mcp:
+            begun = time.perf_counter()
+            await call(mcp, "ping")
+            took.append((time.perf_counter() - begun) * 1000)
+            begun = time.perf_counter()
+            await call(mcp, "ping")
+            took[-1] = (took[-1], (time.perf_counter() - begun) * 1000)
+    cold, warm = sorted(t[0] for t in took), sorted(t[1] for t in took)
+    return {"tenants": len(took), "open_p50_ms": round(percentile(cold, 50), 1),
+            "open_p95_ms": round(percentile(cold, 95), 1),
+            "then_ping_p50_ms": round(percentile(warm, 50), 1),
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+
+
 async def load(
     servers: list[Server], tokens: list[str], clients: int, seconds: float, *, write: bool
 ) -> dict[str, Any]:
@@ -150,6 +168,8 @@ def main() -> None:
             "recall_in_process": result_core,
             "recall": [],
         }
+        sample = tokens[: min(20, len(tokens))]
+        result["first_call"] = anyio.run(lambda: first_calls(servers[0], sample))
         for clients in (1, 8, 32):
             got = anyio.run(lambda c=clients: load(servers, tokens, c, args.seconds, write=False))
             result["recall"].append(got)
