@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from typer.testing import CliRunner
 
 from brain.cli import _register as register_commands
 from brain.cli import app
-from brain.errors import InvalidInput
+from brain.errors import BrainError, InvalidInput
 from brain.hosted.guard import RateLimit
-from brain.hosted.serving import Address, parse_address
+from brain.hosted.serving import Address, listen, parse_address
 
 
 @pytest.mark.parametrize(
@@ -70,3 +72,23 @@ def test_the_bucket_allows_a_burst_then_the_rate() -> None:
     assert limit.wait("a") == 0.0 and limit.wait("a") > 0
     now[0] += 100
     assert [limit.wait("a") for _ in range(4)][:3] == [0.0, 0.0, 0.0]  # refills to the burst
+
+
+def test_accepted_connections_send_without_waiting_for_acks() -> None:
+    sock = listen(Address("127.0.0.1", 0))
+    client = socket.create_connection(sock.getsockname()[:2])
+    accepted, _peer = sock.accept()
+    try:
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        for s in (accepted, client, sock):
+            s.close()
+
+
+def test_a_port_in_use_is_one_clear_error() -> None:
+    taken = listen(Address("127.0.0.1", 0))
+    try:
+        with pytest.raises(BrainError, match=r"cannot listen on 127\.0\.0\.1"):
+            listen(Address("127.0.0.1", taken.getsockname()[1]))
+    finally:
+        taken.close()
