@@ -1,4 +1,4 @@
-"""Commands for hosts and for the person: `serve` (MCP over stdio), `set`, `partition …`."""
+"""Commands for hosts and for the person: `serve` (MCP over stdio or HTTP), `set`, `partition …`."""
 
 from __future__ import annotations
 
@@ -79,7 +79,8 @@ def serve(
         int, typer.Option("--max-open", help="With --http: users' brains kept open at once.")
     ] = 64,
 ) -> None:
-    """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
+    """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
+    (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
     if http is not None:
         from brain.cli.hosted_users import serve_http
 
