@@ -59,10 +59,12 @@ class Server:
             self.process.stderr.close()
 
 
-def start(dsn: str, vaults: Path, *extra: str) -> Server:
-    """Start a server on a free loopback port and wait until it listens."""
-    args = ["-m", "brain", "serve", "--http", "127.0.0.1:0", "--db", dsn,
-            "--vaults", str(vaults), "--embedder", "hashing", *extra]  # fmt: skip
+def start(dsn: str, vaults: Path | None, *extra: str) -> Server:
+    """Start a server on a free loopback port and wait until it listens; without `vaults`,
+    the users' brains are in the database."""
+    where = ["--vaults", str(vaults)] if vaults is not None else []
+    args = ["-m", "brain", "serve", "--http", "127.0.0.1:0", "--db", dsn, *where,
+            "--embedder", "hashing", *extra]  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=ENV, cwd=str(ROOT)
     )

@@ -54,7 +54,7 @@ class Brain(Context):
         mode: `auto` (a plain note and its children; the current version of a corrected note
         is reverted to the previous one), `version` (that version only), `history` (all).
         """
-        check_writable(self.root, self.row(note_id).partition)
+        check_writable(self.store, self.row(note_id).partition)
         return forgetting.forget(self, note_id, mode)[1]
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.errors import BrokenNote, InvalidInput, NotFound
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
 from brain.indexes.caches import Caches
@@ -33,6 +32,13 @@ from brain.vault.store import NoteStore, free_hot_path
 
 Progress = Callable[[int, int], None]
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
+
+
+class Storage(Protocol):
+    """Where an opened vault keeps its parts, when not in files: it sets the context's store,
+    caches, lock, journal, node indexes and change recording (brain/hosted: PostgreSQL)."""
+
+    def attach(self, context: Context) -> None: ...
 
 
 @dataclass
@@ -65,9 +71,14 @@ class Context:
     # While reindexing: which file held each id before the caches were cleared, so a copied
     # note (same id, other file) never takes the id from the original (catchup.keeps_id).
     id_owners: dict[str, str] | None = field(default=None, init=False)
+    # None: the vault's own files and the caches under `.brain/`.
+    storage: Storage | None = None
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
+        if self.storage is not None:
+            self.storage.attach(self)
+            return
         self.store = NoteStore(self.root)
         keep_private(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
@@ -162,13 +173,13 @@ class Context:
         """
         assert self.lock.held, "save() needs the writer lock"
         # The one place every write passes: an archived partition is read-only, whoever asks.
-        check_writable(self.root, note.partition)
+        check_writable(self.store, note.partition)
         note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         if self.for_model:
             self.check_model_may_write(note, before)
         data = self.store.write(note)
-        self.caches.put_note(note, data, self.store.path(note.path).stat())
+        self.caches.put_note(note, data, self.store.stat(note.path))
         if before is not None and before.path != note.path:
             moved(self, before, note)
         elif before is None and note.supersedes:
@@ -276,12 +287,7 @@ class Context:
                 self.caches.flush_text()
                 if embed:
                     self.caches.flush_vectors()
-        try:
-            self.caches.fulltext.index.reload()
-            whole = len(self.caches.fulltext) > 0 or not self.caches.catalog.count()
-        except (AttributeError, OSError, ValueError):  # its folder went away under this process
-            whole = False
-        if not whole:
+        if not self.caches.fulltext_whole():
             self._ensure_caches(probe=False)
         if vectors and self.caches.vectors_on and self.caches.vector_problem() is not None:
             with self.lock.hold():
@@ -295,6 +301,8 @@ class Context:
         changes made by hand. A long-lived process may set `catch_up_every` to walk at most
         that often (a watcher covers the rest); a command-line run walks every time.
         """
+        if not self.store.hand_edits:  # nobody edits a database's rows by hand
+            return CatchUp()
         if not force and self.catch_up_every > 0:
             now = time.monotonic()
             if now - self._last_walk < self.catch_up_every:
@@ -328,9 +336,11 @@ class Context:
 
     def _refresh_title(self, folder: str, title: str) -> None:
         """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+        if not self.store.hand_edits:
+            return
         for name in self._names_by_title(folder).get(normalise_title(title), ()):
             rel = f"{folder}/{name}"
-            st = self.store.path(rel).stat()
+            st = self.store.stat(rel)
             row = self.caches.catalog.file(rel)
             if row is None or row.mtime_ns != st.st_mtime_ns or row.size != st.st_size:
                 self._index_file(rel)
@@ -342,12 +352,9 @@ class Context:
         if self._bulk_names is not None and folder in self._bulk_names:
             return self._bulk_names[folder]
         found: NamesByTitle = {}
-        try:
-            for entry in os.scandir(self.store.path(folder)):
-                if entry.name.endswith(".md"):
-                    found.setdefault(normalise_title(entry.name[:-3]), []).append(entry.name)
-        except (FileNotFoundError, NotADirectoryError, BrainError):
-            pass
+        for name in self.store.names(folder):
+            if name.endswith(".md"):
+                found.setdefault(normalise_title(name[:-3]), []).append(name)
         if self._bulk_names is not None:
             self._bulk_names[folder] = found
         return found

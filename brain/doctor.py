@@ -174,7 +174,7 @@ def diagnostics(brain: Context) -> dict[str, Any]:
     names = ["text"] + (["vector"] if brain.embedder is not None else [])
     return {
         "partition": brain.partition,
-        "archived": is_archived(brain.root, brain.partition),
+        "archived": is_archived(brain.store, brain.partition),
         "caches_fresh": out_of_step == 0 and objects == in_text,
         "files_out_of_step": out_of_step,
         "fulltext_matches_catalog": objects == in_text,

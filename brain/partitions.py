@@ -12,7 +12,9 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput, NotFound
@@ -21,7 +23,7 @@ from brain.model import LOCAL_ONLY, iso
 from brain.settings import SETTINGS_FILE
 from brain.sources import connectors
 from brain.vault.archive import ARCHIVED_MARK, check_recallable, is_archived
-from brain.vault.files import atomic_write, fsync_dir, remove_file
+from brain.vault.files import fsync_dir
 from brain.vault.paths import check_segment
 from brain.vault.store import RESERVED_TOP
 from brain.vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
@@ -58,7 +60,8 @@ def check_model_may_change(brain: Context, name: str) -> None:
     if not brain.for_model:
         return
     named = {brain.settings.default_partition}
-    for decl in connectors.declared(brain.root).values():
+    text = brain.store.read_bytes(SETTINGS_FILE).decode("utf-8", errors="replace")
+    for decl in connectors.declared_in(text, brain.root / SETTINGS_FILE).values():
         named.add(decl.partition or brain.settings.default_partition)
     if name in named:
         raise InvalidInput(
@@ -79,7 +82,7 @@ def existing(brain: Context, name: str) -> str:
 def listing(brain: Context) -> list[Partition]:
     """Every partition of the vault, with its state."""
     return [
-        Partition(name, is_archived(brain.root, name), name == brain.partition)
+        Partition(name, is_archived(brain.store, name), name == brain.partition)
         for name in brain.store.partitions()
     ]
 
@@ -89,8 +92,11 @@ def create(brain: Context, name: str) -> Partition:
     """A new partition: a stamped copy of the template's structural notes."""
     check_name(name)
     with brain.lock.hold():
-        if (brain.root / name).exists() or (brain.root / LOCAL_ONLY / name).exists():
+        if brain.store.is_folder(name) or brain.store.is_folder(f"{LOCAL_ONLY}/{name}"):
             raise InvalidInput(f"partition {name!r} already exists")
+        if not brain.store.hand_edits:
+            _create_in_store(brain, name)
+            return Partition(name, False, name == brain.partition)
         # Built in a hidden folder beside the partitions and renamed, so nobody sees half of it.
         staging = brain.root / f".partition-{name}.{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
@@ -102,6 +108,24 @@ def create(brain: Context, name: str) -> Partition:
     return Partition(name, False, name == brain.partition)
 
 
+def _create_in_store(brain: Context, name: str) -> None:
+    """A store that is not a folder (a database) gets the stamped template file by file, inside
+    the writer lock's one transaction: nobody sees half of it either."""
+    with tempfile.TemporaryDirectory() as scratch:
+        staging = Path(scratch, name)
+        shutil.copytree(template_dir() / TEMPLATE_PARTITION, staging)
+        stamp_notes(staging, brain.clock.now())
+        written = []
+        for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+            rel = f"{name}/{path.relative_to(staging).as_posix()}"
+            brain.store.write_bytes(rel, path.read_bytes())
+            written.append(rel)
+    with brain.node_index.batch():
+        for rel in written:
+            if rel.endswith(".md"):
+                brain._index_file(rel)
+
+
 @recorded(lambda p, a: f"partition rename {a['old']} to {p.name}")
 def rename(brain: Context, old: str, new: str) -> Partition:
     """Move a partition's folders; note ids stay the same, the caches follow the new paths."""
@@ -111,20 +135,20 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         check_model_may_change(brain, old)
         if old == new:
             raise InvalidInput(f"partition {old!r} already has that name")
-        if (brain.root / new).exists() or (brain.root / LOCAL_ONLY / new).exists():
+        if brain.store.is_folder(new) or brain.store.is_folder(f"{LOCAL_ONLY}/{new}"):
             raise InvalidInput(f"partition {new!r} already exists")
-        os.replace(brain.root / old, brain.root / new)
-        fsync_dir(brain.root)
-        hidden = brain.root / LOCAL_ONLY / old
-        if hidden.is_dir():
-            os.replace(hidden, brain.root / LOCAL_ONLY / new)
-            fsync_dir(hidden.parent)
+        moved = brain.store.move_folder(old, new)
+        hidden = LOCAL_ONLY + "/" + old
+        if brain.store.is_folder(hidden):
+            moved += brain.store.move_folder(hidden, f"{LOCAL_ONLY}/{new}")
+        if not brain.store.hand_edits:  # no walk will find the moved files: say which they are
+            brain._apply_files([n for _, n in moved if n.endswith(".md")], [o for o, _ in moved])
         if brain.settings.default_partition == old:
             set_default(brain, new)
         if brain.partition == old:
             brain.partition = new
         brain.catch_up()
-    return Partition(new, is_archived(brain.root, new), new == brain.partition)
+    return Partition(new, is_archived(brain.store, new), new == brain.partition)
 
 
 @recorded(lambda p, a: f"partition archive {p.name}")
@@ -133,13 +157,13 @@ def archive(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
         check_model_may_change(brain, name)
-        if is_archived(brain.root, name):
+        if is_archived(brain.store, name):
             raise InvalidInput(f"partition {name!r} is already archived")
         stamp = iso(brain.clock.now())
-        atomic_write(
-            brain.root / name / ARCHIVED_MARK,
+        brain.store.write_bytes(
+            f"{name}/{ARCHIVED_MARK}",
             f"# This partition is archived (read-only, out of recall) since {stamp}.\n"
-            f"# `brain partition restore {name}` brings it back.\n",
+            f"# `brain partition restore {name}` brings it back.\n".encode(),
         )
     return Partition(name, True, name == brain.partition)
 
@@ -148,16 +172,16 @@ def archive(brain: Context, name: str) -> Partition:
 def restore(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         existing(brain, name)
-        if not is_archived(brain.root, name):
+        if not is_archived(brain.store, name):
             raise InvalidInput(f"partition {name!r} is not archived")
-        remove_file(brain.root / name / ARCHIVED_MARK)
+        brain.store.delete(f"{name}/{ARCHIVED_MARK}")
     return Partition(name, False, name == brain.partition)
 
 
 def use(brain: Context, name: str) -> Partition:
     """Make this Brain work in another partition (a server remembers it for its lifetime)."""
     existing(brain, name)
-    check_recallable(brain.root, name)
+    check_recallable(brain.store, name)
     brain.partition = name
     return Partition(name, False, True)
 
@@ -168,12 +192,11 @@ _DEFAULT_LINE = re.compile(r"^default_partition:.*$", re.MULTILINE)
 @recorded(lambda _, a: f"partition default {a['name']}")
 def set_default(brain: Context, name: str) -> None:
     """Record the partition commands use by default, editing only that line of brain.yaml."""
-    path = brain.root / SETTINGS_FILE
-    text = path.read_text(encoding="utf-8")
+    text = brain.store.read_bytes(SETTINGS_FILE).decode("utf-8")
     line = f"default_partition: {json.dumps(name, ensure_ascii=False)}"
     if _DEFAULT_LINE.search(text):
         text = _DEFAULT_LINE.sub(line, text, count=1)
     else:
         text = text.rstrip("\n") + "\n" + line + "\n"
-    atomic_write(path, text)
+    brain.store.write_bytes(SETTINGS_FILE, text.encode("utf-8"))
     brain.settings = replace(brain.settings, default_partition=name)

@@ -126,7 +126,7 @@ class Gate:
     def _advance(self, step: str, text: str, work: Callable[[], Mapping[str, Any]]) -> Step:
         brain = self.brain
         with brain.lock.hold():
-            check_writable(brain.root, brain.partition)
+            check_writable(brain.store, brain.partition)
             brain.catch_up()
             note = self._today()
             label = self._label(note) if note else None

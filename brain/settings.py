@@ -65,8 +65,17 @@ def load(root: Path) -> Settings:
     if not path.is_file():
         raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
     try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> Settings:
+    """Validate the text of brain.yaml (`path` names it in every message)."""
+    try:
         # It may arrive by `git pull`: read with the limits notes have (no aliases).
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path), SETTINGS_FILE) or {}
+        data = load_yaml(text, str(path), SETTINGS_FILE) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
     except BrokenNote as exc:

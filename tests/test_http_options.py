@@ -44,7 +44,7 @@ def test_a_malformed_address_is_refused(text: str) -> None:
     [
         (["--http", "0.0.0.0:8765", "--db", "x", "--vaults", "v"], "not a loopback address"),
         (["--http", "127.0.0.1:8765", "--vaults", "v"], "--http needs --db"),
-        (["--http", "127.0.0.1:8765", "--db", "x"], "not available in this build"),
+        (["--http", "127.0.0.1:8765", "--db", "x"], "cannot connect to the database"),
         (["--http", "127.0.0.1:1", "--db", "x", "--vaults", "v", "--rate", "0"], "--rate"),
         (
             ["--http", "127.0.0.1:1", "--db", "x", "--vaults", "v", "--embedder", "big"],

@@ -22,6 +22,7 @@ from bench.http_servers import ENV, ROOT, Server, add_user, answer, call, connec
 from bench.http_servers import start as start_server
 from brain.brain import open_vault
 from brain.hosted import tokens
+from brain.hosted.schema import init as init_schema
 from brain.mcp_server import TOOLS, build_server
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -341,3 +342,33 @@ def test_without_its_users_database_the_server_refuses_with_503(
         assert post(server.url, None).status_code == 401  # no token needs no database
     finally:
         server.stop()
+
+
+def test_two_servers_over_brains_in_postgresql(pg_dsn: str) -> None:
+    db = fresh_database(pg_dsn)
+    init_schema(db)
+    alice, bob = add_user(db, "alice"), add_user(db, "bob")
+    a = start_server(db, None)
+    b = start_server(db, None)
+
+    async def main() -> None:
+        async with (
+            connect(a.url, alice) as alice_a,
+            connect(b.url, alice) as alice_b,
+            connect(b.url, bob) as bob_b,
+        ):
+            listed = (await alice_a.list_tools()).tools
+            assert [t.name for t in listed] == list(TOOLS)
+            note = await call(alice_a, "remember", {"text": "Miso the cat likes tuna."})
+            hits = (await call(alice_b, "recall", {"query": "what does the cat like"}))["hits"]
+            assert hits[0]["id"] == note["id"]
+            theirs = await answer(bob_b, "expand", {"note_id": note["id"]})
+            assert theirs[0] and "tuna" not in theirs[1]
+            found = await call(bob_b, "recall", {"query": "cat tuna Miso"})
+            assert note["id"] not in json.dumps(found)
+
+    try:
+        run(main)
+    finally:
+        a.stop()
+        b.stop()

@@ -23,7 +23,8 @@ def _register() -> None:
         corrections,
         daemon,
         git,
-        hosted_users,
+        hosted,
+        hosted_users,  # after `hosted`: its `user` group joins `brain hosted`
         ingestion,
         links,
         notes,

@@ -9,19 +9,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli.app import JsonOpt, app, command, emit_json, err, out
+from brain.cli.app import JsonOpt, command, emit_json, err, out
+from brain.cli.hosted import hosted_app
 
-# The `brain hosted` group; storage commands (init, push, pull, sleep) join it from their own
-# module, users from this one.
-hosted_app = typer.Typer(
-    help="A hosted brain: PostgreSQL storage, users and tokens for `brain serve --http`.",
-    no_args_is_help=True,
-)
 user_app = typer.Typer(
     help="Users of a hosted brain and their bearer tokens.", no_args_is_help=True
 )
-hosted_app.add_typer(user_app, name="user")
-app.add_typer(hosted_app, name="hosted")
+hosted_app.add_typer(user_app, name="user")  # `brain hosted user …`, beside init, push, pull
 
 DbOpt = Annotated[
     str,
@@ -99,7 +93,7 @@ def serve_http(
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
     from brain.hosted import serving
-    from brain.hosted.tenants import FilesTenants
+    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
     address = serving.parse_address(http, public=public)
     if db is None:
@@ -107,17 +101,16 @@ def serve_http(
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
     if rate <= 0 or burst < 1 or max_open < 1:
         raise InvalidInput("--rate must be above 0, --burst and --max-open at least 1")
-    if vaults is None:
-        raise InvalidInput(
-            "serving brains stored in PostgreSQL is not available in this build yet",
-            "pass --vaults DIR to keep one vault per user in a folder",
-        )
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
-    tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
+    tenants: Tenants
+    if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
+        tenants = PgTenants(db, embedder=embedder)
+    else:
+        tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
 
     def announce(url: str) -> None:  # on stderr: stdout is for nothing here, as over stdio
         err.print(f"brain: serving MCP on {escape(url)}")

@@ -58,7 +58,10 @@ def serve(
     db: Annotated[
         str | None,
         typer.Option(
-            "--db", envvar="BRAIN_DB", help="With --http: the users database (postgresql://…)."
+            "--db",
+            envvar="BRAIN_DB",
+            help="With --http: the database of users and tokens (postgresql://…); without "
+            "--vaults, the users' brains too (`brain hosted init`).",
         ),
     ] = None,
     vaults: Annotated[
@@ -67,7 +70,10 @@ def serve(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option("--embedder", help="With --vaults: the embedder of users' new vaults."),
+        typer.Option(
+            "--embedder",
+            help="With --http: the embedder of users' new brains, one model shared by all.",
+        ),
     ] = None,
     rate: Annotated[
         float, typer.Option("--rate", help="With --http: requests a second per user, on average.")
@@ -109,7 +115,7 @@ def serve(
         raise NotFound(
             f"no partition {chosen!r} in {root}", f"partitions: {', '.join(known) or 'none'}"
         )
-    check_recallable(root, chosen)
+    check_recallable(NoteStore(root), chosen)
 
     # The handshake and tools/list need only the settings: the vault opens (caches, catch-up)
     # on the first call that runs here, and the daemon is reached on the first call it serves.

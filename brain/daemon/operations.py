@@ -90,7 +90,7 @@ class Operations:
         view = self.brain.at(chosen, for_model=True, defer_commits=True)
         if view.partition not in view.store.partitions():
             raise NotFound(f"no partition {view.partition!r} in {view.root}")
-        check_recallable(view.root, view.partition)
+        check_recallable(view.store, view.partition)
         tools = {t.name: t for t in build_tools(view, session_id=session)}
         self._sessions[session] = (view, tools)
         while len(self._sessions) > MAX_SESSIONS:

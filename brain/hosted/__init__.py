@@ -1,1 +1,1 @@
-"""The hosted brain: many tenants behind `brain serve --http`, users and tokens in PostgreSQL."""
+"""A hosted brain: many users' brains in PostgreSQL (or folders), served over HTTP with tokens."""

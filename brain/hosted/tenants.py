@@ -1,19 +1,25 @@
-"""Where each tenant's brain lives: the `Tenants` seam, and one vault folder per tenant.
+"""Where each tenant's brain lives: the `Tenants` seam; one vault folder, or PostgreSQL.
 
 `brain serve --http` asks a provider for a tenant's Brain when that tenant's first request
-comes; the files provider below keeps one vault per tenant under a root folder (a team server
-on one machine), and a PostgreSQL provider answers the same protocol.
+comes: the files provider keeps one vault per tenant under a root folder (a team server on one
+machine), the PostgreSQL provider keeps every tenant in one database.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Protocol
 
 from brain.brain import Brain, open_vault
 from brain.clock import Clock, SystemClock
+from brain.errors import InvalidInput
+from brain.hosted.schema import check_schema, connect
+from brain.hosted.sql import known_tenant
+from brain.hosted.tenant import open_tenant
 from brain.hosted.tokens import check_name
+from brain.hosted.transfer import create
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.settings import SETTINGS_FILE
 from brain.settings import load as load_settings
@@ -82,3 +88,33 @@ class FilesTenants:
             text = settings.read_text(encoding="utf-8")
             chosen = re.sub(r"^embedder: \S+", f"embedder: {self.new_embedder}", text, flags=re.M)
             atomic_write(settings, chosen)
+
+
+class PgTenants:
+    """Every tenant's brain in one PostgreSQL (brain/hosted/tenant.py), made from the vault
+    template on the tenant's first use, as the files provider makes a folder.
+
+    With `embedder` named, every tenant shares one loaded model (and new brains name it in
+    their brain.yaml); without, each brain loads the embedder its own brain.yaml names.
+    """
+
+    def __init__(self, dsn: str, *, embedder: str | None = None, clock: Clock | None = None):
+        self.dsn, self.new_embedder = dsn, embedder
+        self.clock = clock or SystemClock()
+        cache = Path.home() / ".cache" / "brain" / "models"
+        self._shared = load_embedder(embedder, cache) if embedder is not None else None
+        with connect(dsn) as conn:
+            check_schema(conn)  # `brain hosted init` first: said before anything listens
+
+    def open(self, tenant: str) -> Brain:
+        check_name(tenant)
+        with connect(self.dsn) as conn:
+            known = known_tenant(conn, tenant)
+        if not known:
+            with contextlib.suppress(InvalidInput):  # another server made it a moment ago
+                create(self.dsn, tenant, self.clock, embedder=self.new_embedder)
+        chosen: Embedder | str | None = "settings" if self.new_embedder is None else self._shared
+        return open_tenant(self.dsn, tenant, clock=self.clock, embedder=chosen)
+
+    def close(self) -> None:
+        self._shared = None

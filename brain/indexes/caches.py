@@ -124,6 +124,15 @@ class Caches:
         """A rebuild from the files is done (its mark came with `clear()`). Lock held."""
         self.catalog.drop_info(REBUILDING)
 
+    def fulltext_whole(self) -> bool:
+        """Whether the full-text index may be searched as it is (after a flush): not empty
+        beside a full catalog, its folder still there (it may go away under this process)."""
+        try:
+            self.fulltext.index.reload()
+            return len(self.fulltext) > 0 or not self.catalog.count()
+        except (AttributeError, OSError, ValueError):
+            return False
+
     def reopen_fulltext(self) -> None:
         """Look at the full-text index afresh (another process may have rebuilt it)."""
         self.fulltext = FullText(self.folder / "fulltext")

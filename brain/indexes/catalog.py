@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from brain.indexes.queries import Queries
+from brain.indexes.queries import Database, Queries
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow
 from brain.vault.files import owner_only
 
@@ -239,10 +239,10 @@ class Catalog(Queries):
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Database:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 

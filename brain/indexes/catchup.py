@@ -123,10 +123,9 @@ def index_file(
     `owners`: while reindexing, which file held each id before the caches were cleared
     (see keeps_id); None otherwise.
     """
-    path = store.path(rel)
     try:
-        data = path.read_bytes()
-        st = path.stat()
+        data = store.read_bytes(rel)
+        st = store.stat(rel)
     except FileNotFoundError:
         return "gone"
     known = caches.catalog.file(rel)
@@ -143,7 +142,7 @@ def index_file(
     if not note.id:
         note = adopt(note, clock.now())
         data = store.write(note)
-        st = path.stat()
+        st = store.stat(rel)
     other = caches.catalog.get(note.id)
     if other is not None and other.path != rel and _holds(store, other.path, note.id):
         # Two files, one id: a copy. The file that held the id first keeps it; the copy gets
@@ -151,14 +150,14 @@ def index_file(
         if not keeps_id(owners, note.id, (note.created, rel), (other.created, other.path)):
             note = renew(note, note.id, clock.now())
             data = store.write(note)
-            st = path.stat()
+            st = store.stat(rel)
         else:
             copy = store.read(other.path)
             caches.drop_note(other.id, other.path)
             caches.put_note(note, data, st)
             copy = renew(copy, note.id, clock.now())
             copied = store.write(copy)
-            caches.put_note(copy, copied, store.path(copy.path).stat())
+            caches.put_note(copy, copied, store.stat(copy.path))
             return "changed"
     caches.put_note(note, data, st)
     return "changed"

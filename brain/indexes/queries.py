@@ -6,14 +6,32 @@ to age); the WHERE clauses live here, so SQL never leaves indexes/.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.indexes.rows import Brief, ObjectRow, RelationRow
 
 if TYPE_CHECKING:
     from brain.indexes.fulltext import Filters
+
+
+class Rows(Protocol):
+    """What a statement gives back: rows as tuples."""
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Database(Protocol):
+    """The connection the catalog's SQL runs on: SQLite here, PostgreSQL in brain/hosted."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+    def execute(self, sql: str, parameters: Any = (), /) -> Rows: ...
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
+    def executescript(self, script: str, /) -> Any: ...
+    def close(self) -> None: ...
 
 
 _BRIEF = "id, partition, node, status, visibility, kind, created, defining"
@@ -56,7 +74,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 class Queries:
     """The reads of the catalog (its subclass holds the schema and the writes)."""
 
-    db: sqlite3.Connection
+    db: Database
 
     # as a WHERE clause (for the named reads below, and for tests) --------------------
     def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:

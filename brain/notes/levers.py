@@ -29,7 +29,7 @@ def set_field(brain: Context, note_id: str, field: str, value: str) -> Note:
     with brain.lock.hold():
         brain.catch_up()
         note = brain.get(note_id)
-        check_writable(brain.root, note.partition)
+        check_writable(brain.store, note.partition)
         if field == "visibility":
             return _visibility(brain, note, _choice(field, value, VISIBILITIES))
         changes: dict[str, Any]
@@ -83,6 +83,10 @@ def _visibility(brain: Context, note: Note, visibility: str) -> Note:
     value = None if visibility == "normal" else visibility
     if was_local == to_local:
         return brain.save(note.with_meta(visibility=value))
+    if not brain.store.hand_edits:  # a database leaves nothing on this machine alone
+        raise InvalidInput(
+            "a hosted brain keeps no local-only notes", "keep it private, or in a files vault"
+        )
     target = hidden_path(note.path)
     if brain.store.path(target).exists():
         raise InvalidInput(f"cannot move {note.path}: {target} already exists")

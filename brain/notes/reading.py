@@ -40,7 +40,7 @@ def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:
     brain.catch_up()
     note = brain.get(note_id)
     # History stays byte for byte as it was; an archived partition is read-only.
-    if not touch or note.status == "superseded" or is_archived(brain.root, note.partition):
+    if not touch or note.status == "superseded" or is_archived(brain.store, note.partition):
         return note
     with brain.lock.hold():
         note = brain.get(note_id)

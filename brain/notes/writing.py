@@ -264,7 +264,7 @@ def remember(
         tags=clean_tags, source=source, visible_only=brain.for_model,
     )  # fmt: skip # arguments grouped by meaning
     with brain.lock.hold():
-        check_writable(brain.root, brain.partition)
+        check_writable(brain.store, brain.partition)
         # No catch-up walk here: plan() reads the current file from disk, so hand edits
         # are kept, and a walk per write would make ingesting quadratic. Only a note
         # written by hand under this very title must be known before deduplicating.

@@ -53,7 +53,7 @@ def recall(
         raise InvalidInput(f"-k must be between 1 and 100, not {k}")
     if mode not in MODES:
         raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
-    check_recallable(brain.root, brain.partition)
+    check_recallable(brain.store, brain.partition)
     brain.catch_up()
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
     filters = Filters(

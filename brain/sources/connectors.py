@@ -87,8 +87,17 @@ def declared(root: Path) -> dict[str, Declared]:
     """The connectors declared in brain.yaml (read afresh: it may have changed by hand)."""
     path = root / SETTINGS_FILE
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path), SETTINGS_FILE) or {}
-    except (OSError, yaml.YAMLError, UnicodeDecodeError, BrokenNote) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot be read: {exc}") from None
+    return declared_in(text, path)
+
+
+def declared_in(text: str, path: Path) -> dict[str, Declared]:
+    """The connectors declared in the text of brain.yaml (`path` names it in messages)."""
+    try:
+        data = load_yaml(text, str(path), SETTINGS_FILE) or {}
+    except (yaml.YAMLError, BrokenNote) as exc:
         raise InvalidInput(f"{path}: cannot be read: {exc}") from None
     section = data.get("connectors") if isinstance(data, dict) else None
     if section is None:

@@ -48,7 +48,7 @@ def regenerate(
     changed = []
     with brain.lock.hold():
         for partition in brain.store.partitions():
-            if is_archived(brain.root, partition):
+            if is_archived(brain.store, partition):
                 continue  # read-only: nothing happens there
             # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
             body = _body(brain, partition, day, [e for e in events if e.partition == partition],

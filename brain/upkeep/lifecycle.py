@@ -72,7 +72,7 @@ def due(brain: Context, now: datetime) -> list[tuple[ObjectRow, str, int]]:
     """(row, next status, untouched days) for every note the sweep would move on."""
     rows = brain.caches.catalog.aging(AGING_KINDS)
     found = []
-    frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
+    frozen = {p for p in brain.store.partitions() if is_archived(brain.store, p)}
     for row in rows:
         if row.partition in frozen:
             continue  # an archived partition is read-only: its notes do not age

@@ -8,9 +8,7 @@ second one waits for the first (a lock of its own) and then finds nothing left t
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from brain.model import iso
 from brain.upkeep import dailylog, graph, lifecycle, splits, tiers, wikilinks
 from brain.vault.journal import Event
-from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
     from brain.context import Context
@@ -101,7 +98,7 @@ def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
 
     drawn = []
     for name in brain.store.partitions():
-        if not is_archived(brain.root, name):
+        if not is_archived(brain.store, name):
             graph.write_graph(brain.at(name))  # the partition's own view draws its graph
             drawn.append(name)
     relinked = wikilinks.refresh(brain)  # relations' wikilinks whose targets moved
@@ -132,6 +129,8 @@ def _leftovers(brain: Context, now: datetime, report: SleepReport) -> str:
     from brain.vault import leftovers
 
     # Under the lock no brain write is in flight; the age rule also spares anyone else's.
+    if not brain.store.hand_edits:
+        return "none: the store is not a folder"
     with brain.lock.hold():
         report.leftovers = leftovers.find(brain.root, now.timestamp())
         if report.dry_run:
@@ -193,22 +192,11 @@ def run(
     return report
 
 
-@contextlib.contextmanager
-def sleep_lock(brain: Context, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+def sleep_lock(
+    brain: Context, waiting: Callable[[], None] | None = None
+) -> contextlib.AbstractContextManager[None]:
     """Only one sleep per vault: a second one says it is waiting, then waits its turn."""
-    path = brain.root / CACHE_DIR / "sleep.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting is not None:
-                waiting()
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+    return brain.lock.turn("sleep", waiting)
 
 
 def sleep_summary(report: Any) -> str:

@@ -75,7 +75,7 @@ def relocate(brain: Context, row: ObjectRow, target: str) -> Move:
     markdown = brain.store.note_bytes(row.path)
     data = brain.store.write_bytes(target, markdown)
     note = brain.store.parse(target, data)
-    brain.caches.put_note(note, data, brain.store.path(target).stat())
+    brain.caches.put_note(note, data, brain.store.stat(target))
     moved(brain, row, note)
     return Move(row.id, row.title, row.path, target, "cold" if is_cold(target) else "hot")
 
@@ -110,7 +110,7 @@ def due(brain: Context, now: datetime) -> list[ObjectRow]:
     """Archived (or terminal) notes untouched for `tiers.cold_after_days`, still hot."""
     horizon = now - timedelta(days=brain.settings.cold_after_days)
     rows = brain.caches.catalog.hot_notes(COLD_STATUSES, COLD_KINDS)
-    frozen = {p for p in brain.store.partitions() if is_archived(brain.root, p)}
+    frozen = {p for p in brain.store.partitions() if is_archived(brain.store, p)}
     return [r for r in rows if r.partition not in frozen and _older(r.touched, horizon)]
 
 

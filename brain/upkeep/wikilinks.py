@@ -21,7 +21,7 @@ def refresh(brain: Context) -> int:
     with brain.lock.hold():
         for source in sources:
             row = catalog.get(source)
-            if row is None or is_cold(row.path) or is_archived(brain.root, row.partition):
+            if row is None or is_cold(row.path) or is_archived(brain.store, row.partition):
                 continue  # compressed, or read-only: left as they are
             note = brain.get(row.id)
             if linked(catalog, note) is not note:

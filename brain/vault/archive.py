@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Protocol
 
 from brain.errors import InvalidInput, NotFound
 
 ARCHIVED_MARK = ".archived"
 
 
-def is_archived(root: Path, name: str) -> bool:
-    return (root / name / ARCHIVED_MARK).is_file()
+class Folders(Protocol):
+    """What the checks ask of a vault's store (files on disk, or rows in a database)."""
+
+    def exists(self, rel: str) -> bool: ...
+    def is_folder(self, rel: str) -> bool: ...
 
 
-def check_present(root: Path, name: str) -> None:
+def is_archived(root: Folders, name: str) -> bool:
+    return root.exists(f"{name}/{ARCHIVED_MARK}")
+
+
+def check_present(root: Folders, name: str) -> None:
     """A partition renamed or removed by another process is not silently made again."""
-    if not (root / name).is_dir():
+    if not root.is_folder(name):
         raise NotFound(
             f"partition {name!r} no longer exists (renamed or removed by another process?)",
             "choose one with partition_use, or `brain partition list`",
         )
 
 
-def check_writable(root: Path, name: str) -> None:
+def check_writable(root: Folders, name: str) -> None:
     """Refuse to change anything in an archived (or vanished) partition."""
     check_present(root, name)
     if is_archived(root, name):
@@ -32,7 +39,7 @@ def check_writable(root: Path, name: str) -> None:
         )
 
 
-def check_recallable(root: Path, name: str) -> None:
+def check_recallable(root: Folders, name: str) -> None:
     check_present(root, name)
     if is_archived(root, name):
         raise InvalidInput(

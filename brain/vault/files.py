@@ -10,7 +10,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from brain.errors import VaultBusy
@@ -163,6 +163,24 @@ class WriterLock:
     @property
     def held(self) -> bool:
         return self._depth > 0
+
+    @contextlib.contextmanager
+    def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """One process at a time for a long job (`sleep`), beside the writer lock: a second
+        one calls `waiting`, then waits its turn."""
+        path = self.path.parent / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is not None:
+                    waiting()
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def _acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

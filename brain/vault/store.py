@@ -11,7 +11,7 @@ from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
 from brain.vault.cold import ColdCodec, hot_path, is_cold
-from brain.vault.files import atomic_write, remove_file
+from brain.vault.files import atomic_write, fsync_dir, remove_file
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
@@ -20,6 +20,8 @@ RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
 
 class NoteStore:
     """The Markdown files of one vault, addressed by vault-relative POSIX paths."""
+
+    hand_edits = True  # a person may change the files beside brain: caches catch up with them
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -117,6 +119,17 @@ class NoteStore:
     def path(self, rel: str) -> Path:
         return inside(self.root, rel)
 
+    def stat(self, rel: str) -> os.stat_result:
+        """The stat of a file just written (its size and mtime fingerprint the caches)."""
+        return self.path(rel).stat()
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the entries of one folder (none if it is not there)."""
+        try:
+            return [entry.name for entry in os.scandir(self.path(folder))]
+        except (FileNotFoundError, NotADirectoryError, InvalidInput):
+            return []
+
     def read_bytes(self, rel: str) -> bytes:
         """The file as stored (a cold note: its compressed frame)."""
         return self.path(rel).read_bytes()
@@ -165,6 +178,19 @@ class NoteStore:
             except OSError:
                 break
             folder = folder.parent
+
+    def move_folder(self, old: str, new: str) -> list[tuple[str, str]]:
+        """Rename a folder in one step; returns (old, new) of each file moved, when a walk
+        would not find them (here it does: none are named)."""
+        os.replace(self.path(old), self.path(new))
+        fsync_dir(self.path(new).parent)
+        return []
+
+    def is_folder(self, rel: str) -> bool:
+        try:
+            return self.path(rel).is_dir()
+        except InvalidInput:
+            return False
 
     def exists(self, rel: str) -> bool:
         """Whether a note file is there; a path that leads out of the vault (through a link)

@@ -1,0 +1,106 @@
+"""`brain hosted`: a PostgreSQL database of many users' brains (init, push, pull, sleep)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from brain.cli.app import JsonOpt, app, command, emit_json, out
+
+hosted_app = typer.Typer(
+    help="A hosted brain: many users' vaults in one PostgreSQL with pgvector.",
+    no_args_is_help=True,
+)
+app.add_typer(hosted_app, name="hosted")
+
+DbOpt = Annotated[
+    str,
+    typer.Option("--db", envvar="BRAIN_DB", show_default=False, show_envvar=True,
+                 help="The database: postgresql://user@host:port/name."),
+]  # fmt: skip # arguments grouped by meaning
+UserOpt = Annotated[str, typer.Option("--user", help="Whose brain (a name, as in `push`).")]
+
+
+@command("init", group=hosted_app)
+def init(
+    dsn: Annotated[
+        str,
+        typer.Argument(envvar="BRAIN_DB", show_default=False, help="postgresql://… to set up."),
+    ],
+) -> None:
+    """Create or update the schema, extensions, role and row-level security; idempotent."""
+    from brain.hosted.schema import database_errors
+    from brain.hosted.schema import init as run
+
+    with database_errors():
+        version = run(dsn)
+    out.print(f"Database ready (schema version {version}).")
+
+
+@command("push", group=hosted_app)
+def push(
+    vault: Annotated[Path, typer.Argument(help="The files vault to load, e.g. ~/brain.")],
+    user: UserOpt,
+    db: DbOpt,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load a files vault for a user, byte for byte, replacing what the user had.
+
+    Notes with their history, documents and their chunks, index.json files and brain.yaml
+    go; local-only notes, `.brain/` and `.git/` stay on this machine.
+    """
+    from brain.clock import SystemClock
+    from brain.hosted.schema import database_errors
+    from brain.hosted.transfer import push as run
+
+    with database_errors():
+        done = run(db, vault.expanduser(), user, SystemClock())
+    if as_json:
+        emit_json(done.__dict__)
+        return
+    out.print(f"Pushed {done.files} files ({done.notes} notes, {done.bytes} bytes) for "
+              f"{escape(user)}.")  # fmt: skip # one message
+
+
+@command("pull", group=hosted_app)
+def pull(
+    dest: Annotated[Path, typer.Argument(help="A new or empty folder to write the vault into.")],
+    user: UserOpt,
+    db: DbOpt,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a user's vault out of the database, byte for byte."""
+    from brain.hosted.schema import database_errors
+    from brain.hosted.transfer import pull as run
+
+    with database_errors():
+        done = run(db, dest.expanduser(), user)
+    if as_json:
+        emit_json(done.__dict__)
+        return
+    out.print(f"Pulled {done.files} files ({done.bytes} bytes) of {escape(user)} into {dest}.")
+
+
+@command("sleep", group=hosted_app)
+def sleep(
+    db: DbOpt,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what it would do.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """One sleep pass for every user; idempotent and safe beside running servers (cron)."""
+    from brain.clock import SystemClock
+    from brain.hosted.schema import database_errors
+    from brain.hosted.upkeep import TenantSleep, sleep_all
+
+    def said(one: TenantSleep) -> None:
+        if not quiet and not as_json:
+            out.print(f"{escape(one.user)}: {escape(one.summary)}")
+
+    with database_errors():
+        passes = sleep_all(db, SystemClock(), dry_run=dry_run, done=said)
+    if as_json and not quiet:
+        emit_json([p.__dict__ for p in passes])

@@ -1,0 +1,148 @@
+"""A tenant's caches in PostgreSQL, written in the transaction of the note they come from."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from brain.hosted.catalog import PgCatalog
+from brain.hosted.search import PgFullText, PgVectors
+from brain.hosted.sql import TenantDatabase
+from brain.indexes.caches import (
+    Caches,
+    IndexObject,
+    _text_doc,
+    embed_text,
+    objects_of,
+    text_hash,
+)
+from brain.indexes.catalog import FileRow
+from brain.indexes.embedder import Embedder
+from brain.model import Note, content_hash
+
+
+class PgCaches(Caches):
+    """`Caches` whose catalog, full text and vectors are one tenant's rows. Nothing is queued:
+    the text and the vectors of a note are written with it (its embedding too, so a memory
+    written through one server is found by vector through every other at once)."""
+
+    def __init__(self, db: TenantDatabase, embedder: Embedder | None) -> None:
+        self.folder = Path()
+        self.embedder = embedder
+        self.listeners = []
+        self.db = db
+        self.catalog = self.pg_catalog = PgCatalog(db)
+        self.fulltext = PgFullText(db)
+        self.pg_vectors = PgVectors(db, embedder.dim, embedder.name) if embedder else None
+        self._vectors = self.pg_vectors
+        self._embeddings = None
+
+    def problems(self) -> list[str]:
+        return []  # written in the same transactions as the notes: never out of step
+
+    def rebuilt(self) -> None:
+        """Nothing marks a rebuild: it is one transaction."""
+
+    def reopen_fulltext(self) -> None:
+        """Always current."""
+
+    def fulltext_whole(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.db.close()  # the caches are the last of a tenant's parts to use it
+
+    @property
+    def vectors(self) -> PgVectors:
+        assert self.pg_vectors is not None, "vectors need an embedder"
+        return self.pg_vectors
+
+    def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
+        objects = objects_of(note, text_hash(note.body))
+        old = self.catalog.object_ids_of(note.id)
+        gone = sorted(set(old) - {o.row.id for o in objects})
+        with self.catalog.transaction():
+            self.catalog.drop_note(note.id)
+            self.catalog.put_objects([o.row for o in objects])
+            self.catalog.put_relations(
+                note.id, [(r.type, r.target, r.weight) for r in note.relations]
+            )
+            self.catalog.put_file(
+                FileRow(
+                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
+                )
+            )
+            self.fulltext.remove(gone)
+            self.fulltext.upsert([_text_doc(o) for o in objects])
+            if self.pg_vectors is not None:
+                self.pg_vectors.remove(gone)
+                self._embed(objects)
+        for listener in self.listeners:
+            listener(objects, gone)
+        return objects
+
+    def _embed(self, objects: Sequence[IndexObject]) -> None:
+        """Embed the objects whose text changed since they were last embedded."""
+        assert self.pg_vectors is not None and self.embedder is not None
+        texts = {o.row.id: embed_text(o) for o in objects}
+        hashes = {oid: text_hash(text) for oid, text in texts.items()}
+        known = self.pg_vectors.hashes(list(texts))
+        todo = [oid for oid in texts if known.get(oid) != hashes[oid]]
+        if todo:
+            vectors = self.embedder.embed([texts[oid] for oid in todo])
+            self.pg_vectors.upsert(todo, vectors, [hashes[oid] for oid in todo])
+
+    def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
+        with self.catalog.transaction():
+            ids = self.catalog.drop_note(note_id)
+            if path is not None:
+                self.catalog.drop_file(path)
+            self.fulltext.remove(ids)
+            if self._vectors is not None:
+                self._vectors.remove(ids)
+        for listener in self.listeners:
+            listener([], ids)
+        return ids
+
+    def compact(self) -> None:
+        """Deleted rows are reclaimed by PostgreSQL's autovacuum."""
+
+    def clear(self) -> None:
+        with self.catalog.transaction():
+            self.catalog.clear()
+
+    def text_pending(self) -> bool:
+        return False
+
+    def flush_text(self) -> int:
+        return 0
+
+    def vectors_pending(self) -> bool:
+        return False
+
+    def flush_vectors(self) -> int:
+        return 0
+
+    @contextlib.contextmanager
+    def embedding_alongside(self) -> Iterator[None]:
+        yield  # each note is embedded as it is written
+
+    def vector_problem(self) -> str | None:
+        return None
+
+    def rebuild_vectors(self) -> None:
+        """Embed every object again from its stored text (another embedder, say)."""
+        if self._vectors is None:
+            return
+        with self.catalog.transaction():
+            self._vectors.clear()
+            self.requeue_vectors()
+
+    def requeue_vectors(self) -> None:
+        rows = self.catalog.get_many(self.catalog.object_ids())
+        stored = self.fulltext.everything()
+        objects = [IndexObject(rows[oid], stored[oid]["body"]) for oid in rows if oid in stored]
+        for start in range(0, len(objects), 256):
+            self._embed(objects[start : start + 256])

@@ -1,0 +1,159 @@
+"""The rest of a tenant's vault in PostgreSQL: the writer lock, the journal, the node indexes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from brain.errors import VaultBusy
+from brain.hosted.catalog import PgCatalog
+from brain.hosted.sql import TenantDatabase
+from brain.hosted.store import PgStore
+from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, Settled, index_path, render
+from brain.vault.files import WriterLock
+from brain.vault.journal import KEEP_DAYS, Event, Journal
+
+
+class PgLock(WriterLock):
+    """One writer per tenant across every process and machine: the outermost hold is one
+    transaction that first takes the tenant's advisory lock, so everything written under it
+    commits together or not at all (a killed process loses only what was not acknowledged)."""
+
+    def __init__(self, db: TenantDatabase, timeout: float = 60.0) -> None:
+        super().__init__(Path(), timeout)
+        self.db = db
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        outermost = self._depth == 0
+        if outermost:
+            self.db.begin()
+            try:
+                self._acquire_in_transaction()
+            except BaseException:
+                self.db.end(ok=False)
+                raise
+        self._depth += 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._depth -= 1
+            if outermost:
+                self.db.end(ok=ok)
+
+    def _acquire_in_transaction(self) -> None:
+        import psycopg
+
+        self.db.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+        try:
+            self.db.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('brain:' || ?, 0))",
+                (self.db.tenant,),
+            )
+        except psycopg.errors.LockNotAvailable:
+            raise VaultBusy(
+                f"another brain process has held the writer lock of user {self.db.tenant!r} "
+                f"for {self.timeout:.0f} s",
+                "try again; `SELECT * FROM pg_locks WHERE locktype = 'advisory'` shows who",
+            ) from None
+
+    @contextlib.contextmanager
+    def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """One process at a time for this tenant's long job, on any server: a session-level
+        advisory lock (a killed process's connection ends, and its turn with it)."""
+        key = (f"brain-{name}:{self.db.tenant}",)
+        sql = "SELECT {}(hashtextextended(?, 0))"
+        if not self.db.value(sql.format("pg_try_advisory_lock"), key):
+            if waiting is not None:
+                waiting()
+            self.db.execute(sql.format("pg_advisory_lock"), key)
+        try:
+            yield
+        finally:
+            self.db.execute(sql.format("pg_advisory_unlock"), key)
+
+
+class PgJournal(Journal):
+    """The journal as rows: appended under the writer lock, trimmed by sleep."""
+
+    def __init__(self, db: TenantDatabase) -> None:
+        super().__init__(Path())
+        self.db = db
+
+    def append(self, event: Event) -> None:
+        self.db.execute(
+            "INSERT INTO journal (at, kind, id, title, partition, visibility, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event.at, event.kind, event.id, event.title, event.partition, event.visibility,
+             event.detail),
+        )  # fmt: skip # the event's fields in their order
+
+    def events(self) -> Iterator[Event]:
+        rows = self.db.execute(
+            "SELECT at, kind, id, title, partition, visibility, detail FROM journal ORDER BY seq"
+        ).fetchall()
+        for row in rows:
+            yield Event(*(str(v) for v in row))
+
+    def trim(self, now: datetime) -> int:
+        horizon = (now - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        cursor = self.db.execute("DELETE FROM journal WHERE at < ?", (horizon,))
+        return int(cursor.rowcount or 0)
+
+
+class PgNodeIndex(NodeIndex):
+    """index.json files kept as rows of the store, made from the same statistics."""
+
+    def __init__(self, root: Path, catalog: PgCatalog, store: PgStore) -> None:
+        super().__init__(root, catalog)
+        self.store = store
+
+    def write(self, partition: str, node: str) -> str | None:
+        rel = index_path(partition, node)
+        doc = self.document(partition, node)
+        exists = self.store.exists(rel)
+        if doc is None:
+            if not exists:
+                return None
+            self.store.delete(rel)
+            return rel
+        data = render(doc)
+        if exists and self.store.read_bytes(rel) == data:
+            return None
+        self.store.write_bytes(rel, data)
+        return rel
+
+    def settle(self, partitions: Sequence[str]) -> Settled:
+        written, removed = [], []
+        wanted = set()
+        for partition in partitions:
+            for node in self.indexed_nodes(partition):
+                wanted.add(index_path(partition, node))
+                if self.write(partition, node):
+                    written.append(index_path(partition, node))
+            for rel in self._index_files(partition):
+                if rel not in wanted:
+                    self.store.delete(rel)
+                    removed.append(rel)
+        self._dirty.clear()
+        return Settled(tuple(written), tuple(removed))
+
+    def _index_files(self, partition: str) -> list[str]:
+        rows = self.store.db.execute(
+            "SELECT path FROM vault_files WHERE path >= ? AND path < ? AND path LIKE ?",
+            (partition + "/", partition + "0", "%/" + INDEX_FILE),
+        )
+        return [str(r[0]) for r in rows]
+
+    def read(self, partition: str, node: str) -> dict[str, Any] | None:
+        try:
+            doc = json.loads(self.store.read_bytes(index_path(partition, node)))
+        except (FileNotFoundError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) else None

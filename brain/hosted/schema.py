@@ -1,0 +1,204 @@
+"""The database: versioned migrations, tables that all carry the tenant, row-level security."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from brain.errors import BrainError
+
+if TYPE_CHECKING:
+    import psycopg
+
+ROLE = "brain_tenant"  # what every tenant's queries run as: never a superuser, never an owner
+TENANT = "current_setting('brain.tenant')"
+VECTOR_DIMS = (256, 384)  # the hashing test embedder and MiniLM: one HNSW index each
+
+# Text compares byte by byte, as in SQLite: ids, paths and nodes order and range the same way.
+C = 'COLLATE "C"'
+
+# Each table's columns in the order the catalog's SQL writes them; `tenant` comes last, so a
+# positional INSERT fills it from the session's setting and RLS checks it.
+_TABLES: dict[str, tuple[str, str]] = {
+    "vault_files": (
+        f"path text {C} NOT NULL, data bytea NOT NULL, note_id text {C}, kind text, "
+        "status text, visibility text, created text, touched text, "
+        "written timestamptz NOT NULL DEFAULT now(), stamp bigint NOT NULL",
+        "path",
+    ),
+    "info": (f"key text {C} NOT NULL, value text NOT NULL", "key"),
+    "files": (
+        f"path text {C} NOT NULL, note_id text {C}, hash text NOT NULL, mtime_ns bigint NOT NULL, "
+        "size bigint NOT NULL, error text",
+        "path",
+    ),
+    "objects": (
+        f"id text {C} NOT NULL, note_id text {C} NOT NULL, path text {C} NOT NULL, "
+        f"partition text {C} NOT NULL, node text {C} NOT NULL, title text NOT NULL, "
+        f"norm_title text {C} NOT NULL, kind text NOT NULL, status text NOT NULL, "
+        f"visibility text NOT NULL, created text {C} NOT NULL, touched text {C} NOT NULL, "
+        f"parent text {C}, supersedes text {C}, defining text, tags text NOT NULL, "
+        "source text NOT NULL, heading_path text NOT NULL, text_hash text NOT NULL",
+        "id",
+    ),
+    "relations": (
+        f"source text {C} NOT NULL, type text NOT NULL, target text {C} NOT NULL, "
+        "weight double precision",
+        "",
+    ),
+    "node_notes": (
+        f"note_id text {C} NOT NULL, partition text {C} NOT NULL, node text {C} NOT NULL, "
+        f"day text {C} NOT NULL, terms text NOT NULL, entities text NOT NULL",
+        "note_id",
+    ),
+    "node_counts": (
+        f"partition text {C} NOT NULL, node text {C} NOT NULL, parent text {C} NOT NULL, "
+        f"memories integer NOT NULL, oldest text {C} NOT NULL, newest text {C} NOT NULL",
+        "partition, node",
+    ),
+    "node_terms": (
+        f"partition text {C} NOT NULL, node text {C} NOT NULL, kind text NOT NULL, "
+        f"term text {C} NOT NULL, notes integer NOT NULL, points integer NOT NULL",
+        "partition, node, kind, term",
+    ),
+    "texts": (
+        f"id text {C} NOT NULL, title text NOT NULL, body text NOT NULL, "
+        "tsv tsvector GENERATED ALWAYS AS (setweight(to_tsvector('english', title), 'A') || "
+        "setweight(to_tsvector('english', body), 'B')) STORED",
+        "id",
+    ),
+    "vectors": (
+        f"id text {C} NOT NULL, hash text NOT NULL, dims integer NOT NULL, "
+        "embedding vector NOT NULL",
+        "id",
+    ),
+    "journal": (
+        "seq bigserial, at text NOT NULL, kind text NOT NULL, id text NOT NULL, "
+        "title text NOT NULL, partition text NOT NULL, visibility text NOT NULL, "
+        "detail text NOT NULL",
+        "seq",
+    ),
+}
+
+_INDEXES = [
+    "CREATE INDEX IF NOT EXISTS objects_note ON objects(tenant, note_id)",
+    "CREATE INDEX IF NOT EXISTS objects_folder ON objects(tenant, partition, node, norm_title)",
+    "CREATE INDEX IF NOT EXISTS objects_parent ON objects(tenant, parent)",
+    "CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(tenant, supersedes)",
+    "CREATE INDEX IF NOT EXISTS objects_order ON objects(tenant, partition, node, id)",
+    "CREATE INDEX IF NOT EXISTS relations_source ON relations(tenant, source)",
+    "CREATE INDEX IF NOT EXISTS relations_target ON relations(tenant, target)",
+    "CREATE INDEX IF NOT EXISTS node_notes_node ON node_notes(tenant, partition, node, day)",
+    "CREATE INDEX IF NOT EXISTS node_counts_parent ON node_counts(tenant, partition, parent)",
+    "CREATE INDEX IF NOT EXISTS texts_tsv ON texts USING gin (tsv)",
+    *(
+        f"CREATE INDEX IF NOT EXISTS vectors_hnsw_{n} ON vectors USING hnsw "
+        f"((embedding::vector({n})) vector_cosine_ops) WHERE dims = {n}"
+        for n in VECTOR_DIMS
+    ),
+]
+
+
+def _table(name: str, columns: str, key: str) -> list[str]:
+    primary = f", PRIMARY KEY (tenant, {key})" if key else ""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {name} ({columns}, "
+        f"tenant text {C} NOT NULL DEFAULT {TENANT}{primary})",
+        f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {name} FORCE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS by_tenant ON {name}",
+        f"CREATE POLICY by_tenant ON {name} USING (tenant = {TENANT}) "
+        f"WITH CHECK (tenant = {TENANT})",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {name} TO {ROLE}",
+    ]
+
+
+def _version_1() -> list[str]:
+    statements = [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        # The tenants themselves: for the administrator's commands, never for a tenant's role.
+        f"CREATE TABLE IF NOT EXISTS tenants (name text {C} PRIMARY KEY, "
+        "created timestamptz NOT NULL DEFAULT now())",
+        f"REVOKE ALL ON tenants FROM {ROLE}",
+    ]
+    for name, (columns, key) in _TABLES.items():
+        statements += _table(name, columns, key)
+    statements += _INDEXES
+    statements.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {ROLE}")
+    return statements
+
+
+MIGRATIONS = {1: _version_1}  # version → its statements; a new version never edits an old one
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def connect(dsn: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection, or one clear error naming what failed (a bad DSN, a server not there)."""
+    import psycopg
+
+    try:
+        return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
+    except (psycopg.Error, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HostedError(
+            f"cannot connect to the database: {first}",
+            "check the DSN (postgresql://user@host:port/db) and that the server runs",
+        ) from None
+
+
+class HostedError(BrainError):
+    """The database is missing, unreachable, uninitialised, or does not know a user."""
+
+
+@contextlib.contextmanager
+def database_errors() -> Iterator[None]:
+    """What the database says when it fails under a command (a dropped connection, a full
+    disk) as one clear error, not a traceback."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HostedError(f"the database failed: {first}", "check the server's log") from None
+
+
+def init(dsn: str) -> int:
+    """Create or bring up to date the schema, the role and the policies; idempotent.
+
+    Returns the schema version. Migrations run in one transaction under an advisory lock, so
+    two `brain hosted init` at once apply each version once.
+    """
+    with connect(dsn, autocommit=False) as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('brain:migrations'))")
+        if not conn.execute(f"SELECT 1 FROM pg_roles WHERE rolname = '{ROLE}'").fetchone():
+            conn.execute(f"CREATE ROLE {ROLE} NOLOGIN")
+        conn.execute(f"GRANT {ROLE} TO current_user")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS brain_migrations (version integer PRIMARY KEY, "
+            "applied timestamptz NOT NULL DEFAULT now())"
+        )
+        applied = {int(str(r[0])) for r in conn.execute("SELECT version FROM brain_migrations")}
+        for version in sorted(set(MIGRATIONS) - applied):
+            for statement in MIGRATIONS[version]():
+                conn.execute(statement)
+            conn.execute("INSERT INTO brain_migrations (version) VALUES (%s)", (version,))
+        conn.commit()
+    return SCHEMA_VERSION
+
+
+def check_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Refuse to serve a database `brain hosted init` has not made (or made for a newer brain)."""
+    import psycopg
+
+    try:
+        row = conn.execute("SELECT max(version) FROM brain_migrations").fetchone()
+    except psycopg.errors.UndefinedTable:
+        row = None
+    version = int(str(row[0])) if row and row[0] is not None else 0
+    if version != SCHEMA_VERSION:
+        raise HostedError(
+            f"the database has brain schema version {version}, this brain needs {SCHEMA_VERSION}",
+            "run `brain hosted init DSN`",
+        )

@@ -1,0 +1,182 @@
+"""Full text (a generated tsvector, GIN, ts_rank_cd) and vectors (pgvector, HNSW, cosine)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from brain.hosted.schema import VECTOR_DIMS, HostedError
+from brain.hosted.sql import TenantDatabase
+from brain.indexes.fulltext import Filters, FullText, TextDoc
+from brain.indexes.queries import filter_sql
+from brain.indexes.vectors import VectorIndex
+from brain.terms import content_words
+
+_WORD = re.compile(r"\w+")
+
+
+def or_query(query: str) -> str:
+    """The query's content words as a tsquery that any of them matches (as BM25 scores any)."""
+    words = [w for w in content_words(query) if _WORD.fullmatch(w)]
+    return " | ".join(f"'{w}'" for w in dict.fromkeys(words))
+
+
+class PgFullText(FullText):
+    """`FullText` over the `texts` rows: the same search, stored text and size."""
+
+    def __init__(self, db: TenantDatabase) -> None:
+        self.db = db
+        self.problem: str | None = None
+        self.folder = Path()
+
+    def create(self) -> None:
+        """The table is the schema's."""
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        yield
+
+    def upsert(self, docs: Sequence[TextDoc]) -> None:
+        self.db.executemany(
+            "INSERT INTO texts (id, title, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
+            "SET title = excluded.title, body = excluded.body",
+            [(d.id, d.title, d.body) for d in docs],
+        )
+
+    def remove(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.db.execute("DELETE FROM texts WHERE id = ANY(?)", (list(ids),))
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM texts")
+
+    def has_deletes(self) -> bool:
+        return False
+
+    def everything(self) -> dict[str, dict[str, str]]:
+        rows = self.db.execute("SELECT id, title, body FROM texts")
+        return {str(i): {"title": str(t), "body": str(b)} for i, t, b in rows}
+
+    def compact(self, docs: Sequence[TextDoc] | None = None) -> None:
+        """Deleted rows are the database's to reclaim (autovacuum)."""
+
+    def __len__(self) -> int:
+        return int(self.db.value("SELECT count(*) FROM texts"))
+
+    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        """Ranked by cover density over 1 + log(length), as BM25 favours the shorter text; a
+        title word (weight A) counts more than a body word (B)."""
+        terms = or_query(query)
+        if not terms or k <= 0:
+            return []
+        where, params = filter_sql(filters)
+        where = "true" + where[1:]  # filter_sql opens with SQLite's `1`
+        rows = self.db.execute(
+            "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
+            "JOIN objects o ON o.id = t.id, to_tsquery('english', ?) q "
+            f"WHERE t.tsv @@ q AND ({where}) ORDER BY score DESC, t.id LIMIT ?",
+            (terms, *params, k),
+        )
+        return [(str(oid), float(score)) for oid, score in rows]
+
+    def stored(self, object_id: str) -> dict[str, str] | None:
+        row = self.db.execute("SELECT title, body FROM texts WHERE id=?", (object_id,)).fetchone()
+        return {"title": str(row[0]), "body": str(row[1])} if row else None
+
+
+def _literal(vector: Any) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+class PgVectors(VectorIndex):
+    """`VectorIndex` over the `vectors` rows: cosine distance on an HNSW index per size."""
+
+    def __init__(self, db: TenantDatabase, dim: int, embedder: str) -> None:
+        if dim not in VECTOR_DIMS:
+            raise HostedError(
+                f"a hosted brain indexes vectors of {', '.join(map(str, VECTOR_DIMS))} dimensions, "
+                f"not {dim}",
+                "use the minilm embedder (384)",
+            )
+        self.db = db
+        self.dim = dim
+        self.embedder = embedder
+        self.cast = f"vector({dim})"
+
+    def upsert(self, ids: Sequence[str], vectors: Any, hashes: Sequence[str] = ()) -> None:
+        hashes = list(hashes) or [""] * len(ids)
+        self.db.executemany(
+            "INSERT INTO vectors (id, hash, dims, embedding) VALUES (?, ?, ?, ?::vector) "
+            "ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, dims = excluded.dims, "
+            "embedding = excluded.embedding",
+            [
+                (oid, h, self.dim, _literal(v))
+                for oid, h, v in zip(ids, hashes, vectors, strict=True)
+            ],
+        )
+
+    def hashes(self, ids: Sequence[str]) -> dict[str, str]:
+        """The text hash each of these ids was embedded from (to embed only what changed)."""
+        rows = self.db.execute(
+            "SELECT id, hash FROM vectors WHERE id = ANY(?) AND dims = ?", (list(ids), self.dim)
+        )
+        return {str(i): str(h) for i, h in rows}
+
+    def remove(self, ids: Iterable[str]) -> int:
+        gone = list(ids)
+        if not gone:
+            return 0
+        return int(self.db.execute("DELETE FROM vectors WHERE id = ANY(?)", (gone,)).rowcount or 0)
+
+    def search(
+        self, vector: Any, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
+        if k <= 0 or (allowed is not None and not allowed):
+            return []
+        keep, params = "", list[Any]([_literal(vector)])
+        if allowed is not None:
+            keep, params = " AND id = ANY(?)", [*params, sorted(allowed)]
+        rows = self.db.execute(
+            f"SELECT id, 1 - (embedding::{self.cast} <=> q) FROM vectors, "
+            f"(SELECT ?::{self.cast} AS q) query WHERE dims = {self.dim}{keep} "
+            f"ORDER BY embedding::{self.cast} <=> q LIMIT ?",
+            (*params, k),
+        )
+        return [(str(oid), float(score)) for oid, score in rows]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        import numpy as np
+
+        if not ids:
+            return {}
+        rows = self.db.execute(
+            "SELECT id, embedding::text FROM vectors WHERE id = ANY(?) AND dims = ?",
+            (list(ids), self.dim),
+        )
+        found = {str(i): np.array(t.strip("[]").split(","), dtype=np.float32) for i, t in rows}
+        return {oid: found[oid] for oid in ids if oid in found}
+
+    def ids(self) -> list[str]:
+        rows = self.db.execute("SELECT id FROM vectors WHERE dims = ? ORDER BY id", (self.dim,))
+        return [str(r[0]) for r in rows]
+
+    def __len__(self) -> int:
+        return int(self.db.value("SELECT count(*) FROM vectors WHERE dims = ?", (self.dim,)))
+
+    def kind(self) -> str:
+        return "hnsw"
+
+    def rebuild(self, target: str | None = None) -> bool:
+        return False  # the HNSW index is kept in step by PostgreSQL on every write
+
+    def save(self) -> None:
+        """Every write is already in the database."""
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM vectors")
+
+    def close(self) -> None:
+        """The connection is the tenant's storage's."""

@@ -1,0 +1,115 @@
+"""One tenant's connection: the catalog's SQLite dialect spoken to PostgreSQL, as that tenant."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from brain.hosted.schema import ROLE, HostedError, check_schema, connect
+from brain.vault.paths import check_segment
+
+if TYPE_CHECKING:
+    import psycopg
+
+OBJECT_COLUMNS = (
+    "id, note_id, path, partition, node, title, norm_title, kind, status, visibility, created, "
+    "touched, parent, supersedes, defining, tags, source, heading_path, text_hash"
+)
+
+# The few places the catalog's SQL is SQLite's own, and what PostgreSQL says instead. The
+# tenant column is never named: row-level security adds it to every statement.
+_DIALECT = [
+    (re.compile(r"SELECT \* FROM objects"), f"SELECT {OBJECT_COLUMNS} FROM objects"),
+    (re.compile(r"\bWHERE 1\b"), "WHERE true"),
+    (re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)"), r"(\1::jsonb ->> '\2')"),
+    (re.compile(r"\binstr\("), "strpos("),
+    (re.compile(r"\bmin\((\w+), excluded"), r"least(\1, excluded"),
+    (re.compile(r"\bmax\((\w+), excluded"), r"greatest(\1, excluded"),
+    (re.compile(r"ON CONFLICT \("), "ON CONFLICT (tenant, "),
+]
+
+
+_TABLE = re.compile(r"INSERT INTO (\w+)")
+_OWN = re.compile(r"(\w+) = \1 \+|(least|greatest)\((\w+),")
+
+
+def translate(sql: str) -> str:
+    for pattern, replacement in _DIALECT:
+        sql = pattern.sub(replacement, sql)
+    table = _TABLE.search(sql)
+    if table and "DO UPDATE" in sql:
+        # An upsert's SET names the existing row's columns bare; PostgreSQL wants the table.
+        def own(m: re.Match[str]) -> str:
+            if m.group(1):
+                return f"{m.group(1)} = {table[1]}.{m.group(1)} +"
+            return f"{m.group(2)}({table[1]}.{m.group(3)},"
+
+        head, _, tail = sql.partition("DO UPDATE")
+        sql = head + "DO UPDATE" + _OWN.sub(own, tail)
+    # psycopg's placeholders are %s, so a literal % doubles.
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class TenantDatabase:
+    """A connection that runs as the tenant role with `brain.tenant` set, so row-level security
+    confines every statement to that tenant. Outside a transaction each statement commits on
+    its own; `begin()`/`end()` nest, and the outermost pair is one transaction."""
+
+    def __init__(self, dsn: str, tenant: str) -> None:
+        check_segment(tenant, "user")
+        self.tenant = tenant
+        self.conn: psycopg.Connection[Any] = connect(dsn)
+        check_schema(self.conn)
+        self.conn.execute(f"SET ROLE {ROLE}")
+        self.conn.execute("SELECT set_config('brain.tenant', %s, false)", (tenant,))
+        # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
+        self.conn.execute("SET hnsw.iterative_scan = strict_order")
+        self.depth = 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.depth > 0
+
+    def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
+        return self.conn.execute(translate(sql), parameters)
+
+    def value(self, sql: str, parameters: Any = (), /) -> Any:
+        """The first column of the first row (a count, a flag), None if there is no row."""
+        row = self.execute(sql, parameters).fetchone()
+        return None if row is None else row[0]
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
+        rows = list(parameters)
+        if rows:
+            with self.conn.cursor() as cursor:
+                cursor.executemany(translate(sql), rows)
+
+    def executescript(self, script: str, /) -> None:
+        """The catalog's own CREATE statements: the schema is `brain hosted init`'s instead."""
+
+    def begin(self) -> None:
+        if self.depth == 0:
+            self.conn.execute("BEGIN")
+        self.depth += 1
+
+    def end(self, *, ok: bool) -> None:
+        """The outermost end commits or rolls back; an error inside reaches it and undoes all."""
+        self.depth -= 1
+        if self.depth == 0:
+            self.conn.execute("COMMIT" if ok else "ROLLBACK")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def known_tenant(conn: psycopg.Connection[Any], tenant: str) -> bool:
+    return conn.execute("SELECT 1 FROM tenants WHERE name = %s", (tenant,)).fetchone() is not None
+
+
+def require_tenant(dsn: str, tenant: str) -> None:
+    """Refuse a user the database does not know (`brain hosted push` makes one)."""
+    with connect(dsn) as conn:
+        check_schema(conn)
+        if not known_tenant(conn, tenant):
+            raise HostedError(f"no user {tenant!r} in the database", "push a vault for it first")

@@ -1,0 +1,91 @@
+"""Open one tenant's brain from PostgreSQL: the same Brain, its parts in the database."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from brain import settings as settings_mod
+from brain.brain import Brain
+from brain.clock import Clock, SystemClock
+from brain.context import Context
+from brain.errors import NotFound
+from brain.git.autocommit import Autocommit
+from brain.hosted.caches import PgCaches
+from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
+from brain.hosted.schema import HostedError
+from brain.hosted.sql import TenantDatabase, require_tenant
+from brain.hosted.store import PgStore
+from brain.indexes.embedder import Embedder, load_embedder
+from brain.settings import SETTINGS_FILE
+from brain.vault.paths import check_segment
+
+HOSTED_ROOT = Path("/hosted")  # names a tenant's vault in messages; nothing is read there
+
+
+@dataclass
+class PgStorage:
+    """The `Storage` of a tenant: every part of the opened vault on one connection."""
+
+    db: TenantDatabase
+    embedder: Embedder | None
+
+    def attach(self, context: Context) -> None:
+        root = context.root
+        context.store = store = PgStore(self.db, root)
+        context.lock = PgLock(self.db)
+        context.journal = PgJournal(self.db)
+        context.changes = Autocommit(root, context.settings, context.lock)
+        context.changes.enabled = False  # the database is the history: no git here
+        context.caches = caches = PgCaches(self.db, self.embedder)
+        context.node_index = PgNodeIndex(root, caches.pg_catalog, store)
+        caches.listeners.append(context.node_index.on_change)
+        if context.node_index.stale:
+            with context.lock.hold():
+                context.node_index.resume(store)
+
+
+def open_tenant(
+    dsn: str,
+    tenant: str,
+    *,
+    clock: Clock | None = None,
+    embedder: Embedder | str | None = "settings",
+    partition: str | None = None,
+    model_cache: Path | None = None,
+) -> Brain:
+    """One tenant's Brain over the database (the user must exist: `brain hosted push`)."""
+    check_segment(tenant, "user")
+    require_tenant(dsn, tenant)
+    db = TenantDatabase(dsn, tenant)
+    try:
+        store = PgStore(db, HOSTED_ROOT / tenant)
+        try:
+            text = store.read_bytes(SETTINGS_FILE).decode("utf-8")
+        except FileNotFoundError:
+            raise HostedError(
+                f"user {tenant!r} has no brain.yaml in the database", "push a vault for it"
+            ) from None
+        loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
+        # The cold tier is compressed files on a disk: a database stores every note whole.
+        loaded = replace(loaded, cold_tier=False)
+        if isinstance(embedder, str):
+            cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
+            embedder = load_embedder(loaded.embedder, cache)
+        brain = Brain(
+            root=HOSTED_ROOT / tenant,
+            settings=loaded,
+            clock=clock or SystemClock(),
+            partition=partition or "",
+            embedder=embedder,
+            storage=PgStorage(db, embedder),
+        )
+    except BaseException:
+        db.close()
+        raise
+    if brain.partition not in brain.store.partitions():
+        db.close()
+        check_segment(brain.partition, "partition")
+        raise NotFound(f"no partition {brain.partition!r} for user {tenant!r}")
+    return brain

@@ -1,0 +1,168 @@
+"""The core use cases on both storages: the same test bodies on files and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from brain import partitions
+from brain.brain import Brain
+from brain.clock import FixedClock
+from brain.errors import BrainError, InvalidInput, NotFound
+from brain.sessions import Gate
+
+SEED = {
+    "recall_id": "widget-pro-specs",
+    "created_at": "2026-12-01T14:30:00Z",
+    "platform": "claude.ai",
+    "summary": "Widget Pro system requirements.",
+    "transcript": [
+        {"role": "user", "content": "What does the Widget Pro need to run?",
+         "timestamp": "2026-12-01T14:30:15Z"},
+        {"role": "assistant", "content": "A quince coloured chassis and four gigabytes of RAM.",
+         "timestamp": "2026-12-01T14:30:18Z"},
+    ],
+}  # fmt: skip # one turn a line
+
+
+def titles(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [h.title for h in hits]
+
+
+def test_remember_then_recall_in_every_mode(any_brain: Brain, clock: FixedClock) -> None:
+    note = any_brain.remember("The Widget Pro launch moved to March.", title="Widget launch")
+    clock.set(clock.now() + timedelta(minutes=5))  # not neighbours: neither lends the other
+    other = any_brain.remember("Bake sourdough on Sundays.", title="Bread")
+    for mode in ("text", "vector", "hybrid"):
+        hits = any_brain.recall("widget launch", mode=mode)
+        assert hits and hits[0].id == note.id, mode
+        assert other.id not in [h.id for h in hits[:1]]
+    assert "March" in any_brain.expand(note.id).body
+    again = any_brain.remember("It needs a new box too.", title="Widget launch")
+    assert again.id == note.id  # a titled note is one note: the second write adds to it
+    assert "new box" in any_brain.expand(note.id).body
+
+
+def test_correct_keeps_history_and_recall_shows_the_current_version(any_brain: Brain) -> None:
+    old = any_brain.remember("The launch is in March.", title="Launch date")
+    new = any_brain.correct(old.id, "The launch is in April.")
+    assert new.supersedes == old.id
+    assert [n.id for n in any_brain.history(new.id)] == [old.id, new.id]
+    assert any_brain.get(old.id).status == "superseded"
+    hits = any_brain.recall("launch")
+    assert [h.id for h in hits] == [new.id]
+
+
+@pytest.mark.parametrize("mode", ["auto", "version", "history"])
+def test_forget_in_each_mode(any_brain: Brain, mode: str) -> None:
+    old = any_brain.remember("The launch is in March.", title="Launch date")
+    new = any_brain.correct(old.id, "The launch is in April.")
+    gone = any_brain.forget(new.id, mode)
+    assert new.id in gone
+    left = [h.id for h in any_brain.recall("launch")]
+    if mode == "auto":  # the previous version is current again
+        assert left == [old.id] and any_brain.get(old.id).status == "active"
+    elif mode == "version":
+        with pytest.raises(NotFound):
+            any_brain.get(new.id)
+    else:
+        assert left == [] and old.id in gone
+        with pytest.raises(NotFound):
+            any_brain.get(old.id)
+
+
+def test_a_transcript_and_all_its_turns_are_recalled_and_forgotten(
+    any_brain: Brain, tmp_path: Path
+) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(SEED))
+    report = any_brain.ingest(chat)
+    assert len(report.added) == 1
+    hits = any_brain.recall("quince chassis")
+    assert hits and "#" in hits[0].id  # the turn that answers, not only its note
+    note_id = hits[0].id.split("#")[0]
+    parts = any_brain.caches.catalog.object_ids_of(note_id)
+    assert len(parts) >= 3  # the note and each turn
+    any_brain.forget(note_id)
+    assert any_brain.caches.catalog.object_ids_of(note_id) == []
+    any_brain.flush()  # files: the full-text queue is applied before a search
+    assert all(any_brain.caches.fulltext.stored(p) is None for p in parts)
+    assert any_brain.recall("quince chassis") == []
+
+
+def test_relations_are_typed_and_refused_if_unknown(any_brain: Brain) -> None:
+    a = any_brain.remember("Tomatoes need sun.", title="Tomatoes")
+    b = any_brain.remember("The garden faces south.", title="Garden")
+    any_brain.relate(a.id, "supports", b.id, 0.5)
+    links = any_brain.links(b.id)
+    assert [(r.source, r.type) for r in links.incoming] == [(a.id, "supports")]
+    with pytest.raises(InvalidInput, match="allowed"):
+        any_brain.relate(a.id, "likes", b.id)
+    any_brain.unrelate(a.id, "supports", b.id)
+    assert any_brain.links(b.id).incoming == ()
+
+
+def test_sleep_ages_notes_and_a_second_pass_changes_nothing(
+    any_brain: Brain, clock: FixedClock
+) -> None:
+    notes = [any_brain.remember(f"thing {n}", title=f"Thing {n}") for n in range(3)]
+    clock.set(clock.now() + timedelta(days=30))
+    first = any_brain.sleep()
+    assert sorted(a.id for a in first.aged) == sorted(n.id for n in notes)
+    assert all(any_brain.get(n.id).status == "dormant" for n in notes)
+    assert first.logs  # today's daily log
+    second = any_brain.sleep()
+    assert not second.changed
+    any_brain.expand(notes[0].id)  # a touch brings it back
+    assert any_brain.get(notes[0].id).status == "active"
+
+
+def test_partitions_are_separate_and_an_archived_one_is_read_only(any_brain: Brain) -> None:
+    any_brain.remember("Main things.", title="Main note")
+    partitions.create(any_brain, "work")
+    work = any_brain.at("work")
+    note = work.remember("The quarterly report is due.", title="Report")
+    assert [h.id for h in work.recall("quarterly report")] == [note.id]
+    assert any_brain.recall("quarterly report") == []  # main does not see work
+    assert {p.name for p in partitions.listing(any_brain)} >= {"main", "work"}
+    partitions.archive(any_brain, "work")
+    with pytest.raises(InvalidInput, match="archived"):
+        work.remember("more", title="More")
+    with pytest.raises(InvalidInput, match="archived"):
+        work.recall("report")
+    partitions.restore(any_brain, "work")
+    assert [h.id for h in work.recall("quarterly report")] == [note.id]
+    partitions.rename(any_brain, "work", "office")  # ids stay, paths follow
+    office = any_brain.at("office")
+    assert [h.id for h in office.recall("quarterly report")] == [note.id]
+    assert office.get(note.id).path.startswith("office/")
+    assert "work" not in {p.name for p in partitions.listing(any_brain)}
+
+
+def test_private_notes_never_reach_a_model(any_brain: Brain) -> None:
+    secret = any_brain.remember("My bank PIN hint is the cat.", title="Bank hint")
+    any_brain.set_field(secret.id, "visibility", "private")
+    model = any_brain.at(for_model=True)
+    assert model.recall("bank hint cat") == []
+    with pytest.raises(NotFound):
+        model.expand(secret.id)
+    assert [h.id for h in any_brain.recall("bank hint cat")] == [secret.id]  # the person sees it
+
+
+def test_the_session_gate_goes_in_order_and_survives_a_new_gate(any_brain: Brain) -> None:
+    source = {"via": "mcp", "session": "s1"}
+    gate = Gate(any_brain, source)
+    gate.session()
+    with pytest.raises(BrainError, match="the step due is addendum"):
+        gate.diary("too early")
+    gate.addendum("Talked about the widget.")
+    again = Gate(any_brain, source)  # another process, another server: the label is on the note
+    with pytest.raises(BrainError, match="the step due is maintain"):
+        again.addendum("twice")
+    again.maintain()
+    again.remarks()
+    again.diary("A good day.")
+    again.close("done")
