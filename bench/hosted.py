@@ -22,21 +22,22 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psycopg
 
 from bench.http_servers import Server, add_user, call, connect, fresh_database, start
 from bench.metrics import percentile
 from bench.scale import disk_usage, memories, queries
-from brain.hosted.tenants import FilesTenants
+from brain.hosted.schema import init as init_schema
+from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
 
-def seed(root: Path, names: list[str], count: int) -> float | None:
-    """Each tenant's vault with `count` memories, in bulk: memories a second (None: every
+def seed(tenants: Tenants, root: Path | None, names: list[str], count: int) -> float | None:
+    """Each tenant's brain with `count` memories, in bulk: memories a second (None: every
     tenant was seeded by an earlier run kept with --keep)."""
-    tenants = FilesTenants(root, embedder="hashing")
     begun = time.perf_counter()
     done = 0
     for n, name in enumerate(names):
-        if (root / name / "brain.yaml").is_file():
+        if root is not None and (root / name / "brain.yaml").is_file():
             continue
         done += count
         brain = tenants.open(name)
@@ -50,9 +51,15 @@ def seed(root: Path, names: list[str], count: int) -> float | None:
     return round(done / (time.perf_counter() - begun), 1) if done else None
 
 
-def in_process(root: Path, name: str, count: int = 300) -> dict[str, Any]:
+def database_bytes(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("select pg_database_size(current_database())").fetchone()
+    return int(row[0]) if row else 0
+
+
+def in_process(where: Path | str, name: str, count: int = 300) -> dict[str, Any]:
     """The same recalls without HTTP or MCP: what the core costs inside a server."""
-    tenants = FilesTenants(root)
+    tenants: Tenants = FilesTenants(where) if isinstance(where, Path) else PgTenants(where)
     brain = tenants.open(name).at(for_model=True)
     asked = queries(count)
     brain.recall(asked[0], k=5)  # warm: caches open, vectors loaded
@@ -138,6 +145,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--db", help="a PostgreSQL for the tokens (else an embedded one)")
     parser.add_argument("--keep", type=Path, help="keep the tenants' vaults in this folder")
+    parser.add_argument("--storage", choices=("files", "pg"), default="files",
+                        help="the users' brains in vault folders or in the database")  # fmt: skip
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="brain-hosted-bench-"))
@@ -153,17 +162,25 @@ def main() -> None:
         db = fresh_database(args.db)
         names = [f"t{n:03d}" for n in range(args.tenants)]
         tokens = [add_user(db, name) for name in names]
-        seeded = seed(root, names, args.memories)
-        size = dict.fromkeys(("markdown", "other_vault", "cache"), 0)
-        for name in names:
-            for k, v in disk_usage(root / name).items():
-                size[k] += v
-        result_core = in_process(root, names[0])
+        total = args.tenants * args.memories
+        if args.storage == "pg":
+            init_schema(db)
+            empty = database_bytes(db)
+            seeded = seed(PgTenants(db, embedder="hashing"), None, names, args.memories)
+            size = {"database": database_bytes(db) - empty}
+        else:
+            seeded = seed(FilesTenants(root, embedder="hashing"), root, names, args.memories)
+            size = dict.fromkeys(("markdown", "other_vault", "cache"), 0)
+            for name in names:
+                for k, v in disk_usage(root / name).items():
+                    size[k] += v
+        result_core = in_process(root if args.storage == "files" else db, names[0])
         opened = str(args.tenants + 1)
         extra = ("--rate", "100000", "--burst", "100000", "--max-open", opened)
-        servers = [start(db, root, *extra), start(db, root, *extra)]
-        total = args.tenants * args.memories
+        where = root if args.storage == "files" else None
+        servers = [start(db, where, *extra), start(db, where, *extra)]
         result: dict[str, Any] = {
+            "storage": args.storage,
             "tenants": args.tenants,
             "memories_per_tenant": args.memories,
             "seed_per_s": seeded,
