@@ -1,5 +1,9 @@
 """`brain serve`: the MCP tools, each a thin wrapper over one core call; the allowlist is here.
 
+Over stdio one server holds the tools over one Brain (`build_server`); over HTTP one server
+looks up, per request, the tools over the Brain of the caller's tenant (`build_tenant_server`,
+`tenant_tools`; brain/hosted/serving.py): the same tool code either way.
+
 The only module that imports `mcp`. Every tool takes a strict schema (an unknown argument is
 refused), and every BrainError comes back as a tool error carrying the core's message.
 Nothing administrative is reachable: no connect, sync, sleep, tiers, reindex, settings,
@@ -16,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,6 +48,8 @@ MAX_LIST = 50
 MAX_EXPAND_CHARS = 20_000
 
 Result = dict[str, Any]
+# A tenant's set of tools (`tenant_tools`), named here so no other module imports mcp for it.
+Tools = ToolManager
 ToolFn = Callable[..., Awaitable[Result]]
 # Sends a checked tool call to the daemon: (tool name, arguments, the in-process tool to fall
 # back on when the daemon cannot be reached).
@@ -74,14 +80,29 @@ def build_server(
     return _Server(
         "brain",
         version=version(),
-        instructions=(
-            "Long-term memory. Start with `session` for the briefing; `recall` before answering "
-            "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
-            "session with addendum → maintain → remarks → diary → close."
-        ),
+        instructions=INSTRUCTIONS,
         tools=build_tools(brain, session_id=session_id, forward=forward),
         log_level="WARNING",
     )
+
+
+def build_tenant_server(tools_now: Callable[[], Tools]) -> MCPServer:
+    """One MCP server for many Brains (`brain serve --http`): every request is served the
+    tools `tools_now()` returns at that moment, those over the Brain its caller's token chose.
+    """
+    return _TenantServer(tools_now)
+
+
+def tenant_tools(brain: Brain, *, session_id: str | None = None) -> Tools:
+    """The allowlisted tools over one tenant's Brain, as `build_tenant_server` serves them."""
+    return ToolManager(tools=build_tools(brain, session_id=session_id))
+
+
+INSTRUCTIONS = (
+    "Long-term memory. Start with `session` for the briefing; `recall` before answering "
+    "from memory, `remember` what is worth keeping, `expand` to read a note. Close each "
+    "session with addendum → maintain → remarks → diary → close."
+)
 
 
 class _Server(MCPServer):
@@ -95,6 +116,27 @@ class _Server(MCPServer):
             if isinstance(cause, ValidationError) and tool is not None:
                 raise ToolError(plain(cause, tool.parameters)) from cause
             raise
+
+
+class _TenantServer(_Server):
+    """The same server, whose tool manager is looked up per request instead of held.
+
+    Every path of the SDK that finds a tool (tools/list, tools/call, the schema check before
+    middleware) goes through `_tool_manager`, so answering it per request routes them all.
+    """
+
+    def __init__(self, tools_now: Callable[[], ToolManager]) -> None:
+        self._tools_now = tools_now
+        super().__init__("brain", version=version(), instructions=INSTRUCTIONS,
+                         log_level="WARNING")  # fmt: skip
+
+    @property
+    def _tool_manager(self) -> ToolManager:
+        return self._tools_now()
+
+    @_tool_manager.setter
+    def _tool_manager(self, _unused: ToolManager) -> None:
+        pass  # the SDK's own (empty) manager, made in its __init__, is never consulted
 
 
 def build_tools(

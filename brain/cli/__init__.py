@@ -24,6 +24,7 @@ def _register() -> None:
         daemon,
         git,
         hosted,
+        hosted_users,  # after `hosted`: its `user` group joins `brain hosted`
         ingestion,
         links,
         notes,

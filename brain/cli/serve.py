@@ -1,9 +1,10 @@
-"""Commands for hosts and for the person: `serve` (MCP over stdio), `set`, `partition …`."""
+"""Commands for hosts and for the person: `serve` (MCP over stdio or HTTP), `set`, `partition …`."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
@@ -39,8 +40,59 @@ NameArg = Annotated[str, typer.Argument(help="The partition's name.")]
 
 
 @command()
-def serve(vault: VaultOpt = None, partition: PartitionOpt = None) -> None:
-    """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts."""
+def serve(
+    vault: VaultOpt = None,
+    partition: PartitionOpt = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve MCP's streamable HTTP transport here instead of stdio, one brain per "
+            "user, each request with `Authorization: Bearer <token>` (see `brain hosted user`).",
+        ),
+    ] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="With --http: allow a host other than loopback.")
+    ] = False,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            envvar="BRAIN_DB",
+            help="With --http: the database of users and tokens (postgresql://…); without "
+            "--vaults, the users' brains too (`brain hosted init`).",
+        ),
+    ] = None,
+    vaults: Annotated[
+        Path | None,
+        typer.Option("--vaults", help="With --http: keep one vault per user in this folder."),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            help="With --http: the embedder of users' new brains, one model shared by all.",
+        ),
+    ] = None,
+    rate: Annotated[
+        float, typer.Option("--rate", help="With --http: requests a second per user, on average.")
+    ] = 20.0,
+    burst: Annotated[
+        int, typer.Option("--burst", help="With --http: requests a user may send at once.")
+    ] = 100,
+    max_open: Annotated[
+        int, typer.Option("--max-open", help="With --http: users' brains kept open at once.")
+    ] = 64,
+) -> None:
+    """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
+    (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
+    if http is not None:
+        from brain.cli.hosted_users import serve_http
+
+        serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
+                   burst=burst, max_open=max_open)  # fmt: skip
+        return
     from brain import settings as settings_mod
     from brain.cli.app import vault_path
     from brain.clock import SystemClock

@@ -1,1 +1,1 @@
-"""A hosted brain: many tenants' vaults in one PostgreSQL with pgvector, behind the same Brain."""
+"""A hosted brain: many users' brains in PostgreSQL (or folders), served over HTTP with tokens."""

@@ -1,0 +1,104 @@
+"""Real `brain serve --http` processes on loopback and the SDK's own streamable-HTTP client
+(for the tests and bench/hosted.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import psycopg
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from psycopg.conninfo import make_conninfo
+
+from brain.hosted import tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": "off"}
+
+
+def fresh_database(dsn: str) -> str:
+    """A new, empty database on the test server: each test's users table is its own."""
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'create database "{name}"')
+    return make_conninfo(dsn, dbname=name)
+
+
+def add_user(dsn: str, name: str) -> str:
+    with tokens.connect(dsn) as conn:
+        tokens.ensure_schema(conn)
+        return tokens.add_user(conn, name)
+
+
+@dataclass
+class Server:
+    """One `brain serve --http` process; `url` is its MCP endpoint."""
+
+    process: subprocess.Popen[str]
+    url: str
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+def start(dsn: str, vaults: Path | None, *extra: str) -> Server:
+    """Start a server on a free loopback port and wait until it listens; without `vaults`,
+    the users' brains are in the database."""
+    where = ["--vaults", str(vaults)] if vaults is not None else []
+    args = ["-m", "brain", "serve", "--http", "127.0.0.1:0", "--db", dsn, *where,
+            "--embedder", "hashing", *extra]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=ENV, cwd=str(ROOT)
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # the server says where it listens once the socket is open
+        seen.append(line)
+        found = re.search(r"serving MCP on (http://\S+)", line)
+        if found:
+            return Server(proc, found.group(1))
+    proc.wait()
+    raise AssertionError("server did not start:\n" + "".join(seen))
+
+
+@asynccontextmanager
+async def connect(url: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, name: str, args: dict[str, Any] | None = None) -> Any:
+    """A tool call that must succeed; its structured result."""
+    result = await client.call_tool(name, args or {})
+    assert not result.is_error, f"{name}: {result.content[0].text}"  # type: ignore[union-attr]
+    return result.structured_content
+
+
+async def answer(client: Client, name: str, args: dict[str, Any] | None = None) -> Any:
+    """A tool call as the model sees it: (is_error, structured result or error text)."""
+    result = await client.call_tool(name, args or {})
+    if result.is_error:
+        return True, result.content[0].text  # type: ignore[union-attr]
+    return False, result.structured_content

@@ -1,0 +1,120 @@
+"""`brain hosted user add|revoke|list`: the people a hosted brain serves, and their tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from brain.cli.app import JsonOpt, command, emit_json, err, out
+from brain.cli.hosted import hosted_app
+
+user_app = typer.Typer(
+    help="Users of a hosted brain and their bearer tokens.", no_args_is_help=True
+)
+hosted_app.add_typer(user_app, name="user")  # `brain hosted user …`, beside init, push, pull
+
+DbOpt = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar="BRAIN_DB",
+        help="The users database: a postgresql:// URI (else $BRAIN_DB).",
+        show_default=False,
+    ),
+]
+NameArg = Annotated[str, typer.Argument(help="The user's name (also the tenant's name).")]
+
+
+@command("add", group=user_app)
+def user_add(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
+    """Add a user and print its bearer token, once: only a hash of it is kept."""
+    from brain.hosted import tokens
+
+    with tokens.connect(db) as conn:
+        tokens.ensure_schema(conn)
+        token = tokens.add_user(conn, name)
+    if as_json:
+        emit_json({"user": name, "token": token})
+        return
+    out.print(token)
+    err.print(f"Added user [bold]{escape(name)}[/bold]. The token above is shown only now: "
+              "give it to the MCP host as `Authorization: Bearer <token>`.")  # fmt: skip
+
+
+@command("revoke", group=user_app)
+def user_revoke(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
+    """Revoke a user's tokens: their next request gets 401. Their notes stay."""
+    from brain.hosted import tokens
+
+    with tokens.connect(db) as conn:
+        tokens.ensure_schema(conn)
+        count = tokens.revoke_user(conn, name)
+    if as_json:
+        emit_json({"user": name, "revoked": count})
+    else:
+        out.print(f"Revoked {count} token(s) of [bold]{escape(name)}[/bold]")
+
+
+@command("list", group=user_app)
+def user_list(db: DbOpt, as_json: JsonOpt = False) -> None:
+    """The users, with how many live and revoked tokens each has (never a token)."""
+    from brain.hosted import tokens
+
+    with tokens.connect(db) as conn:
+        tokens.ensure_schema(conn)
+        users = tokens.list_users(conn)
+    if as_json:
+        emit_json({"users": [{"name": u.name, "created": u.created.isoformat(),
+                              "active_tokens": u.active_tokens,
+                              "revoked_tokens": u.revoked_tokens} for u in users]})  # fmt: skip
+        return
+    table = Table("user", "since", "live tokens", "revoked", box=None)
+    for u in users:
+        table.add_row(escape(u.name), u.created.strftime("%Y-%m-%d"), str(u.active_tokens),
+                      str(u.revoked_tokens))  # fmt: skip
+    out.print(table)
+
+
+def serve_http(
+    http: str,
+    *,
+    public: bool,
+    db: str | None,
+    vaults: Path | None,
+    embedder: str | None,
+    rate: float,
+    burst: int,
+    max_open: int = 64,
+) -> None:
+    """`brain serve --http`: check the options, then serve until stopped."""
+    from brain.errors import InvalidInput
+    from brain.hosted import serving
+    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
+
+    address = serving.parse_address(http, public=public)
+    if db is None:
+        raise InvalidInput("--http needs --db: the users database that holds the tokens",
+                           "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
+    if rate <= 0 or burst < 1 or max_open < 1:
+        raise InvalidInput("--rate must be above 0, --burst and --max-open at least 1")
+    if embedder is not None:
+        from brain.indexes.embedder import EMBEDDERS
+
+        if embedder not in EMBEDDERS:
+            raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
+    tenants: Tenants
+    if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
+        tenants = PgTenants(db, embedder=embedder)
+    else:
+        tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
+
+    def announce(url: str) -> None:  # on stderr: stdout is for nothing here, as over stdio
+        err.print(f"brain: serving MCP on {escape(url)}")
+
+    serving.serve_http(
+        address, tenants, db, rate=rate, burst=burst, max_open=max_open, announce=announce
+    )

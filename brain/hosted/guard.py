@@ -1,0 +1,106 @@
+"""What stands before the MCP app over HTTP: bearer tokens (401), a rate per tenant (429).
+
+An ASGI middleware. A request without a live token learns nothing: missing, malformed, unknown
+and revoked tokens all get the same 401 and the same body, which names no tenant. An accepted
+request runs with its tenant in `current_tenant`, which the tools read to pick its Brain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+# A token's tenant, or None for a token that is not live; raising means the check cannot be
+# made now (the users database is down): 503, never a guess.
+Verify = Callable[[str], str | None]
+
+current_tenant: ContextVar[str] = ContextVar("current_tenant")
+
+HEALTH_PATH = "/healthz"
+
+
+@dataclass
+class RateLimit:
+    """A token bucket per tenant: `rate` requests a second on average, bursts up to `burst`.
+
+    Per server process: behind N servers a tenant may reach N times the rate, which a load
+    balancer with sticky routing by token (or the proxy's own limit) tightens.
+    """
+
+    rate: float
+    burst: int
+    clock: Callable[[], float] = time.monotonic
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def wait(self, tenant: str) -> float:
+        """0 if this request may go now (and count it), else the seconds until one may."""
+        now = self.clock()
+        tokens, then = self._buckets.get(tenant, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[tenant] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[tenant] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+
+class Guard:
+    """Authenticate each HTTP request by its bearer token, limit its rate, then pass it on."""
+
+    def __init__(self, app: App, verify: Verify, limit: RateLimit) -> None:
+        self.app, self.verify, self.limit = app, verify, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan: the app's own start and stop
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path") == HEALTH_PATH:  # for a load balancer; says nothing of anyone
+            await _answer(send, 200, {"ok": True})
+            return
+        token = _bearer(scope)
+        try:
+            tenant = self.verify(token) if token else None
+        except Exception:  # the users database is unreachable: refuse, say nothing more
+            await _answer(send, 503, {"error": "unavailable"}, {"retry-after": "5"})
+            return
+        if tenant is None:
+            await _answer(send, 401, {"error": "unauthorized"}, {"www-authenticate": "Bearer"})
+            return
+        wait = self.limit.wait(tenant)
+        if wait > 0:
+            retry = str(max(1, math.ceil(wait)))
+            await _answer(send, 429, {"error": "too many requests"}, {"retry-after": retry})
+            return
+        mark = current_tenant.set(tenant)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_tenant.reset(mark)
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() or None if scheme.lower() == "bearer" else None
+    return None
+
+
+async def _answer(
+    send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> None:
+    data = json.dumps(body).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": data})

@@ -1,0 +1,120 @@
+"""Where each tenant's brain lives: the `Tenants` seam; one vault folder, or PostgreSQL.
+
+`brain serve --http` asks a provider for a tenant's Brain when that tenant's first request
+comes: the files provider keeps one vault per tenant under a root folder (a team server on one
+machine), the PostgreSQL provider keeps every tenant in one database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import Protocol
+
+from brain.brain import Brain, open_vault
+from brain.clock import Clock, SystemClock
+from brain.errors import InvalidInput
+from brain.hosted.schema import check_schema, connect
+from brain.hosted.sql import known_tenant
+from brain.hosted.tenant import open_tenant
+from brain.hosted.tokens import check_name
+from brain.hosted.transfer import create
+from brain.indexes.embedder import Embedder, load_embedder
+from brain.settings import SETTINGS_FILE
+from brain.settings import load as load_settings
+from brain.vault.files import WriterLock, atomic_write
+from brain.vault.template import init_vault
+
+CATCH_UP_EVERY = 1.0  # seconds between walks for hand edits in a tenant's folder, as the daemon
+
+
+class Tenants(Protocol):
+    """Opens the Brain of one tenant; each call gives a Brain of its own, closed by the caller."""
+
+    def open(self, tenant: str) -> Brain: ...
+
+    def close(self) -> None: ...
+
+
+class FilesTenants:
+    """One vault per tenant under `root`, made from vault-template on the tenant's first use.
+
+    Several servers may share the root (a shared disk): the vaults' own writer locks serialise
+    their writes and their caches learn of each other's, as for two local processes. One
+    embedder of each kind is loaded per process and shared by every tenant's Brain.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        embedder: str | None = None,
+        model_cache: Path | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.root = root
+        self.new_embedder = embedder  # brain.yaml's `embedder` for vaults made here
+        self.model_cache = model_cache or Path.home() / ".cache" / "brain" / "models"
+        self.clock = clock or SystemClock()
+        self._embedders: dict[str, Embedder | None] = {}
+        # The folder holds every tenant's memory: no one else may even list the names.
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        root.chmod(0o700)
+        self._creating = WriterLock(root / ".tenants.lock")
+
+    def open(self, tenant: str) -> Brain:
+        vault = self.root / check_name(tenant)
+        if not (vault / SETTINGS_FILE).is_file():
+            self._create(vault)
+        name = load_settings(vault).embedder
+        if name not in self._embedders:
+            self._embedders[name] = load_embedder(name, self.model_cache)
+        brain = open_vault(vault, clock=self.clock, embedder=self._embedders[name])
+        # Other servers' writes reach this one through the shared caches; the walk of the
+        # files is only for hand edits, and a long-lived server need not make it every read.
+        brain.catch_up_every = CATCH_UP_EVERY
+        return brain
+
+    def close(self) -> None:
+        self._embedders.clear()
+
+    def _create(self, vault: Path) -> None:
+        # Under a lock over the root: two servers meeting a new tenant at once make one vault.
+        with self._creating.hold():
+            if not init_vault(vault, self.clock.now()) or self.new_embedder is None:
+                return
+            settings = vault / SETTINGS_FILE
+            text = settings.read_text(encoding="utf-8")
+            chosen = re.sub(r"^embedder: \S+", f"embedder: {self.new_embedder}", text, flags=re.M)
+            atomic_write(settings, chosen)
+
+
+class PgTenants:
+    """Every tenant's brain in one PostgreSQL (brain/hosted/tenant.py), made from the vault
+    template on the tenant's first use, as the files provider makes a folder.
+
+    With `embedder` named, every tenant shares one loaded model (and new brains name it in
+    their brain.yaml); without, each brain loads the embedder its own brain.yaml names.
+    """
+
+    def __init__(self, dsn: str, *, embedder: str | None = None, clock: Clock | None = None):
+        self.dsn, self.new_embedder = dsn, embedder
+        self.clock = clock or SystemClock()
+        cache = Path.home() / ".cache" / "brain" / "models"
+        self._shared = load_embedder(embedder, cache) if embedder is not None else None
+        with connect(dsn) as conn:
+            check_schema(conn)  # `brain hosted init` first: said before anything listens
+
+    def open(self, tenant: str) -> Brain:
+        check_name(tenant)
+        with connect(self.dsn) as conn:
+            known = known_tenant(conn, tenant)
+        if not known:
+            with contextlib.suppress(InvalidInput):  # another server made it a moment ago
+                create(self.dsn, tenant, self.clock, embedder=self.new_embedder)
+        chosen: Embedder | str | None = "settings" if self.new_embedder is None else self._shared
+        return open_tenant(self.dsn, tenant, clock=self.clock, embedder=chosen)
+
+    def close(self) -> None:
+        self._shared = None
