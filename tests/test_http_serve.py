@@ -23,6 +23,7 @@ from bench.http_servers import start as start_server
 from brain.brain import open_vault
 from brain.hosted import tokens
 from brain.hosted.schema import init as init_schema
+from brain.hosted.tenant import open_tenant
 from brain.mcp_server import TOOLS, build_server
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -33,7 +34,7 @@ JSON_HEADERS = {"accept": "application/json, text/event-stream",
 @dataclass
 class Setup:
     db: str
-    root: Path
+    root: Path | None  # None: the users' brains are in the database
     a: Server
     b: Server
     alice: str
@@ -52,6 +53,31 @@ def setup(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Set
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.fixture(scope="module", params=["files", "postgres"])
+def any_setup(request: pytest.FixtureRequest, setup: Setup, pg_dsn: str) -> Iterator[Setup]:
+    """Two servers over one root of vaults, then two over brains in one PostgreSQL."""
+    if request.param == "files":
+        yield setup
+        return
+    db = fresh_database(pg_dsn)
+    init_schema(db)
+    alice, bob = add_user(db, "alice"), add_user(db, "bob")
+    a = start_server(db, None)
+    b = start_server(db, None)
+    try:
+        yield Setup(db, None, a, b, alice, bob)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def opened(setup: Setup, user: str) -> Any:
+    """The user's brain opened in this process, where the servers keep it."""
+    if setup.root is not None:
+        return open_vault(setup.root / user)
+    return open_tenant(setup.db, user, embedder=None)
 
 
 def run(main: Callable[[], Awaitable[None]]) -> None:
@@ -174,7 +200,10 @@ def test_write_through_one_server_recall_through_the_other(setup: Setup) -> None
     run(main)
 
 
-def test_concurrent_writers_of_one_tenant_through_two_servers_lose_nothing(setup: Setup) -> None:
+def test_concurrent_writers_of_one_tenant_through_two_servers_lose_nothing(
+    any_setup: Setup,
+) -> None:
+    setup = any_setup
     written: list[str] = []
 
     async def writer(url: str, who: int) -> None:
@@ -194,13 +223,14 @@ def test_concurrent_writers_of_one_tenant_through_two_servers_lose_nothing(setup
 
     run(main)
     assert len(set(written)) == 48
-    person = open_vault(setup.root / "bob")
+    person = opened(setup, "bob")
     inbox = [r for r in person.list(node="Knowledge/Inbox", limit=1000) if r.title[0] == "w"]
     person.close()
     assert len(inbox) == 48
 
 
-def test_killing_a_server_mid_write_loses_no_acknowledged_write(setup: Setup) -> None:
+def test_killing_a_server_mid_write_loses_no_acknowledged_write(any_setup: Setup) -> None:
+    setup = any_setup
     doomed = start_server(setup.db, setup.root)
     acked: list[str] = []
 
