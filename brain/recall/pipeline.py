@@ -9,6 +9,7 @@ from brain.errors import InvalidInput
 from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
+from brain.recall.names import query_names, with_names
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
@@ -74,7 +75,11 @@ def recall(
     # A time the query names ("on 9 November, 2022", "last week") lifts what was said then.
     window = parse_time(query, brain.clock.now())
     timed, factors = with_time(fused, briefs, window)
-    ranked = rank(timed, briefs)
+    # A person the query names lifts what they said (memories whose title opens with the name).
+    names = query_names(query)
+    titles = brain.caches.catalog.titles([oid for oid, _ in timed]) if names else {}
+    named, name_factors = with_names(timed, titles, names)
+    ranked = rank(named, briefs)
     best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
@@ -88,6 +93,9 @@ def recall(
         for oid, entry in why.items() if window else ():  # what the time prior multiplied
             entry["time"] = factors.get(oid, 1.0)
             entry["time_said"] = window.said if window else None
+        for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
+            entry["name"] = name_factors.get(oid, 1.0)
+            entry["name_said"] = list(names)
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)

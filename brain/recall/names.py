@@ -1,0 +1,52 @@
+"""People named in the query ("What did Caroline …") as a prior on what they said or are about."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from brain.terms import STOPWORDS
+
+# A memory whose subject (the name its title opens with: "Caroline: …" for a turn of a
+# conversation, "Caroline prefers tea" for a note) is a person the query names is multiplied by
+# NAME_PRIOR. A prior, not a filter: the answer is sometimes what someone else said to them
+# ("Melanie: Caroline, how did the meeting go?"). As strong as the time prior (when.py), for
+# the same reason: a strong hint that can be wrong. Chosen by reason, not fitted
+# (docs/benchmarks.md).
+NAME_PRIOR = 1.5
+
+_CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z][\w-]*)(?:['’]s)?(?![\w'’])")
+_SUBJECT = re.compile(r"^\W*([A-Z][a-z][\w-]*)(?:['’]s)?(?=[:,\s]|$)")
+# Capitalised words that open sentences or name the calendar, not people.
+_NOT_NAMES = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday january february march april
+    may june july august september october november december yes no hi hey ok okay thanks
+    wow oh""".split()
+)
+
+
+def query_names(query: str) -> tuple[str, ...]:
+    """Capitalised words of the query that could name someone, in order, without repeats."""
+    found = (m.group(1) for m in _CAPITALISED.finditer(query))
+    kept = (w for w in found if w.lower() not in STOPWORDS and w.lower() not in _NOT_NAMES)
+    return tuple(dict.fromkeys(kept))
+
+
+def subject(title: str) -> str | None:
+    """The name a memory's title opens with, if it opens with one."""
+    match = _SUBJECT.match(title)
+    if match is None or match.group(1).lower() in STOPWORDS | _NOT_NAMES:
+        return None
+    return match.group(1)
+
+
+def with_names(
+    ranked: Sequence[tuple[str, float]], titles: dict[str, str], names: Sequence[str]
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """Scores with the name prior applied, best first, and the factor each memory got."""
+    wanted = set(names)
+    factors = {oid: NAME_PRIOR for oid, _ in ranked if subject(titles.get(oid, "")) in wanted}
+    if not factors:
+        return list(ranked), {}
+    out = [(oid, score * factors.get(oid, 1.0)) for oid, score in ranked]
+    return sorted(out, key=lambda item: (-item[1], item[0])), factors

@@ -1,0 +1,84 @@
+"""A person named in the query lifts what they said (memories whose title opens with the name)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from brain.brain import Brain
+from brain.cli import _register, app
+from brain.recall.names import NAME_PRIOR, query_names, subject
+
+_register()
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did Caroline research?", ("Caroline",)),
+        ("When did Melanie's kids go camping?", ("Melanie",)),
+        ("What do Jon and Gina both like?", ("Jon", "Gina")),
+        ("What did she say on 8 May 2023?", ()),
+        ("What did mary say?", ()),  # not capitalised: not read as a name
+        ("Why Did It Happen So?", ("Happen",)),  # harmless: no memory opens with it
+    ],
+)
+def test_names_in_the_query(query: str, names: tuple[str, ...]) -> None:
+    assert query_names(query) == names
+
+
+@pytest.mark.parametrize(
+    ("title", "who"),
+    [
+        ("Caroline: I went to a LGBTQ support group", "Caroline"),
+        ("Caroline's favourite tea", "Caroline"),
+        ("Gina prefers green tea", "Gina"),
+        ("What a day it was", None),
+        ("May I come along?", None),
+        ("the deploy failed", None),
+    ],
+)
+def test_subject_of_a_title(title: str, who: str | None) -> None:
+    assert subject(title) == who
+
+
+TURNS = [
+    "Melanie: I painted a lake at sunrise last week.",
+    "Caroline: I painted a lake at sunrise this week!",
+]
+
+
+def test_the_person_named_lifts_what_they_said(brain: Brain) -> None:
+    melanie, caroline = (brain.remember(t).id for t in TURNS)
+    plain = [h.id for h in brain.recall("Who painted a lake at sunrise last week?", k=2)]
+    assert plain[0] == melanie  # "last week" matches her words better
+    hits = brain.recall("What did Caroline paint at sunrise last week?", k=2, explain=True)
+    assert [h.id for h in hits] == [caroline, melanie]
+    why = {h.id: h.explain for h in hits}
+    assert why[caroline] is not None and why[caroline]["name"] == NAME_PRIOR
+    assert why[caroline]["name_said"] == ["Caroline"]
+    assert why[melanie] is not None and why[melanie]["name"] == 1.0
+
+
+def test_a_name_no_memory_opens_with_changes_nothing(brain: Brain) -> None:
+    for text in TURNS:
+        brain.remember(text)
+    query = "What did {} paint at sunrise last week?"
+    plain = [(h.id, h.score) for h in brain.recall(query.format("someone"), k=2)]
+    named = brain.recall(query.format("Gina"), k=2, explain=True)
+    assert [(h.id, h.score) for h in named] == plain
+    assert all(h.explain is not None and "name" not in h.explain for h in named)
+
+
+def test_cli_explain_shows_the_name_prior(cli: CliRunner, brain: Brain) -> None:
+    for text in TURNS:
+        brain.remember(text)
+    brain.close()
+    query = "What did Caroline paint at sunrise last week?"
+    res = cli.invoke(app, ["recall", query, "--explain"])
+    assert res.exit_code == 0, res.output
+    assert f"name ×{NAME_PRIOR} (Caroline)" in res.output
+    res = cli.invoke(app, ["recall", query, "--explain", "--json"])
+    assert json.loads(res.output)["hits"][0]["explain"]["name"] == NAME_PRIOR
