@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from typer.testing import CliRunner
 
 from brain.brain import Brain
 from brain.cli import _register, app
+from brain.clock import FixedClock
 from brain.recall.names import NAME_PRIOR, query_names, subject
 
 _register()
@@ -82,3 +84,42 @@ def test_cli_explain_shows_the_name_prior(cli: CliRunner, brain: Brain) -> None:
     assert f"name ×{NAME_PRIOR} (Caroline)" in res.output
     res = cli.invoke(app, ["recall", query, "--explain", "--json"])
     assert json.loads(res.output)["hits"][0]["explain"]["name"] == NAME_PRIOR
+
+
+def test_a_speakers_name_is_no_search_word(
+    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Melanie's greeting holds the name twice; without the name the question asks for a lake.
+    # (An hour apart, so that no memory lends another neighbour context.)
+    ids = []
+    for text in (
+        "Melanie: Caroline! Caroline, hi!",
+        "Melanie: the lake at sunrise, Caroline",
+        "Caroline: I painted a lake at sunrise.",
+    ):
+        ids.append(brain.remember(text).id)
+        clock.set(clock.now() + timedelta(hours=1))
+    greeting, lake = ids[:2]
+    query = "Which lake did Caroline see at sunrise?"
+
+    def text_scores() -> dict[str, float | None]:
+        hits = brain.recall(query, k=5, mode="text", explain=True)
+        return {h.id: h.explain["retrievers"]["text"]["score"] for h in hits if h.explain}
+
+    stripped = text_scores()
+    assert greeting not in stripped  # only the name matched it
+    plain = brain.recall("Which lake did see at sunrise?", k=5, mode="text", explain=True)
+    assert stripped[lake] == next(
+        h.explain["retrievers"]["text"]["score"] for h in plain if h.id == lake and h.explain
+    )
+    monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
+    assert greeting in text_scores()
+
+
+def test_a_name_that_only_opens_titles_stays_a_search_word(brain: Brain) -> None:
+    tuning = brain.remember("Postgres tuning: raise shared_buffers").id
+    brain.remember("Vacuum settings for the database")
+    hits = brain.recall("What did I note about Postgres?", k=2, mode="text", explain=True)
+    assert hits[0].id == tuning
+    assert hits[0].explain is not None and hits[0].explain["name"] == NAME_PRIOR
+    assert hits[0].explain["retrievers"]["text"]["score"] is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from brain.terms import STOPWORDS
+from brain.terms import STOPWORDS, words
 
 # A memory whose subject (the name its title opens with: "Caroline: …" for a turn of a
 # conversation, "Caroline prefers tea" for a note) is a person the query names is multiplied by
@@ -14,6 +14,12 @@ from brain.terms import STOPWORDS
 # the same reason: a strong hint that can be wrong. Chosen by reason, not fitted
 # (docs/benchmarks.md).
 NAME_PRIOR = 1.5
+# These retrievers search again without the names that are speakers (memories open with
+# "<name>:", as turns of a conversation do): there a speaker's name opens half the memories
+# and is spoken in many of the others ("Wow, Caroline!"), so as a search word it finds
+# greetings, not answers; the prior above still says whose words are wanted. A name that
+# only opens titles ("Postgres tuning") stays a search word.
+STRIP_NAMES = ("text", "vector")
 
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z][\w-]*)(?:['’]s)?(?![\w'’])")
 _SUBJECT = re.compile(r"^\W*([A-Z][a-z][\w-]*)(?:['’]s)?(?=[:,\s]|$)")
@@ -38,6 +44,27 @@ def subject(title: str) -> str | None:
     if match is None or match.group(1).lower() in STOPWORDS | _NOT_NAMES:
         return None
     return match.group(1)
+
+
+def subjects(names: Sequence[str], titles: dict[str, str]) -> tuple[str, ...]:
+    """The names that are the subject of at least one of these memories."""
+    found = {subject(title) for title in titles.values()}
+    return tuple(name for name in names if name in found)
+
+
+def speakers(names: Sequence[str], titles: dict[str, str]) -> tuple[str, ...]:
+    """The names that label what someone said ("Caroline: …") in at least one of these titles."""
+    labels = {t.split(":", 1)[0].strip() for t in titles.values() if ":" in t}
+    return tuple(name for name in names if name in labels)
+
+
+def without(query: str, names: Sequence[str]) -> str | None:
+    """The query with these names (and their possessive) taken out; None if nothing that
+    carries meaning is left."""
+    for name in names:
+        query = re.sub(rf"(?<![\w'’]){re.escape(name)}(?:['’]s)?(?![\w'’])", " ", query)
+    left = " ".join(query.split())
+    return left if any(w not in STOPWORDS for w in words(left)) else None
 
 
 def with_names(

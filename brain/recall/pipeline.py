@@ -9,7 +9,8 @@ from brain.errors import InvalidInput
 from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
-from brain.recall.names import query_names, with_names
+from brain.recall import names as naming
+from brain.recall.names import query_names, speakers, subjects, with_names, without
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
@@ -66,7 +67,20 @@ def recall(
     )
     retrievers = _retrievers(brain, mode)
     brain.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
-    lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
+    depth = max(k * 5, CANDIDATES)
+    lists = {r.name: r.search(query, depth, filters) for r in retrievers}
+    # A person the query names (recall/names.py): a prior on what they said; a speaker's name
+    # is no search word.
+    names = query_names(query)
+    titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
+    people = subjects(names, titles)
+    talking = speakers(people, titles)
+    rest = without(query, talking) if talking else None
+    if rest is not None:
+        for r in retrievers:
+            if r.name in naming.STRIP_NAMES:
+                lists[r.name] = r.search(rest, depth, filters)
+        titles = brain.caches.catalog.titles(_ids(lists))
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
     briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
@@ -76,9 +90,7 @@ def recall(
     window = parse_time(query, brain.clock.now())
     timed, factors = with_time(fused, briefs, window)
     # A person the query names lifts what they said (memories whose title opens with the name).
-    names = query_names(query)
-    titles = brain.caches.catalog.titles([oid for oid, _ in timed]) if names else {}
-    named, name_factors = with_names(timed, titles, names)
+    named, name_factors = with_names(timed, titles, people)
     ranked = rank(named, briefs)
     best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
@@ -95,7 +107,7 @@ def recall(
             entry["time_said"] = window.said if window else None
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
-            entry["name_said"] = list(names)
+            entry["name_said"] = list(people)
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)
@@ -103,6 +115,10 @@ def recall(
         hit = to_hit(rows[oid], score, body, query, flags.get(oid, ()))
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
+
+
+def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
+    return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
 def _retrievers(brain: Context, mode: str) -> list[Retriever]:
