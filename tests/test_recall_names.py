@@ -108,7 +108,11 @@ def test_a_speakers_name_is_no_search_word(
 
     stripped = text_scores()
     assert greeting not in stripped  # only the name matched it
-    plain = brain.recall("Which lake did see at sunrise?", k=5, mode="text", explain=True)
+    # The same as asking without the name, in the node where Caroline speaks (each filter
+    # clause adds the same constant to every BM25 score, so the node is named here too).
+    plain = brain.recall(
+        "Which lake did see at sunrise?", k=5, mode="text", explain=True, node="Knowledge/Inbox"
+    )
     assert stripped[lake] == next(
         h.explain["retrievers"]["text"]["score"] for h in plain if h.id == lake and h.explain
     )
@@ -123,3 +127,17 @@ def test_a_name_that_only_opens_titles_stays_a_search_word(brain: Brain) -> None
     assert hits[0].id == tuning
     assert hits[0].explain is not None and hits[0].explain["name"] == NAME_PRIOR
     assert hits[0].explain["retrievers"]["text"]["score"] is not None
+
+
+def test_without_the_name_the_search_keeps_to_where_the_person_is(
+    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two conversations in two nodes; only the first has Caroline in it.
+    for text in ("Caroline: hi Mel!", "Caroline: I painted a lake at sunrise."):
+        brain.remember(text, node="Knowledge/Talks/One")
+        clock.set(clock.now() + timedelta(hours=1))
+    other = brain.remember("Jon: I painted a lake at sunrise, a lake!", node="Knowledge/Talks/Two")
+    query = "What did Caroline paint at sunrise?"
+    assert other.id not in [h.id for h in brain.recall(query, k=5)]
+    monkeypatch.setattr("brain.recall.names.KEEP_TO_PLACES", False)
+    assert other.id in [h.id for h in brain.recall(query, k=5)]

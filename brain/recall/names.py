@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
+from brain.indexes.catalog import Brief
+from brain.indexes.fulltext import Filters
 from brain.terms import STOPWORDS, words
 
 # A memory whose subject (the name its title opens with: "Caroline: …" for a turn of a
@@ -20,6 +23,10 @@ NAME_PRIOR = 1.5
 # greetings, not answers; the prior above still says whose words are wanted. A name that
 # only opens titles ("Postgres tuning") stays a search word.
 STRIP_NAMES = ("text", "vector")
+# Without the name the search would find any conversation's words alike, and in a vault of
+# many conversations the name is what tells them apart: so the search without it keeps to the
+# nodes where the memories of the people named are.
+KEEP_TO_PLACES = True
 
 _CAPITALISED = re.compile(r"(?<![\w'’])([A-Z][a-z][\w-]*)(?:['’]s)?(?![\w'’])")
 _SUBJECT = re.compile(r"^\W*([A-Z][a-z][\w-]*)(?:['’]s)?(?=[:,\s]|$)")
@@ -65,6 +72,17 @@ def without(query: str, names: Sequence[str]) -> str | None:
         query = re.sub(rf"(?<![\w'’]){re.escape(name)}(?:['’]s)?(?![\w'’])", " ", query)
     left = " ".join(query.split())
     return left if any(w not in STOPWORDS for w in words(left)) else None
+
+
+def kept_to(
+    filters: Filters, people: Sequence[str], titles: dict[str, str], rows: dict[str, Brief]
+) -> Filters:
+    """The filters kept to the nodes of the memories whose subject is one of these people."""
+    wanted = set(people)
+    nodes = {row.node for oid, row in rows.items() if subject(titles.get(oid, "")) in wanted}
+    if not KEEP_TO_PLACES or not nodes:
+        return filters
+    return dataclasses.replace(filters, nodes=tuple(sorted(nodes)))
 
 
 def with_names(

@@ -77,9 +77,12 @@ def recall(
     talking = speakers(people, titles)
     rest = without(query, talking) if talking else None
     if rest is not None:
+        where = naming.kept_to(
+            filters, people, titles, load_rows(brain.caches.catalog, _ids(lists))
+        )
         for r in retrievers:
             if r.name in naming.STRIP_NAMES:
-                lists[r.name] = r.search(rest, depth, filters)
+                lists[r.name] = r.search(rest, depth, where)
         titles = brain.caches.catalog.titles(_ids(lists))
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
