@@ -68,22 +68,31 @@ def recall(
     retrievers = _retrievers(brain, mode)
     brain.flush(vectors=any(isinstance(r, VectorRetriever) for r in retrievers))
     depth = max(k * 5, CANDIDATES)
-    lists = {r.name: r.search(query, depth, filters) for r in retrievers}
     # A person the query names (recall/names.py): a prior on what they said; a speaker's name
-    # is no search word.
+    # is no search word. The first retriever (full text, cheap) says who the names are, so
+    # the others search once, with or without them.
+    first, *others = retrievers
+    lists = {first.name: first.search(query, depth, filters)}
     names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
     people = subjects(names, titles)
     talking = speakers(people, titles)
     rest = without(query, talking) if talking else None
+    where = filters
     if rest is not None:
         where = naming.kept_to(
             filters, people, titles, load_rows(brain.caches.catalog, _ids(lists))
         )
-        for r in retrievers:
-            if r.name in naming.STRIP_NAMES:
-                lists[r.name] = r.search(rest, depth, where)
+        if first.name in naming.STRIP_NAMES:
+            lists[first.name] = first.search(rest, depth, where)
+    for r in others:
+        if rest is not None and r.name in naming.STRIP_NAMES:
+            lists[r.name] = r.search(rest, depth, where)
+        else:
+            lists[r.name] = r.search(query, depth, filters)
+    if names:
         titles = brain.caches.catalog.titles(_ids(lists))
+        people = subjects(names, titles)
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
     briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
