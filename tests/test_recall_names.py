@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.recall.names import COMMON as NAMES_COMMON
 from brain.recall.names import NAME_PRIOR, query_names, subject
 
 _register()
@@ -120,6 +121,22 @@ def test_a_speakers_name_is_no_search_word(
     assert greeting in text_scores()
 
 
+def test_a_rare_speakers_name_stays_a_search_word(brain: Brain, clock: FixedClock) -> None:
+    # Caroline speaks once among many memories: her name tells her conversation apart.
+    for n in range(12):
+        brain.remember(f"Jon: the dance studio opens at {n}", node="Knowledge/Talks/Two")
+    clock.set(clock.now() + timedelta(hours=1))
+    said = brain.remember("Caroline: I painted a lake at sunrise.", node="Knowledge/Talks/One")
+    assert brain.caches.fulltext.share("Caroline") < NAMES_COMMON
+    hits = brain.recall("What did Caroline paint at sunrise?", k=3, mode="text", explain=True)
+    assert hits[0].id == said.id
+    assert hits[0].explain is not None
+    text = hits[0].explain["retrievers"]["text"]["score"]
+    alone = brain.recall("What did paint at sunrise?", k=3, mode="text", explain=True)
+    assert alone[0].id == said.id and alone[0].explain is not None
+    assert text > alone[0].explain["retrievers"]["text"]["score"]  # the name still counted
+
+
 def test_a_name_that_only_opens_titles_stays_a_search_word(brain: Brain) -> None:
     tuning = brain.remember("Postgres tuning: raise shared_buffers").id
     brain.remember("Vacuum settings for the database")
@@ -132,8 +149,13 @@ def test_a_name_that_only_opens_titles_stays_a_search_word(brain: Brain) -> None
 def test_without_the_name_the_search_keeps_to_where_the_person_is(
     brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Two conversations in two nodes; only the first has Caroline in it.
-    for text in ("Caroline: hi Mel!", "Caroline: I painted a lake at sunrise."):
+    # Two conversations in two nodes; only the first has Caroline in it, often.
+    for text in (
+        "Caroline: hi Mel!",
+        "Caroline: how are the kids?",
+        "Caroline: see you soon",
+        "Caroline: I painted a lake at sunrise.",
+    ):
         brain.remember(text, node="Knowledge/Talks/One")
         clock.set(clock.now() + timedelta(hours=1))
     other = brain.remember("Jon: I painted a lake at sunrise, a lake!", node="Knowledge/Talks/Two")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brain.terms import content_words
+from brain.terms import content_words, words
 from brain.vault.files import owner_only
 
 SCHEMA_VERSION = "1"
@@ -199,6 +199,15 @@ class FullText:
 
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
+
+    def share(self, word: str) -> float:
+        """The fraction of indexed memories whose body holds this word (0 for an empty index)."""
+        searcher = self.index.searcher()
+        total, plain = int(searcher.num_docs), " ".join(words(word))
+        if not total or not plain:
+            return 0.0
+        found = searcher.search(self.index.parse_query(plain, ["body"]), 1, count=True)
+        return int(found.count) / total
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """BM25 over title and body; returns (object id, score), best first."""

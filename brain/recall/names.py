@@ -17,12 +17,14 @@ from brain.terms import STOPWORDS, words
 # the same reason: a strong hint that can be wrong. Chosen by reason, not fitted
 # (docs/benchmarks.md).
 NAME_PRIOR = 1.5
-# These retrievers search again without the names that are speakers (memories open with
-# "<name>:", as turns of a conversation do): there a speaker's name opens half the memories
-# and is spoken in many of the others ("Wow, Caroline!"), so as a search word it finds
-# greetings, not answers; the prior above still says whose words are wanted. A name that
-# only opens titles ("Postgres tuning") stays a search word.
+# These retrievers search without the names that are speakers (memories open with
+# "<name>:", as turns of a conversation do) and common (in at least COMMON of all memories):
+# there a speaker's name opens half the memories and is spoken in many of the others ("Wow,
+# Caroline!"), so as a search word it finds greetings, not answers; the prior above still says
+# whose words are wanted. A name that only opens titles ("Postgres tuning") stays a search
+# word, and so does a rarer one: in a vault of many conversations it tells them apart.
 STRIP_NAMES = ("text", "vector")
+COMMON = 0.25
 # Without the name the search would find any conversation's words alike, and in a vault of
 # many conversations the name is what tells them apart: so the search without it keeps to the
 # nodes where the memories of the people named are.

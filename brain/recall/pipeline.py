@@ -76,7 +76,8 @@ def recall(
     names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
     people = subjects(names, titles)
-    talking = speakers(people, titles)
+    fulltext = brain.caches.fulltext
+    talking = [n for n in speakers(people, titles) if fulltext.share(n) >= naming.COMMON]
     rest = without(query, talking) if talking else None
     where = filters
     if rest is not None:
