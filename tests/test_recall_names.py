@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.indexes.fulltext import Filters
 from brain.recall.names import COMMON as NAMES_COMMON
 from brain.recall.names import NAME_PRIOR, query_names, subject
 
@@ -122,17 +123,21 @@ def test_a_speakers_name_is_no_search_word(
 
 
 def test_a_rare_speakers_name_stays_a_search_word(brain: Brain, clock: FixedClock) -> None:
-    # Caroline speaks once among many memories: her name tells her conversation apart.
+    # Caroline speaks once among many memories of the same node: her name tells her
+    # conversation apart.
     for n in range(12):
-        brain.remember(f"Jon: the dance studio opens at {n}", node="Knowledge/Talks/Two")
+        brain.remember(f"Jon: the dance studio opens at {n}", node="Knowledge/Talks")
     clock.set(clock.now() + timedelta(hours=1))
-    said = brain.remember("Caroline: I painted a lake at sunrise.", node="Knowledge/Talks/One")
-    assert brain.caches.fulltext.share("Caroline") < NAMES_COMMON
+    said = brain.remember("Caroline: I painted a lake at sunrise.", node="Knowledge/Talks")
+    scope = Filters(partition="main", nodes=("Knowledge/Talks",))
+    assert brain.caches.fulltext.share("Caroline", scope) < NAMES_COMMON
     hits = brain.recall("What did Caroline paint at sunrise?", k=3, mode="text", explain=True)
     assert hits[0].id == said.id
     assert hits[0].explain is not None
     text = hits[0].explain["retrievers"]["text"]["score"]
-    alone = brain.recall("What did paint at sunrise?", k=3, mode="text", explain=True)
+    alone = brain.recall(
+        "What did paint at sunrise?", k=3, mode="text", explain=True, node="Knowledge/Talks"
+    )
     assert alone[0].id == said.id and alone[0].explain is not None
     assert text > alone[0].explain["retrievers"]["text"]["score"]  # the name still counted
 

@@ -200,14 +200,18 @@ class FullText:
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
 
-    def share(self, word: str) -> float:
-        """The fraction of indexed memories whose body holds this word (0 for an empty index)."""
-        searcher = self.index.searcher()
-        total, plain = int(searcher.num_docs), " ".join(words(word))
-        if not total or not plain:
+    def share(self, word: str, filters: Filters) -> float:
+        """The fraction of the memories these filters let through whose body holds this word
+        (0 when none pass)."""
+        t, plain = self._t, " ".join(words(word))
+        if not plain:
             return 0.0
-        found = searcher.search(self.index.parse_query(plain, ["body"]), 1, count=True)
-        return int(found.count) / total
+        allowed = [(t.Occur.Must, t.Query.all_query()), *self._filter_clauses(filters)]
+        searcher = self.index.searcher()
+        total = searcher.search(t.Query.boolean_query(allowed), 1, count=True).count
+        with_word = [(t.Occur.Must, self.index.parse_query(plain, ["body"])), *allowed]
+        found = searcher.search(t.Query.boolean_query(with_word), 1, count=True).count
+        return int(found) / int(total) if total else 0.0
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """BM25 over title and body; returns (object id, score), best first."""

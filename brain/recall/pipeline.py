@@ -76,16 +76,16 @@ def recall(
     names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
     people = subjects(names, titles)
-    fulltext = brain.caches.fulltext
-    talking = [n for n in speakers(people, titles) if fulltext.share(n) >= naming.COMMON]
-    rest = without(query, talking) if talking else None
+    talking = speakers(people, titles)
     where = filters
-    if rest is not None:
+    if talking:  # where the search without the names would go
         where = naming.kept_to(
             filters, people, titles, load_rows(brain.caches.catalog, _ids(lists))
         )
-        if first.name in naming.STRIP_NAMES:
-            lists[first.name] = first.search(rest, depth, where)
+    common = [n for n in talking if brain.caches.fulltext.share(n, where) >= naming.COMMON]
+    rest = without(query, common) if common else None
+    if rest is not None and first.name in naming.STRIP_NAMES:
+        lists[first.name] = first.search(rest, depth, where)
     for r in others:
         if rest is not None and r.name in naming.STRIP_NAMES:
             lists[r.name] = r.search(rest, depth, where)
