@@ -18,7 +18,8 @@ from brain.terms import STOPWORDS, words
 # (docs/benchmarks.md).
 NAME_PRIOR = 1.5
 # These retrievers search without the names that are speakers (memories open with
-# "<name>:", as turns of a conversation do) and common (in at least COMMON of all memories):
+# "<name>:", as turns of a conversation do) and common (in at least COMMON of the memories of
+# the nodes where the people named are, to which that search keeps):
 # there a speaker's name opens half the memories and is spoken in many of the others ("Wow,
 # Caroline!"), so as a search word it finds greetings, not answers; the prior above still says
 # whose words are wanted. A name that only opens titles ("Postgres tuning") stays a search
