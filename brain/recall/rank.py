@@ -118,16 +118,16 @@ def with_context(
     groups: dict[tuple[str, str], list[float]] = {}
     for oid, score in fused:
         if oid in rows:
-            groups.setdefault(moment(rows[oid]), []).append(score)
+            groups.setdefault(_moment(rows[oid]), []).append(score)
     best = {key: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) for key, v in groups.items()}
     out = [
-        (oid, score + CONTEXT_WEIGHT * best[moment(rows[oid])]) if oid in rows else (oid, score)
+        (oid, score + CONTEXT_WEIGHT * best[_moment(rows[oid])]) if oid in rows else (oid, score)
         for oid, score in fused
     ]
     return sorted(out, key=lambda item: (-item[1], item[0]))
 
 
-def moment(row: Brief) -> tuple[str, str]:
+def _moment(row: Brief) -> tuple[str, str]:
     return row.partition, row.created[:16]
 
 
