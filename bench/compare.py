@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,11 +85,17 @@ class CachedEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         path.parent.mkdir(parents=True, exist_ok=True)
-        # The vault embeds on a worker thread while it ingests (brain/indexes/pipeline.py).
+        # Vaults embed on a thread of their own while they write (indexes/pipeline.py): one
+        # connection, shared under a lock.
         self.db = sqlite3.connect(path, check_same_thread=False)
+        self.lock = threading.Lock()
         self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vector BLOB)")
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        with self.lock:
+            return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
 
         keys = [hashlib.sha256(f"{self.name}/{self.dim}\0{t}".encode()).hexdigest() for t in texts]

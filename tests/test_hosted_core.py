@@ -166,3 +166,24 @@ def test_the_session_gate_goes_in_order_and_survives_a_new_gate(any_brain: Brain
     again.remarks()
     again.diary("A good day.")
     again.close("done")
+
+
+def test_a_speaker_named_in_the_question_on_either_storage(
+    any_brain: Brain, clock: FixedClock
+) -> None:
+    # The names step asks the full text how common a name is (FullText.share): on PostgreSQL
+    # that is the tsvector's body lexemes. An hour apart, so no turn lends another context.
+    ids = []
+    for text in (
+        "Melanie: Caroline! Caroline, hi!",
+        "Melanie: the lake at sunrise, Caroline",
+        "Caroline: I painted a lake at sunrise.",
+    ):
+        ids.append(any_brain.remember(text).id)
+        clock.set(clock.now() + timedelta(hours=1))
+    greeting, _, painted = ids
+    hits = any_brain.recall("Which lake did Caroline see at sunrise?", k=5, explain=True)
+    assert hits[0].id == painted
+    assert hits[0].explain is not None and hits[0].explain["name_said"] == ["Caroline"]
+    text = any_brain.recall("Which lake did Caroline see at sunrise?", k=5, mode="text")
+    assert greeting not in [h.id for h in text]  # only the name matched it: not a search word

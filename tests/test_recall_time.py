@@ -81,8 +81,8 @@ def test_window_holds_created_with_slack() -> None:
 
 
 TURNS = [
-    (datetime(2023, 5, 8, 13, 56, tzinfo=UTC), "Nate: I cooked noodle soup for dinner."),
-    (datetime(2023, 9, 2, 18, 0, tzinfo=UTC), "Nate: I cook noodle soup for dinner."),
+    (datetime(2023, 5, 8, 13, 56, tzinfo=UTC), "Nate cooked noodle soup for dinner."),
+    (datetime(2023, 9, 2, 18, 0, tzinfo=UTC), "Nate will cook noodle soup for dinner."),
 ]
 QUERY = "What did Nate cook for dinner in May 2023?"
 

@@ -288,9 +288,15 @@ def test_a_damaged_export_is_made_again(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_it_finds_what_full_text_and_vectors_miss(
-    vault: Path, clock: FixedClock, splade: SpladeEncoder
+    vault: Path, clock: FixedClock, splade: SpladeEncoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from brain.indexes.embedder import MiniLMEmbedder
+
+    # Each retriever on the whole question and unweighted by who speaks: Calvin is a common
+    # speaker here, and recall would otherwise search without his name and lift what he said
+    # (recall/names.py), which is another test's matter.
+    monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
+    monkeypatch.setattr("brain.recall.names.NAME_PRIOR", 1.0)
 
     minilm = MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
     b = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)

@@ -82,6 +82,21 @@ class PgFullText(FullText):
         )
         return [(str(oid), float(score)) for oid, score in rows]
 
+    def share(self, word: str, filters: Filters) -> float:
+        """As `FullText.share`: the fraction of the memories these filters let through whose
+        body (the B-weighted lexemes) holds this word."""
+        words = [w for w in content_words(word) if _WORD.fullmatch(w)]
+        if not words:
+            return 0.0
+        where, params = filter_sql(filters)
+        where = "true" + where[1:]
+        total, found = self.db.execute(
+            "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "
+            f"FROM texts t JOIN objects o ON o.id = t.id WHERE ({where})",
+            (" & ".join(f"'{w}':B" for w in words), *params),
+        ).fetchone()
+        return int(found) / int(total) if total else 0.0
+
     def stored(self, object_id: str) -> dict[str, str] | None:
         row = self.db.execute("SELECT title, body FROM texts WHERE id=?", (object_id,)).fetchone()
         return {"title": str(row[0]), "body": str(row[1])} if row else None

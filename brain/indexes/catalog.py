@@ -228,6 +228,16 @@ class Catalog(Queries):
                 out[row[0]] = Brief(*row)
         return out
 
+    def titles(self, ids: Sequence[str]) -> dict[str, str]:
+        """The title of each of these objects (those the catalog holds)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            sql = f"SELECT id, title FROM objects WHERE id IN ({marks})"
+            out.update(self.db.execute(sql, batch))
+        return out
+
     def find_title(
         self, partition: str, node: str, norm_title: str, *, visible_only: bool = False
     ) -> ObjectRow | None:

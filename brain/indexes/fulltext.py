@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brain.terms import content_words
+from brain.terms import content_words, words
 from brain.vault.files import owner_only
 
 SCHEMA_VERSION = "1"
@@ -199,6 +199,19 @@ class FullText:
 
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
+
+    def share(self, word: str, filters: Filters) -> float:
+        """The fraction of the memories these filters let through whose body holds this word
+        (0 when none pass)."""
+        t, plain = self._t, " ".join(words(word))
+        if not plain:
+            return 0.0
+        allowed = [(t.Occur.Must, t.Query.all_query()), *self._filter_clauses(filters)]
+        searcher = self.index.searcher()
+        total = searcher.search(t.Query.boolean_query(allowed), 1, count=True).count
+        with_word = [(t.Occur.Must, self.index.parse_query(plain, ["body"])), *allowed]
+        found = searcher.search(t.Query.boolean_query(with_word), 1, count=True).count
+        return int(found) / int(total) if total else 0.0
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """BM25 over title and body; returns (object id, score), best first."""

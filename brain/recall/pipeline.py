@@ -9,6 +9,8 @@ from brain.errors import InvalidInput
 from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
+from brain.recall import names as naming
+from brain.recall.names import query_names, speakers, subjects, with_names, without
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
@@ -65,7 +67,33 @@ def recall(
     )
     retrievers = _retrievers(brain, mode)
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
-    lists = {r.name: r.search(query, max(k * 5, CANDIDATES), filters) for r in retrievers}
+    depth = max(k * 5, CANDIDATES)
+    # A person the query names (recall/names.py): a prior on what they said; a speaker's name
+    # is no search word. The first retriever (full text, cheap) says who the names are, so
+    # the others search once, with or without them.
+    first, *others = retrievers
+    lists = {first.name: first.search(query, depth, filters)}
+    names = query_names(query)
+    titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
+    people = subjects(names, titles)
+    talking = speakers(people, titles)
+    where = filters
+    if talking:  # where the search without the names would go
+        where = naming.kept_to(
+            filters, people, titles, load_rows(brain.caches.catalog, _ids(lists))
+        )
+    common = [n for n in talking if brain.caches.fulltext.share(n, where) >= naming.COMMON]
+    rest = without(query, common) if common else None
+    if rest is not None and first.name in naming.STRIP_NAMES:
+        lists[first.name] = first.search(rest, depth, where)
+    for r in others:
+        if rest is not None and r.name in naming.STRIP_NAMES:
+            lists[r.name] = r.search(rest, depth, where)
+        else:
+            lists[r.name] = r.search(query, depth, filters)
+    if names:
+        titles = brain.caches.catalog.titles(_ids(lists))
+        people = subjects(names, titles)
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
     briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
@@ -74,7 +102,9 @@ def recall(
     # A time the query names ("on 9 November, 2022", "last week") lifts what was said then.
     window = parse_time(query, brain.clock.now())
     timed, factors = with_time(fused, briefs, window)
-    ranked = rank(timed, briefs)
+    # A person the query names lifts what they said (memories whose title opens with the name).
+    named, name_factors = with_names(timed, titles, people)
+    ranked = rank(named, briefs)
     best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
@@ -88,6 +118,9 @@ def recall(
         for oid, entry in why.items() if window else ():  # what the time prior multiplied
             entry["time"] = factors.get(oid, 1.0)
             entry["time_said"] = window.said if window else None
+        for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
+            entry["name"] = name_factors.get(oid, 1.0)
+            entry["name_said"] = list(people)
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)
@@ -95,6 +128,10 @@ def recall(
         hit = to_hit(rows[oid], score, body, query, flags.get(oid, ()))
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
+
+
+def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
+    return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
 def _retrievers(brain: Context, mode: str) -> list[Retriever]:

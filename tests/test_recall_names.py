@@ -1,0 +1,170 @@
+"""A person named in the query lifts what they said (memories whose title opens with the name)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from brain.brain import Brain
+from brain.cli import _register, app
+from brain.clock import FixedClock
+from brain.indexes.fulltext import Filters
+from brain.recall.names import COMMON as NAMES_COMMON
+from brain.recall.names import NAME_PRIOR, query_names, subject
+
+_register()
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did Caroline research?", ("Caroline",)),
+        ("When did Melanie's kids go camping?", ("Melanie",)),
+        ("What do Jon and Gina both like?", ("Jon", "Gina")),
+        ("What did she say on 8 May 2023?", ()),
+        ("What did mary say?", ()),  # not capitalised: not read as a name
+        ("Why Did It Happen So?", ("Happen",)),  # harmless: no memory opens with it
+    ],
+)
+def test_names_in_the_query(query: str, names: tuple[str, ...]) -> None:
+    assert query_names(query) == names
+
+
+@pytest.mark.parametrize(
+    ("title", "who"),
+    [
+        ("Caroline: I went to a LGBTQ support group", "Caroline"),
+        ("Caroline's favourite tea", "Caroline"),
+        ("Gina prefers green tea", "Gina"),
+        ("What a day it was", None),
+        ("May I come along?", None),
+        ("the deploy failed", None),
+    ],
+)
+def test_subject_of_a_title(title: str, who: str | None) -> None:
+    assert subject(title) == who
+
+
+TURNS = [
+    "Melanie: I painted a lake at sunrise last week.",
+    "Caroline: I painted a lake at sunrise this week!",
+]
+
+
+def test_the_person_named_lifts_what_they_said(brain: Brain) -> None:
+    melanie, caroline = (brain.remember(t).id for t in TURNS)
+    plain = [h.id for h in brain.recall("Who painted a lake at sunrise last week?", k=2)]
+    assert plain[0] == melanie  # "last week" matches her words better
+    hits = brain.recall("What did Caroline paint at sunrise last week?", k=2, explain=True)
+    assert [h.id for h in hits] == [caroline, melanie]
+    why = {h.id: h.explain for h in hits}
+    assert why[caroline] is not None and why[caroline]["name"] == NAME_PRIOR
+    assert why[caroline]["name_said"] == ["Caroline"]
+    assert why[melanie] is not None and why[melanie]["name"] == 1.0
+
+
+def test_a_name_no_memory_opens_with_changes_nothing(brain: Brain) -> None:
+    for text in TURNS:
+        brain.remember(text)
+    query = "What did {} paint at sunrise last week?"
+    plain = [(h.id, h.score) for h in brain.recall(query.format("someone"), k=2)]
+    named = brain.recall(query.format("Gina"), k=2, explain=True)
+    assert [(h.id, h.score) for h in named] == plain
+    assert all(h.explain is not None and "name" not in h.explain for h in named)
+
+
+def test_cli_explain_shows_the_name_prior(cli: CliRunner, brain: Brain) -> None:
+    for text in TURNS:
+        brain.remember(text)
+    brain.close()
+    query = "What did Caroline paint at sunrise last week?"
+    res = cli.invoke(app, ["recall", query, "--explain"])
+    assert res.exit_code == 0, res.output
+    assert f"name ×{NAME_PRIOR} (Caroline)" in res.output
+    res = cli.invoke(app, ["recall", query, "--explain", "--json"])
+    assert json.loads(res.output)["hits"][0]["explain"]["name"] == NAME_PRIOR
+
+
+def test_a_speakers_name_is_no_search_word(
+    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Melanie's greeting holds the name twice; without the name the question asks for a lake.
+    # (An hour apart, so that no memory lends another neighbour context.)
+    ids = []
+    for text in (
+        "Melanie: Caroline! Caroline, hi!",
+        "Melanie: the lake at sunrise, Caroline",
+        "Caroline: I painted a lake at sunrise.",
+    ):
+        ids.append(brain.remember(text).id)
+        clock.set(clock.now() + timedelta(hours=1))
+    greeting, lake = ids[:2]
+    query = "Which lake did Caroline see at sunrise?"
+
+    def text_scores() -> dict[str, float | None]:
+        hits = brain.recall(query, k=5, mode="text", explain=True)
+        return {h.id: h.explain["retrievers"]["text"]["score"] for h in hits if h.explain}
+
+    stripped = text_scores()
+    assert greeting not in stripped  # only the name matched it
+    # The same as asking without the name, in the node where Caroline speaks (each filter
+    # clause adds the same constant to every BM25 score, so the node is named here too).
+    plain = brain.recall(
+        "Which lake did see at sunrise?", k=5, mode="text", explain=True, node="Knowledge/Inbox"
+    )
+    assert stripped[lake] == next(
+        h.explain["retrievers"]["text"]["score"] for h in plain if h.id == lake and h.explain
+    )
+    monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
+    assert greeting in text_scores()
+
+
+def test_a_rare_speakers_name_stays_a_search_word(brain: Brain, clock: FixedClock) -> None:
+    # Caroline speaks once among many memories of the same node: her name tells her
+    # conversation apart.
+    for n in range(12):
+        brain.remember(f"Jon: the dance studio opens at {n}", node="Knowledge/Talks")
+    clock.set(clock.now() + timedelta(hours=1))
+    said = brain.remember("Caroline: I painted a lake at sunrise.", node="Knowledge/Talks")
+    scope = Filters(partition="main", nodes=("Knowledge/Talks",))
+    assert brain.caches.fulltext.share("Caroline", scope) < NAMES_COMMON
+    hits = brain.recall("What did Caroline paint at sunrise?", k=3, mode="text", explain=True)
+    assert hits[0].id == said.id
+    assert hits[0].explain is not None
+    text = hits[0].explain["retrievers"]["text"]["score"]
+    alone = brain.recall(
+        "What did paint at sunrise?", k=3, mode="text", explain=True, node="Knowledge/Talks"
+    )
+    assert alone[0].id == said.id and alone[0].explain is not None
+    assert text > alone[0].explain["retrievers"]["text"]["score"]  # the name still counted
+
+
+def test_a_name_that_only_opens_titles_stays_a_search_word(brain: Brain) -> None:
+    tuning = brain.remember("Postgres tuning: raise shared_buffers").id
+    brain.remember("Vacuum settings for the database")
+    hits = brain.recall("What did I note about Postgres?", k=2, mode="text", explain=True)
+    assert hits[0].id == tuning
+    assert hits[0].explain is not None and hits[0].explain["name"] == NAME_PRIOR
+    assert hits[0].explain["retrievers"]["text"]["score"] is not None
+
+
+def test_without_the_name_the_search_keeps_to_where_the_person_is(
+    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two conversations in two nodes; only the first has Caroline in it, often.
+    for text in (
+        "Caroline: hi Mel!",
+        "Caroline: how are the kids?",
+        "Caroline: see you soon",
+        "Caroline: I painted a lake at sunrise.",
+    ):
+        brain.remember(text, node="Knowledge/Talks/One")
+        clock.set(clock.now() + timedelta(hours=1))
+    other = brain.remember("Jon: I painted a lake at sunrise, a lake!", node="Knowledge/Talks/Two")
+    query = "What did Caroline paint at sunrise?"
+    assert other.id not in [h.id for h in brain.recall(query, k=5)]
+    monkeypatch.setattr("brain.recall.names.KEEP_TO_PLACES", False)
+    assert other.id in [h.id for h in brain.recall(query, k=5)]
