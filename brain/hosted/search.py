@@ -90,11 +90,12 @@ class PgFullText(FullText):
             return 0.0
         where, params = filter_sql(filters)
         where = "true" + where[1:]
-        total, found = self.db.execute(
+        row = self.db.execute(
             "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "
             f"FROM texts t JOIN objects o ON o.id = t.id WHERE ({where})",
             (" & ".join(f"'{w}':B" for w in words), *params),
         ).fetchone()
+        total, found = row if row else (0, 0)  # an aggregate always answers one row
         return int(found) / int(total) if total else 0.0
 
     def stored(self, object_id: str) -> dict[str, str] | None:
