@@ -41,11 +41,13 @@ class Setup:
     bob: str
 
 
-@pytest.fixture(scope="module")
-def setup(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+def two_servers(pg_dsn: str, root: Path | None) -> Iterator[Setup]:
+    """Users alice and bob, and two servers over one root of vaults (None: over brains in
+    the database)."""
     db = fresh_database(pg_dsn)
+    if root is None:
+        init_schema(db)
     alice, bob = add_user(db, "alice"), add_user(db, "bob")
-    root = tmp_path_factory.mktemp("tenants")
     a = start_server(db, root)
     b = start_server(db, root)
     try:
@@ -55,22 +57,18 @@ def setup(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Set
         b.stop()
 
 
+@pytest.fixture(scope="module")
+def setup(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    yield from two_servers(pg_dsn, tmp_path_factory.mktemp("tenants"))
+
+
 @pytest.fixture(scope="module", params=["files", "postgres"])
 def any_setup(request: pytest.FixtureRequest, setup: Setup, pg_dsn: str) -> Iterator[Setup]:
-    """Two servers over one root of vaults, then two over brains in one PostgreSQL."""
+    """The two servers over one root of vaults, then two over brains in one PostgreSQL."""
     if request.param == "files":
         yield setup
-        return
-    db = fresh_database(pg_dsn)
-    init_schema(db)
-    alice, bob = add_user(db, "alice"), add_user(db, "bob")
-    a = start_server(db, None)
-    b = start_server(db, None)
-    try:
-        yield Setup(db, None, a, b, alice, bob)
-    finally:
-        a.stop()
-        b.stop()
+    else:
+        yield from two_servers(pg_dsn, None)
 
 
 def opened(setup: Setup, user: str) -> Any:

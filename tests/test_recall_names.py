@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
+from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.fulltext import Filters
+from brain.indexes.sparse import HashingSparse
 from brain.recall.names import COMMON as NAMES_COMMON
 from brain.recall.names import NAME_PRIOR, query_names, subject
 
@@ -168,3 +171,16 @@ def test_without_the_name_the_search_keeps_to_where_the_person_is(
     assert other.id not in [h.id for h in brain.recall(query, k=5)]
     monkeypatch.setattr("brain.recall.names.KEEP_TO_PLACES", False)
     assert other.id in [h.id for h in brain.recall(query, k=5)]
+
+
+def test_a_speakers_name_is_no_search_word_for_the_learned_sparse_terms_either(
+    vault: Path, clock: FixedClock
+) -> None:
+    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
+    ids = []
+    for text in ("Melanie: Caroline! Caroline, hi!", "Caroline: I painted a lake at sunrise."):
+        ids.append(b.remember(text).id)
+        clock.set(clock.now() + timedelta(hours=1))
+    found = [h.id for h in b.recall("Which lake did Caroline see at sunrise?", mode="sparse")]
+    b.close()
+    assert found == [ids[1]]  # not the greeting: only the name matched it

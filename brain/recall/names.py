@@ -24,7 +24,8 @@ NAME_PRIOR = 1.5
 # Caroline!"), so as a search word it finds greetings, not answers; the prior above still says
 # whose words are wanted. A name that only opens titles ("Postgres tuning") stays a search
 # word, and so does a rarer one: in a vault of many conversations it tells them apart.
-STRIP_NAMES = ("text", "vector")
+# The learned-sparse terms are words too, and the name is as much noise to them.
+STRIP_NAMES = ("text", "vector", "sparse")
 COMMON = 0.25
 # Without the name the search would find any conversation's words alike, and in a vault of
 # many conversations the name is what tells them apart: so the search without it keeps to the
