@@ -20,6 +20,12 @@ EMBEDDERS = ("minilm", "hashing", "none")
 SPARSE = ("splade", "splade-int8", "hashing", "none")
 
 
+def default_sparse(embedder: str) -> str:
+    """The learned-sparse encoder a vault has unless brain.yaml says: SPLADE beside the real
+    model; none beside the hashing test embedder or without vectors."""
+    return "splade" if embedder == "minilm" else "none"
+
+
 @dataclass(frozen=True)
 class Settings:
     """The validated contents of brain.yaml."""
@@ -104,7 +110,7 @@ def parse(text: str, path: Path) -> Settings:
             f"allowed: {', '.join(EMBEDDERS)}"
         )
     # SPLADE follows the real model by default; a hashing or vector-less vault has no sparse part.
-    sparse = str(data.get("sparse", "splade" if embedder == "minilm" else "none"))
+    sparse = str(data.get("sparse", default_sparse(embedder)))
     if sparse not in SPARSE:
         raise InvalidInput(
             f"{path}: unknown sparse encoder {sparse!r} in field 'sparse'; "

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from brain import partitions
-from brain.brain import Brain
+from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import BrainError, InvalidInput, NotFound
 from brain.sessions import Gate
+from tests.conftest import pushed
 
 SEED = {
     "recall_id": "widget-pro-specs",
@@ -187,3 +188,31 @@ def test_a_speaker_named_in_the_question_on_either_storage(
     assert hits[0].explain is not None and hits[0].explain["name_said"] == ["Caroline"]
     text = any_brain.recall("Which lake did Caroline see at sunrise?", k=5, mode="text")
     assert greeting not in [h.id for h in text]  # only the name matched it: not a search word
+
+
+@pytest.mark.parametrize("storage", ["files", "postgres"])
+def test_the_learned_sparse_terms_on_either_storage(
+    storage: str, vault: Path, clock: FixedClock, request: pytest.FixtureRequest
+) -> None:
+    # brain.yaml asks for the hashing sparse encoder (deterministic): on PostgreSQL the terms
+    # are sparsevec rows written with the note, searched by inner product.
+    with (vault / "brain.yaml").open("a") as settings:
+        settings.write("sparse: hashing\n")
+    b = (
+        open_vault(vault, clock=clock)
+        if storage == "files"
+        else pushed(request.getfixturevalue("hosted_dsn"), vault, clock)
+    )
+    b.flush(vectors=True)  # files encode at the first recall, PostgreSQL with each write
+    held = len(b.caches.sparse)  # the template's own notes have terms too
+    otters = b.remember("Otters hold hands while they nap.", title="Otters")
+    clock.set(clock.now() + timedelta(hours=1))
+    b.remember("Bake sourdough on Sundays.", title="Bread")
+    hits = b.recall("otters holding hands", mode="sparse", explain=True)
+    assert [h.id for h in hits] == [otters.id]
+    assert hits[0].explain is not None and hits[0].explain["retrievers"]["sparse"]["rank"] == 1
+    assert b.caches.sparse_on and len(b.caches.sparse) == held + 2
+    b.forget(otters.id)
+    assert b.recall("otters holding hands", mode="sparse") == []
+    assert len(b.caches.sparse) == held + 1  # forgotten from the terms at once
+    b.close()

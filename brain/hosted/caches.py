@@ -9,6 +9,7 @@ from pathlib import Path
 
 from brain.hosted.catalog import PgCatalog
 from brain.hosted.search import PgFullText, PgVectors
+from brain.hosted.sparse import PgSparse
 from brain.hosted.sql import TenantDatabase
 from brain.indexes.caches import (
     Caches,
@@ -20,6 +21,7 @@ from brain.indexes.caches import (
 )
 from brain.indexes.catalog import FileRow
 from brain.indexes.embedder import Embedder
+from brain.indexes.sparse import SparseEncoder
 from brain.model import Note, content_hash
 
 
@@ -28,9 +30,16 @@ class PgCaches(Caches):
     the text and the vectors of a note are written with it (its embedding too, so a memory
     written through one server is found by vector through every other at once)."""
 
-    def __init__(self, db: TenantDatabase, embedder: Embedder | None) -> None:
+    def __init__(
+        self, db: TenantDatabase, embedder: Embedder | None, sparse: SparseEncoder | None = None
+    ) -> None:
         self.folder = Path()
         self.embedder = embedder
+        # Learned-sparse terms, as on files only beside an embedder; encoded with the vector.
+        self.sparse_encoder = sparse if embedder is not None else None
+        self._sparse = self.pg_sparse = (
+            PgSparse(db, self.sparse_encoder.name) if self.sparse_encoder else None
+        )
         self.listeners = []
         self.db = db
         self.catalog = self.pg_catalog = PgCatalog(db)
@@ -79,6 +88,9 @@ class PgCaches(Caches):
             if self.pg_vectors is not None:
                 self.pg_vectors.remove(gone)
                 self._embed(objects)
+            if self.pg_sparse is not None:
+                self.pg_sparse.remove(gone)
+                self._encode_terms(objects)
         for listener in self.listeners:
             listener(objects, gone)
         return objects
@@ -94,6 +106,12 @@ class PgCaches(Caches):
             vectors = self.embedder.embed([texts[oid] for oid in todo])
             self.pg_vectors.upsert(todo, vectors, [hashes[oid] for oid in todo])
 
+    def _encode_terms(self, objects: Sequence[IndexObject]) -> None:
+        """Encode the learned-sparse terms of the objects whose text changed."""
+        assert self.pg_sparse is not None and self.sparse_encoder is not None
+        items = [(o.row.id, text_hash(text), text) for o in objects if (text := embed_text(o))]
+        self.pg_sparse.encode_missing(self.sparse_encoder, items)
+
     def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
         with self.catalog.transaction():
             ids = self.catalog.drop_note(note_id)
@@ -102,6 +120,8 @@ class PgCaches(Caches):
             self.fulltext.remove(ids)
             if self._vectors is not None:
                 self._vectors.remove(ids)
+            if self.pg_sparse is not None:
+                self.pg_sparse.remove(ids)
         for listener in self.listeners:
             listener([], ids)
         return ids
@@ -131,6 +151,24 @@ class PgCaches(Caches):
 
     def vector_problem(self) -> str | None:
         return None
+
+    def sparse_problem(self) -> str | None:
+        """Written with the notes, so never behind; but terms of another encoder are stale."""
+        if self.pg_sparse is not None and self.pg_sparse.foreign():
+            return "the sparse terms were made by another encoder"
+        return None
+
+    def rebuild_sparse(self) -> None:
+        """Encode every object's terms again from its stored text (brain.yaml changed model)."""
+        if self.pg_sparse is None:
+            return
+        rows = self.catalog.get_many(self.catalog.object_ids())
+        stored = self.fulltext.everything()
+        objects = [IndexObject(rows[oid], stored[oid]["body"]) for oid in rows if oid in stored]
+        with self.catalog.transaction():
+            self.pg_sparse.clear()
+            for start in range(0, len(objects), 256):
+                self._encode_terms(objects[start : start + 256])
 
     def rebuild_vectors(self) -> None:
         """Embed every object again from its stored text (another embedder, say)."""

@@ -74,7 +74,7 @@ class PgCatalog(Catalog):
         """Nothing to record: no catch-up lists a database's folders."""
 
     def clear(self) -> None:
-        for table in ("objects", "files", "relations", "texts", "vectors"):
+        for table in ("objects", "files", "relations", "texts", "vectors", "sparse_terms"):
             self.db.execute(f"DELETE FROM {table}")
         self.set_info("schema", str(SCHEMA_VERSION))
 

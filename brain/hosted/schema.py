@@ -129,7 +129,17 @@ def _version_1() -> list[str]:
     return statements
 
 
-MIGRATIONS = {1: _version_1}  # version → its statements; a new version never edits an old one
+def _version_2() -> list[str]:
+    # The learned-sparse terms (SPLADE) of each object: pgvector's sparsevec, scored by inner
+    # product; `encoder` names what made them, so terms of another model are never mixed in.
+    columns = (
+        f"id text {C} NOT NULL, hash text NOT NULL, encoder text NOT NULL, terms sparsevec NOT NULL"
+    )
+    return _table("sparse_terms", columns, "id")
+
+
+# Version → its statements; a new version never edits an old one.
+MIGRATIONS = {1: _version_1, 2: _version_2}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

@@ -18,6 +18,7 @@ from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase, require_tenant
 from brain.hosted.store import PgStore
 from brain.indexes.embedder import Embedder, load_embedder
+from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.settings import SETTINGS_FILE
 from brain.vault.paths import check_segment
 
@@ -30,6 +31,7 @@ class PgStorage:
 
     db: TenantDatabase
     embedder: Embedder | None
+    sparse: SparseEncoder | None = None
 
     def attach(self, context: Context) -> None:
         root = context.root
@@ -38,7 +40,7 @@ class PgStorage:
         context.journal = PgJournal(self.db)
         context.changes = Autocommit(root, context.settings, context.lock)
         context.changes.enabled = False  # the database is the history: no git here
-        context.caches = caches = PgCaches(self.db, self.embedder)
+        context.caches = caches = PgCaches(self.db, self.embedder, self.sparse)
         context.node_index = PgNodeIndex(root, caches.pg_catalog, store)
         caches.listeners.append(context.node_index.on_change)
         if context.node_index.stale:
@@ -52,6 +54,7 @@ def open_tenant(
     *,
     clock: Clock | None = None,
     embedder: Embedder | str | None = "settings",
+    sparse: SparseEncoder | str | None = "settings",
     partition: str | None = None,
     model_cache: Path | None = None,
 ) -> Brain:
@@ -70,16 +73,19 @@ def open_tenant(
         loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
         # The cold tier is compressed files on a disk: a database stores every note whole.
         loaded = replace(loaded, cold_tier=False)
+        cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
         if isinstance(embedder, str):
-            cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
             embedder = load_embedder(loaded.embedder, cache)
+        if isinstance(sparse, str):
+            sparse = load_sparse(loaded.sparse, cache)
         brain = Brain(
             root=HOSTED_ROOT / tenant,
             settings=loaded,
             clock=clock or SystemClock(),
             partition=partition or "",
             embedder=embedder,
-            storage=PgStorage(db, embedder),
+            sparse=sparse,
+            storage=PgStorage(db, embedder, sparse),
         )
     except BaseException:
         db.close()

@@ -21,7 +21,8 @@ from brain.hosted.tenant import open_tenant
 from brain.hosted.tokens import check_name
 from brain.hosted.transfer import create
 from brain.indexes.embedder import Embedder, load_embedder
-from brain.settings import SETTINGS_FILE
+from brain.indexes.sparse import SparseEncoder, load_sparse
+from brain.settings import SETTINGS_FILE, default_sparse
 from brain.settings import load as load_settings
 from brain.vault.files import WriterLock, atomic_write
 from brain.vault.template import init_vault
@@ -58,6 +59,7 @@ class FilesTenants:
         self.model_cache = model_cache or Path.home() / ".cache" / "brain" / "models"
         self.clock = clock or SystemClock()
         self._embedders: dict[str, Embedder | None] = {}
+        self._sparse: dict[str, SparseEncoder | None] = {}
         # The folder holds every tenant's memory: no one else may even list the names.
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         root.chmod(0o700)
@@ -67,10 +69,15 @@ class FilesTenants:
         vault = self.root / check_name(tenant)
         if not (vault / SETTINGS_FILE).is_file():
             self._create(vault)
-        name = load_settings(vault).embedder
+        settings = load_settings(vault)
+        name, terms = settings.embedder, settings.sparse
         if name not in self._embedders:
             self._embedders[name] = load_embedder(name, self.model_cache)
-        brain = open_vault(vault, clock=self.clock, embedder=self._embedders[name])
+        if terms not in self._sparse:  # one SPLADE session per process, not one per tenant
+            self._sparse[terms] = load_sparse(terms, self.model_cache)
+        brain = open_vault(
+            vault, clock=self.clock, embedder=self._embedders[name], sparse=self._sparse[terms]
+        )
         # Other servers' writes reach this one through the shared caches; the walk of the
         # files is only for hand edits, and a long-lived server need not make it every read.
         brain.catch_up_every = CATCH_UP_EVERY
@@ -78,6 +85,7 @@ class FilesTenants:
 
     def close(self) -> None:
         self._embedders.clear()
+        self._sparse.clear()
 
     def _create(self, vault: Path) -> None:
         # Under a lock over the root: two servers meeting a new tenant at once make one vault.
@@ -103,6 +111,11 @@ class PgTenants:
         self.clock = clock or SystemClock()
         cache = Path.home() / ".cache" / "brain" / "models"
         self._shared = load_embedder(embedder, cache) if embedder is not None else None
+        # With a shared model, its learned-sparse encoder is shared too (brain.yaml's default
+        # for that model, as a new tenant's brain.yaml has it).
+        self._shared_sparse = (
+            load_sparse(default_sparse(embedder), cache) if embedder is not None else None
+        )
         with connect(dsn) as conn:
             check_schema(conn)  # `brain hosted init` first: said before anything listens
 
@@ -113,8 +126,11 @@ class PgTenants:
         if not known:
             with contextlib.suppress(InvalidInput):  # another server made it a moment ago
                 create(self.dsn, tenant, self.clock, embedder=self.new_embedder)
-        chosen: Embedder | str | None = "settings" if self.new_embedder is None else self._shared
-        return open_tenant(self.dsn, tenant, clock=self.clock, embedder=chosen)
+        if self.new_embedder is None:
+            return open_tenant(self.dsn, tenant, clock=self.clock)
+        return open_tenant(
+            self.dsn, tenant, clock=self.clock, embedder=self._shared, sparse=self._shared_sparse
+        )
 
     def close(self) -> None:
-        self._shared = None
+        self._shared = self._shared_sparse = None
