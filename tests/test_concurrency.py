@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from brain.brain import open_vault
+from brain.indexes.catalog import Catalog
 from brain.vault import notefile
 
 WRITER = """
@@ -39,3 +42,20 @@ def test_two_processes_remember_500_each_and_all_1000_are_whole(vault: Path) -> 
     assert len(brain.recall("memory writer", k=100)) == 100
     assert brain.doctor().ok
     brain.close()
+
+
+def test_a_new_catalog_opens_while_another_process_is_still_creating_it(tmp_path: Path) -> None:
+    # SQLite answers "locked" at once, without waiting, when the switch to WAL meets another
+    # connection's write: two processes opening a new vault met so in CI. The other writer
+    # here is a connection mid-transaction, let go a moment later.
+    path = tmp_path / "catalog.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE creating (x)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    catalog = Catalog(path)
+    release.join()
+    assert catalog.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    catalog.close()
+    other.close()

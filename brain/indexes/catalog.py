@@ -7,6 +7,7 @@ It is rebuilt from the files by `brain reindex`.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -59,6 +60,24 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 """
 
 
+BUSY_TIMEOUT = 60.0  # seconds a statement waits for another process's lock
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the database in WAL mode (kept in the file once set). Two processes opening a new
+    catalog at once can meet here while the other creates it: this switch may answer "locked"
+    at once instead of waiting, so it is tried again until the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Catalog(Queries):
     """SQLite in WAL mode: readers never block the one writer."""
 
@@ -66,8 +85,8 @@ class Catalog(Queries):
         self.path = path
         with owner_only():  # the database, its -wal and -shm are born here
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=60.0, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            _use_wal(self.db)
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
             if "inode" not in {r[1] for r in self.db.execute("PRAGMA table_info(files)")}:
