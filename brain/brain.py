@@ -30,7 +30,7 @@ from brain.upkeep.splits import Suggestion
 from brain.vault.archive import check_writable
 from brain.vault.paths import check_segment
 
-__all__ = ["Brain", "open_vault"]
+__all__ = ["Brain", "models", "open_vault"]
 
 
 class Brain(Context):
@@ -187,6 +187,22 @@ class Brain(Context):
         return reading.list_notes(self, **options)
 
 
+def models(
+    loaded: settings_mod.Settings,
+    embedder: Embedder | str | None,
+    sparse: SparseEncoder | str | None,
+    model_cache: Path | None = None,
+) -> tuple[Embedder | None, SparseEncoder | None]:
+    """The embedder and sparse encoder to open a vault with: those passed, or (for a string)
+    those its brain.yaml names, loaded from the model cache."""
+    cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
+    if isinstance(embedder, str):
+        embedder = load_embedder(loaded.embedder, cache)
+    if isinstance(sparse, str):
+        sparse = load_sparse(loaded.sparse, cache)
+    return embedder, sparse
+
+
 def open_vault(
     root: Path,
     *,
@@ -201,11 +217,7 @@ def open_vault(
     The embedder (and sparse encoder) are those brain.yaml names unless passed (None: none).
     """
     loaded = settings_mod.load(root)
-    cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
-    if isinstance(embedder, str):
-        embedder = load_embedder(loaded.embedder, cache)
-    if isinstance(sparse, str):
-        sparse = load_sparse(loaded.sparse, cache)
+    embedder, sparse = models(loaded, embedder, sparse, model_cache)
     brain = Brain(
         root=root,
         settings=loaded,

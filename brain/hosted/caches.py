@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -16,13 +15,10 @@ from brain.indexes.caches import (
     IndexObject,
     _text_doc,
     embed_text,
-    objects_of,
     text_hash,
 )
-from brain.indexes.catalog import FileRow
 from brain.indexes.embedder import Embedder
 from brain.indexes.sparse import SparseEncoder
-from brain.model import Note, content_hash
 
 
 class PgCaches(Caches):
@@ -68,32 +64,19 @@ class PgCaches(Caches):
         assert self.pg_vectors is not None, "vectors need an embedder"
         return self.pg_vectors
 
-    def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
-        objects = objects_of(note, text_hash(note.body))
-        old = self.catalog.object_ids_of(note.id)
-        gone = sorted(set(old) - {o.row.id for o in objects})
-        with self.catalog.transaction():
-            self.catalog.drop_note(note.id)
-            self.catalog.put_objects([o.row for o in objects])
-            self.catalog.put_relations(
-                note.id, [(r.type, r.target, r.weight) for r in note.relations]
-            )
-            self.catalog.put_file(
-                FileRow(
-                    note.path, note.id, content_hash(data), stat.st_mtime_ns, stat.st_size, None
-                )
-            )
-            self.fulltext.remove(gone)
-            self.fulltext.upsert([_text_doc(o) for o in objects])
-            if self.pg_vectors is not None:
-                self.pg_vectors.remove(gone)
-                self._embed(objects)
-            if self.pg_sparse is not None:
-                self.pg_sparse.remove(gone)
-                self._encode_terms(objects)
-        for listener in self.listeners:
-            listener(objects, gone)
-        return objects
+    def _index(self, objects: Sequence[IndexObject], gone: Sequence[str]) -> None:
+        """Within the note's transaction: its text, vectors and terms, written at once."""
+        self.fulltext.remove(gone)
+        self.fulltext.upsert([_text_doc(o) for o in objects])
+        if self.pg_vectors is not None:
+            self.pg_vectors.remove(gone)
+            self._embed(objects)
+        if self.pg_sparse is not None:
+            self.pg_sparse.remove(gone)
+            self._encode_terms(objects)
+
+    def _bound_queue(self) -> None:
+        """Nothing is queued."""
 
     def _embed(self, objects: Sequence[IndexObject]) -> None:
         """Embed the objects whose text changed since they were last embedded."""

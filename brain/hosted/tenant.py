@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from brain import settings as settings_mod
-from brain.brain import Brain
+from brain.brain import Brain, models
 from brain.clock import Clock, SystemClock
 from brain.context import Context
 from brain.errors import NotFound
@@ -17,8 +16,8 @@ from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
 from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase, require_tenant
 from brain.hosted.store import PgStore
-from brain.indexes.embedder import Embedder, load_embedder
-from brain.indexes.sparse import SparseEncoder, load_sparse
+from brain.indexes.embedder import Embedder
+from brain.indexes.sparse import SparseEncoder
 from brain.settings import SETTINGS_FILE
 from brain.vault.paths import check_segment
 
@@ -73,11 +72,7 @@ def open_tenant(
         loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
         # The cold tier is compressed files on a disk: a database stores every note whole.
         loaded = replace(loaded, cold_tier=False)
-        cache = model_cache or settings_mod.model_cache_dir(os.environ, Path.home())
-        if isinstance(embedder, str):
-            embedder = load_embedder(loaded.embedder, cache)
-        if isinstance(sparse, str):
-            sparse = load_sparse(loaded.sparse, cache)
+        embedder, sparse = models(loaded, embedder, sparse, model_cache)
         brain = Brain(
             root=HOSTED_ROOT / tenant,
             settings=loaded,

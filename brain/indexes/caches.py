@@ -184,15 +184,20 @@ class Caches:
                 note.id, [(r.type, r.target, r.weight) for r in note.relations]
             )
             self.catalog.put_file(FileRow.of(note.path, note.id, content_hash(data), stat, None))
-            self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
-            if self.vectors_on:
-                self.catalog.enqueue(
-                    "vector_queue", [(o.row.id, _vector_json(o)) for o in objects], gone
-                )
+            self._index(objects, gone)
         self._bound_queue()
         for listener in self.listeners:
             listener(objects, gone)
         return objects
+
+    def _index(self, objects: Sequence[IndexObject], gone: Sequence[str]) -> None:
+        """Within the catalog's transaction: the text and vector changes of a note, queued
+        for a batched commit to tantivy and faiss."""
+        self.catalog.enqueue("text_queue", [(o.row.id, _text_json(o)) for o in objects], gone)
+        if self.vectors_on:
+            self.catalog.enqueue(
+                "vector_queue", [(o.row.id, _vector_json(o)) for o in objects], gone
+            )
 
     def put_broken(self, path: str, data: bytes, stat: os.stat_result, error: str) -> None:
         """A file that does not parse: remember why, and drop what it used to contribute."""

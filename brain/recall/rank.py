@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,15 +69,28 @@ class VectorRetriever:
 
     def nearest(self, vector: Any, k: int, filters: Filters) -> list[tuple[str, float]]:
         index = self.caches.vectors
-        fetch = max(k * 4, 200)
-        found = index.search(vector, fetch)
-        rows = self.caches.catalog.briefs([oid for oid, _ in found])
-        kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
-        if len(kept) < k and len(found) == fetch:
-            # The filters are narrow: ask faiss for exactly the ids they allow.
-            allowed = self.caches.catalog.ids_matching(filters)
-            kept = index.search(vector, k, allowed=allowed)
-        return [(oid, s) for oid, s in kept[:k] if s >= self.floor]
+        kept = filtered(
+            self.caches.catalog, lambda n, allowed: index.search(vector, n, allowed), k, filters
+        )
+        return [(oid, s) for oid, s in kept if s >= self.floor]
+
+
+Scored = list[tuple[str, float]]
+
+
+def filtered(
+    catalog: Catalog, search: Callable[[int, set[str] | None], Scored], k: int, filters: Filters
+) -> Scored:
+    """The best k of an index that knows no filters (faiss, the sparse terms) that pass them:
+    a deeper search filtered on the catalog's rows, or, when the filters are narrow, a search
+    of exactly the ids they allow."""
+    fetch = max(k * 4, 200)
+    found = search(fetch, None)
+    rows = catalog.briefs([oid for oid, _ in found])
+    kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
+    if len(kept) < k and len(found) == fetch:
+        kept = search(k, catalog.ids_matching(filters))
+    return kept[:k]
 
 
 def passes(row: Brief, filters: Filters) -> bool:

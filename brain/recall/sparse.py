@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from brain.indexes.fulltext import Filters
 from brain.recall.neighbours import DEPTH, Blend, Neighbourhood, blend_scores
-from brain.recall.rank import passes
+from brain.recall.rank import filtered
 
 if TYPE_CHECKING:
     from brain.indexes.caches import Caches
@@ -34,14 +34,9 @@ class SparseInContext:
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         terms = self.encoder.encode([query])[0]
         index = self.caches.sparse
-        fetch = max(k * 4, 200)
-        found = index.search(terms, fetch)
-        rows = self.caches.catalog.briefs([oid for oid, _ in found])
-        kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
-        if len(kept) < k and len(found) == fetch:
-            # The filters are narrow: score only the ids they allow.
-            kept = index.search(terms, k, allowed=self.caches.catalog.ids_matching(filters))
-        kept = kept[:k]
+        kept = filtered(
+            self.caches.catalog, lambda n, allowed: index.search(terms, n, allowed), k, filters
+        )
         if self.neighbourhood is None or not self.weight:
             return kept
         around = self.neighbourhood.around([oid for oid, _ in kept[:DEPTH]], filters)
