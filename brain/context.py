@@ -415,7 +415,8 @@ class Context:
                 self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
-            catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
+            if self.store.hand_edits:  # what the next catch-up of hand edits compares with
+                catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()
             if embed or not self.caches.vectors_on:

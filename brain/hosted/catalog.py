@@ -66,13 +66,6 @@ class PgCatalog(Catalog):
             for oid, path in self.db.execute("SELECT id, path FROM objects WHERE id=note_id")
         }
 
-    # A database has no folders to look at: nothing is edited beside brain (store.hand_edits).
-    def folders(self) -> dict[str, tuple[int, int]]:
-        return {}
-
-    def put_folders(self, stamps: Iterable[tuple[str, int, int]], *, whole: bool) -> None:
-        """Nothing to record: no catch-up lists a database's folders."""
-
     def clear(self) -> None:
         for table in ("objects", "files", "relations", "texts", "vectors", "sparse_terms"):
             self.db.execute(f"DELETE FROM {table}")
