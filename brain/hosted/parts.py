@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from brain.errors import VaultBusy
 from brain.hosted.catalog import PgCatalog
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
-from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, Settled, index_path, render
+from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, index_path
 from brain.vault.files import WriterLock
 from brain.vault.journal import KEEP_DAYS, Event, Journal
 
@@ -114,42 +114,24 @@ class PgNodeIndex(NodeIndex):
         super().__init__(root, catalog)
         self.store = store
 
-    def write(self, partition: str, node: str) -> str | None:
-        rel = index_path(partition, node)
-        doc = self.document(partition, node)
-        exists = self.store.exists(rel)
-        if doc is None:
-            if not exists:
-                return None
-            self.store.delete(rel)
-            return rel
-        data = render(doc)
-        if exists and self.store.read_bytes(rel) == data:
-            return None
+    def _owned(self, rel: str) -> bool:
+        return True  # a row has no link to follow out of the vault
+
+    def _current(self, rel: str) -> bytes | None:
+        return self.store.read_bytes(rel) if self.store.exists(rel) else None
+
+    def _put(self, rel: str, data: bytes) -> None:
         self.store.write_bytes(rel, data)
-        return rel
 
-    def settle(self, partitions: Sequence[str]) -> Settled:
-        written, removed = [], []
-        wanted = set()
-        for partition in partitions:
-            for node in self.indexed_nodes(partition):
-                wanted.add(index_path(partition, node))
-                if self.write(partition, node):
-                    written.append(index_path(partition, node))
-            for rel in self._index_files(partition):
-                if rel not in wanted:
-                    self.store.delete(rel)
-                    removed.append(rel)
-        self._dirty.clear()
-        return Settled(tuple(written), tuple(removed))
+    def _drop(self, rel: str, partition: str) -> None:
+        self.store.delete(rel)
 
-    def _index_files(self, partition: str) -> list[str]:
+    def _index_files(self, partition: str) -> Iterator[str]:
         rows = self.store.db.execute(
             "SELECT path FROM vault_files WHERE path >= ? AND path < ? AND path LIKE ?",
             (partition + "/", partition + "0", "%/" + INDEX_FILE),
         )
-        return [str(r[0]) for r in rows]
+        return iter([str(r[0]) for r in rows])
 
     def read(self, partition: str, node: str) -> dict[str, Any] | None:
         try:

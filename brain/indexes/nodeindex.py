@@ -179,22 +179,19 @@ class NodeIndex:
     def write(self, partition: str, node: str) -> str | None:
         """Write (or remove) one node's index.json; returns its path if the file changed."""
         rel = index_path(partition, node)
-        try:
-            path = inside(self.root, rel)
-        except InvalidInput:
-            return None  # a folder replaced by a link out of the vault: not the vault's to write
+        if not self._owned(rel):
+            return None
         doc = self.document(partition, node)
+        current = self._current(rel)
         if doc is None:
-            if not path.exists():
+            if current is None:
                 return None
-            remove_file(path)
-            _tidy(path.parent, self.root / partition)
+            self._drop(rel, partition)
             return rel
         data = render(doc)
-        with contextlib.suppress(FileNotFoundError):
-            if path.read_bytes() == data:
-                return None
-        atomic_write(path, data)
+        if current == data:
+            return None
+        self._put(rel, data)
         return rel
 
     def settle(self, partitions: Sequence[str]) -> Settled:
@@ -206,13 +203,41 @@ class NodeIndex:
                 wanted.add(index_path(partition, node))
                 if self.write(partition, node):
                     written.append(index_path(partition, node))
-            for rel in _index_files(self.root, partition):
+            for rel in self._index_files(partition):
                 if rel not in wanted:
-                    remove_file(self.root / rel)
-                    _tidy((self.root / rel).parent, self.root / partition)
+                    self._drop(rel, partition)
                     removed.append(rel)
         self._dirty.clear()
         return Settled(tuple(written), tuple(removed))
+
+    # where the index files live (the hosted storage keeps them as rows instead) --------
+    def _owned(self, rel: str) -> bool:
+        """False for a path that leaves the vault (a folder replaced by a link out of it)."""
+        try:
+            inside(self.root, rel)
+        except InvalidInput:
+            return False
+        return True
+
+    def _current(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _put(self, rel: str, data: bytes) -> None:
+        atomic_write(self.root / rel, data)
+
+    def _drop(self, rel: str, partition: str) -> None:
+        remove_file(self.root / rel)
+        _tidy((self.root / rel).parent, self.root / partition)
+
+    def _index_files(self, partition: str) -> Iterator[str]:
+        """Every index.json inside a partition (hidden folders and symlinks are not followed)."""
+        for folder, dirs, files in os.walk(self.root / partition):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if INDEX_FILE in files:
+                yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()
 
     def indexed_nodes(self, partition: str) -> list[str]:
         """Nodes of a partition that have (or should have) an index.json."""
@@ -292,14 +317,6 @@ def summary(doc: dict[str, Any]) -> str:
 
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def _index_files(root: Path, partition: str) -> Iterator[str]:
-    """Every index.json inside a partition (hidden folders and symlinks are not followed)."""
-    for folder, dirs, files in os.walk(root / partition):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if INDEX_FILE in files:
-            yield Path(folder, INDEX_FILE).relative_to(root).as_posix()
 
 
 def _tidy(folder: Path, stop: Path) -> None:
