@@ -214,10 +214,11 @@ def _feeds(encodings: Sequence[Any]) -> dict[str, Any]:
     return {"input_ids": ids, "attention_mask": mask}
 
 
-def _session(onnx_file: Path) -> Callable[[dict[str, Any]], Any]:
+def _session(onnx_file: Path, threads: int = 0) -> Callable[[dict[str, Any]], Any]:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: onnxruntime's choice (a thread per core)
     options.log_severity_level = 3  # errors only: the core never prints
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as embedder.py
     session = onnxruntime.InferenceSession(
