@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from brain.brain import Brain
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
 from brain.indexes import caches as indexing
 from brain.indexes import pipeline
+from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.sparse import HashingSparse
 
 
 class Counting:
@@ -68,3 +73,90 @@ def test_flush_vectors_embeds_in_bounded_batches(
     brain.flush()
     assert counting.calls and max(counting.calls) <= 7 and sum(counting.calls) >= 30
     assert len(brain.caches.vectors) >= 30
+
+
+class Meeting:
+    """A test embedder and a test sparse encoder that wait for each other: each records
+    whether the other reached its first call while it was still in its own."""
+
+    def __init__(self) -> None:
+        self.embedding, self.encoding = threading.Event(), threading.Event()
+        self.met: list[str] = []
+        self.vectors, self.terms = HashingEmbedder(), HashingSparse()
+        self.name, self.dim = self.vectors.name, self.vectors.dim
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if any("kiln" in t for t in texts):  # the block's writes, not a probe or a query
+            self.embedding.set()
+            if self.encoding.wait(timeout=10):  # in turn, never: the encoder runs after us
+                self.met.append("embed")
+        return self.vectors.embed(texts)
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        if any("kiln" in t for t in texts):
+            self.encoding.set()
+            if self.embedding.wait(timeout=10):
+                self.met.append("encode")
+        return self.terms.encode(texts)
+
+
+def test_vectors_and_sparse_terms_are_made_side_by_side(
+    vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline, "BATCH", 8)
+    both = Meeting()
+    b = open_vault(vault, clock=clock, embedder=both, sparse=both)
+    try:
+        with b.bulk():
+            ids = [b.remember(f"Memory {n} about the kiln and glaze {n}").id for n in range(30)]
+        assert set(both.met[:2]) == {"embed", "encode"}  # each saw the other at work
+        # Nothing lost on either side: every memory has its vector and its terms.
+        assert not b.caches.vectors_pending()
+        assert set(ids) <= set(b.caches.sparse.ids())
+        assert len(b.caches.vectors) >= 30
+        hits = b.recall("kiln glaze 17", mode="sparse", k=3)
+        assert any("glaze 17" in h.snippet for h in hits)
+    finally:
+        b.close()
+
+
+class Lagging(HashingSparse):
+    """A sparse encoder that, at its first call, waits a while for the writer to finish."""
+
+    def __init__(self) -> None:
+        self.written = threading.Event()
+        self.ahead: list[int] = []  # batches handed over but not yet taken, at each call
+        self.running: pipeline.VectorPipeline | None = None
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        if self.running is not None and any("loom" in t for t in texts):  # the block's batches
+            if not self.ahead:
+                self.written.wait(timeout=2)  # a bounded queue stops the writer before: no wait
+            self.ahead.append(len(self.running.sizes) - len(self.ahead) - 1)
+        return super().encode(texts)
+
+
+def test_a_slow_encoder_holds_the_writer_back(
+    vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline, "BATCH", 4)
+    lagging = Lagging()
+    real = pipeline.VectorPipeline.__init__
+
+    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
+        lagging.running = self
+
+    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=lagging)
+    try:
+        with b.bulk():
+            for n in range(60):
+                b.remember(f"Memory {n} about the loom and weft {n}")
+            lagging.written.set()
+        # The writer never ran more than the queue's depth (and the batch it was handing
+        # over) ahead of the sparse worker: memory stays bounded by the slower encoder.
+        assert lagging.ahead and max(lagging.ahead) <= pipeline.DEPTH + 1
+        assert len(b.caches.sparse.ids()) >= 60
+    finally:
+        b.close()

@@ -358,3 +358,14 @@ def test_own_writes_are_searched_beside_the_lists_until_they_are_rebuilt(
     index.upsert([("c", "h", encode(["otters"])[0]), ("d", "h", encode(["otters"])[0])])
     assert index._lists is None  # too many changes: built again at the next search
     assert [oid for oid, _ in index.search(query, 5)] == ["b", "c", "d"]
+
+
+@pytest.mark.model
+def test_padding_never_changes_a_text_s_terms(splade: SpladeEncoder) -> None:
+    # Padding rows take their [CLS] state inside the graph instead of a mask over the
+    # vocabulary-sized tensor: a short text batched with a long one keeps its own terms.
+    short, long = "The boiler was serviced.", "Calvin bought a vintage guitar in May " * 12
+    alone = splade.encode([short])[0]
+    together = splade.encode([long, short])[1]
+    assert np.array_equal(alone[0], together[0])
+    assert np.abs(alone[1] - together[1]).max() < 1e-5

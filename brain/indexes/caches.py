@@ -368,10 +368,13 @@ class Caches:
             return
         assert self.embedder is not None
         self.flush_vectors()  # what was queued before is embedded first: the order holds
-        pipeline = VectorPipeline(self.catalog, self.vectors, self.embedder, self.embeddings)
+        terms = None
         if self.sparse_on:
             assert self.sparse_encoder is not None
-            pipeline.sparse = (self.sparse, self.sparse_encoder)
+            terms = (self.sparse, self.sparse_encoder)
+        pipeline = VectorPipeline(
+            self.catalog, self.vectors, self.embedder, self.embeddings, sparse=terms
+        )
         self.listeners.append(pipeline.on_change)
         try:
             yield

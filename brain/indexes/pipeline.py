@@ -1,11 +1,11 @@
-"""Bulk ingest at the model's pace: queued objects embedded in bounded batches on a worker."""
+"""Bulk ingest at the models' pace: queued objects embedded in bounded batches on workers."""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,12 +25,15 @@ Batch = tuple[list[str], list[tuple[str, str, str]]]  # ids to remove; (id, hash
 
 
 class VectorPipeline:
-    """While a bulk block writes files, catalog and full text on the caller's thread, a worker
-    embeds the vector queue batch by batch and adds the vectors to the index.
+    """While a bulk block writes files, catalog and full text on the caller's thread, workers
+    embed the vector queue batch by batch: one adds MiniLM's vectors to the vector index, and,
+    with `sparse`, another SPLADE's terms to the sparse index, each batch on both at once.
 
-    The caller's thread owns the catalog: it takes batches off the queue (`feed`, after each
-    write) and dequeues them once embedded (`finish`). The index is saved once, at the end;
-    a crash before leaves the queue in place, and the embedding cache keeps what was paid for.
+    Two encoders one after the other made ingest wait for their sum; side by side it waits for
+    the slower (docs/benchmarks.md, "Ingest with SPLADE on"). Each worker owns its index; the
+    caller's thread owns the catalog: it takes batches off the queue (`feed`, after each write)
+    and dequeues them once both workers are done (`finish`). The index is saved once, at the
+    end; a crash before leaves the queue in place, and the caches keep what was paid for.
     """
 
     def __init__(
@@ -40,18 +43,29 @@ class VectorPipeline:
         embedder: Embedder,
         embeddings: EmbeddingCache,
         batch: int = BATCH,
+        sparse: tuple[SparseIndex, SparseEncoder] | None = None,
     ) -> None:
         self.catalog, self.index, self.embedder, self.embeddings = (
             catalog, index, embedder, embeddings)  # fmt: skip
         self.batch = batch
-        self.sparse: tuple[SparseIndex, SparseEncoder] | None = None  # terms beside the vectors
+        self.sparse = sparse  # terms beside the vectors
         self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
-        self._taken = 0  # the last queue sequence number handed to the worker
+        self._taken = 0  # the last queue sequence number handed to the workers
         self._new = 0  # queue entries written since then (counted, not queried)
-        self._work: queue.Queue[Batch | None] = queue.Queue(maxsize=DEPTH)
         self._failed: list[BaseException] = []
-        self._worker = threading.Thread(target=self._run, name="embed", daemon=True)
-        self._worker.start()
+        jobs = [self._vectors] + ([self._terms] if sparse is not None else [])
+        # A queue per worker, each bounded: a batch waits for the slower one, memory stays
+        # at a few batches whichever it is.
+        self._lanes = [
+            (queue.Queue[Batch | None](maxsize=DEPTH), job, name)
+            for job, name in zip(jobs, ("embed", "encode"), strict=False)
+        ]
+        self._workers = [
+            threading.Thread(target=self._run, args=(lane, job), name=name, daemon=True)
+            for lane, job, name in self._lanes
+        ]
+        for worker in self._workers:
+            worker.start()
 
     def on_change(self, objects: Sequence[Any], gone: Sequence[str]) -> None:
         """A cache listener: count what was queued; hand over a batch once there is one."""
@@ -60,7 +74,7 @@ class VectorPipeline:
             self.feed()
 
     def feed(self) -> None:
-        """Hand what is queued to the worker, `batch` entries at a time."""
+        """Hand what is queued to the workers, `batch` entries at a time."""
         self._raise()
         rows = list(self.catalog.db.execute(
             "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
@@ -79,16 +93,16 @@ class VectorPipeline:
                     data = json.loads(doc)
                     items.append((oid, data["hash"], data["text"]))
             self.sizes.append(len(chunk))
-            self._work.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
+            for lane, _job, _name in self._lanes:
+                lane.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
             self._taken = chunk[-1][0]
 
     def finish(self) -> int:
-        """Hand over the rest, wait for the worker, save the index, dequeue; how many entries."""
+        """Hand over the rest, wait for the workers, save the index, dequeue; how many entries."""
         try:
             self.feed()
         finally:
-            self._work.put(None)
-            self._worker.join()
+            self.stop()
         self._raise()
         self.index.save()
         if self._taken:
@@ -96,26 +110,34 @@ class VectorPipeline:
         return sum(self.sizes)
 
     def stop(self) -> None:
-        """Leave after an error: the worker ends, the queue stays for the next flush."""
-        self._work.put(None)
-        self._worker.join()
+        """Leave after an error: the workers end, the queue stays for the next flush."""
+        for lane, _job, _name in self._lanes:
+            lane.put(None)
+        for worker in self._workers:
+            worker.join()
 
-    def _run(self) -> None:
-        while (job := self._work.get()) is not None:
+    def _run(self, lane: queue.Queue[Batch | None], job: Callable[[Batch], None]) -> None:
+        while (batch := lane.get()) is not None:
             if self._failed:
                 continue  # drain: the caller sees the error at its next feed
-            removes, items = job
             try:
-                self.index.remove(removes)
-                if items:
-                    vectors = self.embeddings.embed_cached(self.embedder, items, self.index.vectors)
-                    self.index.upsert([oid for oid, _, _ in items], vectors)
-                if self.sparse is not None:
-                    terms, encoder = self.sparse
-                    terms.remove(removes)
-                    terms.encode_missing(encoder, items)
+                job(batch)
             except BaseException as exc:  # handed to the caller's thread
                 self._failed.append(exc)
+
+    def _vectors(self, batch: Batch) -> None:
+        removes, items = batch
+        self.index.remove(removes)
+        if items:
+            vectors = self.embeddings.embed_cached(self.embedder, items, self.index.vectors)
+            self.index.upsert([oid for oid, _, _ in items], vectors)
+
+    def _terms(self, batch: Batch) -> None:
+        assert self.sparse is not None
+        terms, encoder = self.sparse
+        removes, items = batch
+        terms.remove(removes)
+        terms.encode_missing(encoder, items)
 
     def _raise(self) -> None:
         if self._failed:
