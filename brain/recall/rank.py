@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 # Archived memories stay findable but give way to live ones.
 STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}
 MODES = ("hybrid", "text", "vector", "sparse")
-# Fusion: each retriever's scores scaled to 0..1 over its candidates, then a weighted sum;
-# then memories written together (same minute) lend each other part of their best scores.
+# Fusion: each retriever's scores scaled to 0..1 over its candidates (`scales`), then a weighted
+# sum; then memories written together (same minute) lend each other part of their best scores.
 # All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/benchmarks.md).
 # The learned-sparse list weighs as much as the other two together: on the dev split 1.0 to 2.0
 # scored alike (hit@10 0.79-0.80, ndcg@10 0.56-0.57), so the round figure, not a fitted one.
