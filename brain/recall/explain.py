@@ -17,10 +17,13 @@ def explain(
     contexted: Sequence[tuple[str, float]],
     rows: dict[str, Brief],
     ids: Sequence[str],
+    scaled: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """For each of `ids`: per retriever its rank (1 = best, None: not found), score, weight
-    and what neighbour context added; the fused score; what the memories written with it
-    added (`context`); the status prior it was multiplied by."""
+    """For each of `ids`: per retriever its rank (1 = best, None: not found), score, weight,
+    what neighbour context added and what it added to the fused score (`share`: weight ×
+    (score − cut) / span, from rank.scales; 0 when not found); the fused score (the sum of the
+    shares); what the memories written with it added (`context`); the status prior it was
+    multiplied by."""
     own = {r.name: r.last.own for r in retrievers if getattr(r, "last", None) is not None}
     places = {
         name: {oid: (n, score) for n, (oid, score) in enumerate(ranked, 1)}
@@ -35,6 +38,10 @@ def explain(
             entry: dict[str, Any] = {"rank": rank, "score": _round(score)}
             if len(lists) > 1:
                 entry["weight"] = WEIGHTS.get(name, 1.0)
+                if scaled and name in scaled:
+                    cut, span = scaled[name]
+                    share = entry["weight"] * (score - cut) / span if score is not None else 0.0
+                    entry["share"] = _round(share)
             if score is not None and name in own:  # what neighbour context added
                 entry["neighbours"] = _round(score - own[name].get(oid, 0.0))
             per[name] = entry

@@ -19,6 +19,7 @@ from brain.recall.rank import (
     fuse,
     load_rows,
     rank,
+    scales,
     to_hit,
     with_context,
 )
@@ -95,7 +96,7 @@ def recall(
         titles = brain.caches.catalog.titles(_ids(lists))
         people = subjects(names, titles)
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
-    plain = fused = fuse(lists, floors) if len(lists) > 1 else next(iter(lists.values()))
+    plain = fused = fuse(lists, floors, depth) if len(lists) > 1 else next(iter(lists.values()))
     briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
@@ -114,7 +115,15 @@ def recall(
     if explain:
         from brain.recall.explain import explain as explain_hits
 
-        why = explain_hits(retrievers, lists, plain, fused, briefs, [o for o, _ in best])
+        why = explain_hits(
+            retrievers,
+            lists,
+            plain,
+            fused,
+            briefs,
+            [o for o, _ in best],
+            scales(lists, floors, depth),
+        )
         for oid, entry in why.items() if window else ():  # what the time prior multiplied
             entry["time"] = factors.get(oid, 1.0)
             entry["time_said"] = window.said if window else None

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 # Archived memories stay findable but give way to live ones.
 STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}
 MODES = ("hybrid", "text", "vector", "sparse")
-# Fusion: each retriever's scores scaled to 0..1 over its candidates, then a weighted sum;
-# then memories written together (same minute) lend each other part of their best scores.
+# Fusion: each retriever's scores scaled to 0..1 over its candidates (`scales`), then a weighted
+# sum; then memories written together (same minute) lend each other part of their best scores.
 # All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/benchmarks.md).
 # The learned-sparse list weighs as much as the other two together: on the dev split 1.0 to 2.0
 # scored alike (hit@10 0.79-0.80, ndcg@10 0.56-0.57), so the round figure, not a fitted one.
@@ -108,20 +108,44 @@ def passes(row: Brief, filters: Filters) -> bool:
 
 
 def fuse(
-    lists: dict[str, list[tuple[str, float]]], floors: dict[str, float] | None = None
+    lists: dict[str, list[tuple[str, float]]],
+    floors: dict[str, float] | None = None,
+    depth: int | None = None,
 ) -> list[tuple[str, float]]:
-    """A weighted sum of each retriever's scores, each scaled from its floor (a score that
-    means nothing: 0 for BM25, the similarity floor for vectors) to its best candidate."""
+    """A weighted sum of each retriever's scores, scaled by `scales`."""
     scores: dict[str, float] = {}
+    for name, (cut, span) in scales(lists, floors, depth).items():
+        weight = WEIGHTS.get(name, 1.0)
+        for oid, score in lists[name]:
+            scores[oid] = scores.get(oid, 0.0) + weight * (score - cut) / span
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def scales(
+    lists: dict[str, list[tuple[str, float]]],
+    floors: dict[str, float] | None = None,
+    depth: int | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Per retriever, the score that counts as nothing and the span that counts as 1.
+
+    The span runs from the retriever's floor (a score that means nothing: 0 for BM25 and the
+    sparse terms, the similarity floor for vectors) to its best candidate. A list cut at
+    `depth` says of a memory it did not return only that it scored at most its last one, so
+    that last score, not the floor, counts as nothing. Counted from the floor, a memory just
+    below the cut lost the whole of the last one's share to one just above it (on LoCoMo a
+    median 0.19 of the sparse weight, whose list is always full, and 0.10 of each other one):
+    a step in the fused score that no retriever saw. The span is unchanged, so the weights keep
+    their meaning (docs/benchmarks.md, "A list cut at its depth").
+    """
+    out: dict[str, tuple[float, float]] = {}
     for name, ranked in lists.items():
         if not ranked:
             continue
-        weight = WEIGHTS.get(name, 1.0)
         low = (floors or {}).get(name, 0.0)
         span = (max(s for _, s in ranked) - low) or 1.0
-        for oid, score in ranked:
-            scores[oid] = scores.get(oid, 0.0) + weight * (score - low) / span
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        cut = min(s for _, s in ranked) if depth is not None and len(ranked) >= depth else low
+        out[name] = (cut, span)
+    return out
 
 
 def with_context(
