@@ -1,6 +1,9 @@
 """Hosted serving under load: two `brain serve --http` servers on loopback, many tenants.
 
-Usage: ``python -m bench.hosted [--tenants 100] [--memories 1000] [--seconds 10] [--db DSN]``.
+Usage: ``python -m bench.hosted [--tenants 100] [--memories 1000] [--seconds 10] [--db DSN]``,
+or ``python -m bench.hosted --seeded --db DSN`` on a database bench.hosted_seed filled (then the
+ingest rate is measured on `--ingest` new tenants written in process beside the full database,
+and the size is each table's `pg_total_relation_size` over the memories).
 
 Each tenant's vault (files provider, hashing vectors) is seeded in bulk first; then this
 process, apart from the two servers, is the load generator: 1, 8 and 32 concurrent clients
@@ -12,6 +15,7 @@ PostgreSQL holds the tokens. Prints one JSON object; docs/benchmarks.md has the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -27,6 +31,8 @@ import psycopg
 from bench.http_servers import Server, add_user, call, connect, fresh_database, start
 from bench.metrics import percentile
 from bench.scale import disk_usage, memories, queries
+from brain.hosted import tokens as tokens_mod
+from brain.hosted.schema import TENANT_TABLES
 from brain.hosted.schema import init as init_schema
 from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
@@ -49,6 +55,46 @@ def seed(tenants: Tenants, root: Path | None, names: list[str], count: int) -> f
         if n % 10 == 9:
             print(f"  seeded {n + 1} tenants", file=sys.stderr)
     return round(done / (time.perf_counter() - begun), 1) if done else None
+
+
+def reissue(dsn: str, name: str) -> str:
+    """A fresh token for a user a seeding made (any earlier one revoked)."""
+    with tokens_mod.connect(dsn) as conn:
+        tokens_mod.ensure_schema(conn)
+        with contextlib.suppress(tokens_mod.UnknownUser):
+            tokens_mod.revoke_user(conn, name)
+        return tokens_mod.add_user(conn, name)
+
+
+def table_sizes(dsn: str) -> tuple[dict[str, int], int]:
+    """Each tenant table's bytes, indexes and TOAST included, and the memories they hold."""
+    with psycopg.connect(dsn) as conn:
+        sizes = {
+            t: int(conn.execute("select pg_total_relation_size(%s)", (t,)).fetchone()[0])  # type: ignore[index]
+            for t in TENANT_TABLES
+        }
+        row = conn.execute("select count(*) from objects").fetchone()
+    return sizes, int(row[0]) if row else 0
+
+
+def ingest(dsn: str, count: int, tenants: int) -> dict[str, Any]:
+    """New tenants' memories through the product's write path (bulk, as a push or an import
+    writes), beside everything already in the database: memories a second."""
+    stamp = int(time.time())
+    names = [f"ingest{stamp}-{n}" for n in range(tenants)]
+    rate = seed(PgTenants(dsn, embedder="hashing"), None, names, count)
+    single = PgTenants(dsn, embedder="hashing").open(names[0])
+    took = []
+    for m in memories(200, seed=99):
+        begun = time.perf_counter()
+        single.remember(m.text, node=m.node, title=m.title, tags=m.tags)
+        took.append((time.perf_counter() - begun) * 1000)
+    single.close()
+    ms = sorted(took)
+    return {"tenants": tenants, "memories_each": count, "bulk_per_s": rate,
+            "one_remember_p50_ms": round(percentile(ms, 50), 1),
+            "one_remember_p95_ms": round(percentile(ms, 95), 1),
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
 def database_bytes(dsn: str) -> int:
@@ -147,6 +193,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the tenants' vaults in this folder")
     parser.add_argument("--storage", choices=("files", "pg"), default="files",
                         help="the users' brains in vault folders or in the database")  # fmt: skip
+    parser.add_argument("--seeded", action="store_true",
+                        help="--db holds tenants t000… seeded by bench.hosted_seed")  # fmt: skip
+    parser.add_argument("--ingest", type=int, default=2, help="new tenants for the ingest rate")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="brain-hosted-bench-"))
@@ -159,16 +208,25 @@ def main() -> None:
     root = args.keep or work / "tenants"
     servers: list[Server] = []
     try:
-        db = fresh_database(args.db)
         names = [f"t{n:03d}" for n in range(args.tenants)]
-        tokens = [add_user(db, name) for name in names]
         total = args.tenants * args.memories
-        if args.storage == "pg":
+        if args.seeded:
+            db, args.storage = args.db, "pg"
+            tokens = [reissue(db, name) for name in names]
+            seeded = None
+            sizes, objects = table_sizes(db)
+            size = {**sizes, "all": sum(sizes.values())}
+            total = objects
+        elif args.storage == "pg":
+            db = fresh_database(args.db)
+            tokens = [add_user(db, name) for name in names]
             init_schema(db)
             empty = database_bytes(db)
             seeded = seed(PgTenants(db, embedder="hashing"), None, names, args.memories)
             size = {"database": database_bytes(db) - empty}
         else:
+            db = fresh_database(args.db)
+            tokens = [add_user(db, name) for name in names]
             seeded = seed(FilesTenants(root, embedder="hashing"), root, names, args.memories)
             size = dict.fromkeys(("markdown", "other_vault", "cache"), 0)
             for name in names:
@@ -195,6 +253,8 @@ def main() -> None:
             result["recall"].append(got)
             print(f"  recall x{clients}: {got}", file=sys.stderr)
         result["remember"] = anyio.run(lambda: load(servers, tokens, 8, args.seconds, write=True))
+        if args.seeded:
+            result["ingest_in_process"] = ingest(db, args.memories // 10, args.ingest)
         print(json.dumps(result, indent=2))
     finally:
         for server in servers:

@@ -140,6 +140,7 @@ def _version_2() -> list[str]:
 
 # Version → its statements; a new version never edits an old one.
 MIGRATIONS = {1: _version_1, 2: _version_2}
+TENANT_TABLES = (*_TABLES, "sparse_terms")  # every table whose rows are one tenant's
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

@@ -17,6 +17,10 @@ from brain.terms import content_words
 
 _WORD = re.compile(r"\w+")
 
+# Up to this many vectors a tenant's search scores every one of them (docs/hosted.md: measured
+# at 1M rows, where it is both exact and faster than a filtered HNSW scan).
+EXACT_BELOW = 50_000
+
 
 def or_query(query: str) -> str:
     """The query's content words as a tsquery that any of them matches (as BM25 scores any)."""
@@ -150,18 +154,36 @@ class PgVectors(VectorIndex):
     def search(
         self, vector: Any, k: int, allowed: set[str] | None = None
     ) -> list[tuple[str, float]]:
+        """The k nearest of this tenant's vectors (of those allowed): exact for a tenant of up
+        to EXACT_BELOW vectors or a list of ids, else an HNSW scan of the shared index."""
         if k <= 0 or (allowed is not None and not allowed):
             return []
         keep, params = "", list[Any]([_literal(vector)])
         if allowed is not None:
             keep, params = " AND id = ANY(?)", [*params, sorted(allowed)]
+        # The function form of `<=>`, which no index serves: the tenant's own rows (found by
+        # the primary key's tenant prefix), each scored, then sorted. An HNSW scan of an index
+        # shared by every tenant filters after it walks the graph, and for a tenant that is
+        # a small share of the rows it returns fewer than k or not the nearest.
+        distance = f"cosine_distance(embedding::{self.cast}, q)"
+        if allowed is None and not self._small():
+            distance = f"embedding::{self.cast} <=> q"
         rows = self.db.execute(
-            f"SELECT id, 1 - (embedding::{self.cast} <=> q) FROM vectors, "
+            f"SELECT id, 1 - ({distance}) AS score FROM vectors, "
             f"(SELECT ?::{self.cast} AS q) query WHERE dims = {self.dim}{keep} "
-            f"ORDER BY embedding::{self.cast} <=> q LIMIT ?",
+            f"ORDER BY {distance}, id LIMIT ?",
             (*params, k),
         )
         return [(str(oid), float(score)) for oid, score in rows]
+
+    def _small(self) -> bool:
+        """Whether this tenant has few enough vectors to score them all (counted up to the
+        bound only, through the primary key)."""
+        counted = self.db.value(
+            "SELECT count(*) FROM (SELECT 1 FROM vectors WHERE dims = ? LIMIT ?) few",
+            (self.dim, EXACT_BELOW + 1),
+        )
+        return int(counted) <= EXACT_BELOW
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         import numpy as np
