@@ -243,12 +243,12 @@ class _Postings:
         self.ids: list[str] = []
         id_parts, step_parts, steps, sizes = [], [], [], []
         for oid, blob in rows:
-            step, ids, counts = _split(blob)
+            step, id_bytes, step_bytes = _split(blob)
             self.ids.append(oid)
-            id_parts.append(ids)
-            step_parts.append(counts)
+            id_parts.append(id_bytes)
+            step_parts.append(step_bytes)
             steps.append(step)
-            sizes.append(len(counts))
+            sizes.append(len(step_bytes))
         self.row = {oid: i for i, oid in enumerate(self.ids)}
         self.masked: set[int] = set()  # rows changed since: replaced or removed
         self.added: dict[str, Terms] = {}  # rows written since, scored one by one
@@ -315,7 +315,7 @@ def pack(terms: Terms) -> bytes:
         return np.float32(0).tobytes()
     steps = np.clip(np.rint(weights / step), 0, 255).astype(np.uint8)
     keep = steps > 0
-    return step.tobytes() + ids[keep].astype("<u2").tobytes() + steps[keep].tobytes()
+    return bytes(step.tobytes() + ids[keep].astype("<u2").tobytes() + steps[keep].tobytes())
 
 
 def unpack(blob: bytes) -> Terms:
