@@ -87,8 +87,20 @@ def test_an_index_of_the_old_row_format_is_stale_and_rebuilt(
     note = sbrain.remember("Quokkas smile at tourists on Rottnest", title="Quokka")
     sbrain.recall("quokka")
     sbrain.close()
-    db = sqlite3.connect(vault / ".brain" / "sparse" / "sparse.sqlite")
-    db.execute("UPDATE info SET value = '1' WHERE key = 'schema'")  # as schema 1 stamped it
+    path = vault / ".brain" / "sparse" / "sparse.sqlite"
+    path.unlink()
+    db = sqlite3.connect(path)  # a file as schema 1 wrote it
+    db.executescript(
+        """
+        CREATE TABLE info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE terms (object_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL,
+                            ids BLOB NOT NULL, weights BLOB NOT NULL);
+        INSERT INTO info VALUES ('schema', '1'), ('encoder', 'hashing');
+        """
+    )
+    ids, weights = HashingSparse().encode(["quokkas smile"])[0]
+    db.execute("INSERT INTO terms VALUES (?, 'h', ?, ?)",
+               (note.id, ids.astype("<i4").tobytes(), weights.astype("<f4").tobytes()))  # fmt: skip
     db.commit()
     db.close()
     with pytest.raises(StaleSparse, match=r"schema 1"):
