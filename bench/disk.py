@@ -1,12 +1,16 @@
 """Where `.brain/` spends its bytes, per memory: each file, and each SQLite table and index.
 
-    python -m bench.disk --memories 3000 [--dim 384] [--sleep] [--reindex] [--files]
+    python -m bench.disk --memories 3000 [--dim 384] [--sparse none|hashing|splade]
+                         [--sleep] [--reindex] [--files] [--profile F]
     python -m bench.disk --vault DIR          # a kept vault (bench/scale.py --keep)
 
 A fresh vault is filled by bench/scale.py's generator with the hashing embedder at `--dim`
-dimensions (384: MiniLM's), in one bulk block; `--sleep` then runs `brain sleep`'s compaction
-and vectors steps (VACUUM, the index kind the size calls for), as a vault that has slept;
-`--reindex` then times `brain reindex` with the embedding cache warm (and measures again).
+dimensions (384: MiniLM's) and the `--sparse` encoder (SPLADE is the default beside MiniLM;
+`hashing` stores terms of the same shape without a model), in one bulk block; `--sleep` then
+runs `brain sleep`'s compaction and vectors steps (VACUUM, the index kind the size calls for),
+as a vault that has slept; `--reindex` then times `brain reindex` with the embedding cache
+warm (and measures again), counting the texts embedded and encoded (a warm cache: none);
+`--profile F` writes the reindex's cProfile stats to F.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from typing import Any
 from bench.scale import memories
 from brain import open_vault
 from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.model import iso, new_id
+from brain.settings import model_cache_dir
 from brain.vault.paths import CACHE_DIR
 from brain.vault.template import init_vault
 
@@ -51,7 +57,8 @@ def breakdown(root: Path, count: int) -> dict[str, Any]:
                     tables[f"{rel}:(free pages)"] = round(free * page / count, 1)
                 finally:
                     db.close()
-    parts = {"catalog": 0.0, "fulltext": 0.0, "vectors": 0.0, "embeddings": 0.0, "other": 0.0}
+    parts = {"catalog": 0.0, "fulltext": 0.0, "vectors": 0.0, "embeddings": 0.0, "sparse": 0.0,
+             "other": 0.0}  # fmt: skip
     for rel, size in files.items():
         top = rel.split("/")[0].removesuffix(".sqlite").split(".sqlite")[0]
         parts[top if top in parts else "other"] += size
@@ -62,14 +69,16 @@ def breakdown(root: Path, count: int) -> dict[str, Any]:
             "sqlite": dict(sorted(tables.items(), key=lambda kv: -kv[1]))}  # fmt: skip
 
 
-def build(root: Path, count: int, dim: int, *, sleep: bool, files: bool = False) -> None:
+def build(
+    root: Path, count: int, dim: int, *, sleep: bool, files: bool = False, sparse: str = "none"
+) -> None:
     """Remember `count` memories in one bulk block; `files`: write them as note files and let
     the caches catch up with them instead (no fsync per file: far faster on a busy disk)."""
     now = datetime.now(UTC)
     init_vault(root, now)
     if files:
         write_files(root, count, now)
-    brain = open_vault(root, embedder=HashingEmbedder(dim))
+    brain = open_vault(root, embedder=HashingEmbedder(dim), sparse=encoder(sparse))
     if files:
         brain.catch_up(force=True)
     else:
@@ -99,16 +108,34 @@ def write_files(root: Path, count: int, now: datetime) -> None:
         )
 
 
-def reindex(root: Path, dim: int, count: int) -> dict[str, Any]:
-    """`brain reindex` of the vault, its embedding cache warm: seconds, rate, texts embedded."""
+def encoder(name: str) -> SparseEncoder | None:
+    return load_sparse(name, model_cache_dir(os.environ, Path.home()))
+
+
+def reindex(
+    root: Path, dim: int, count: int, sparse: str = "none", profile: Path | None = None
+) -> dict[str, Any]:
+    """`brain reindex` of the vault, its caches warm: seconds, rate, texts embedded and
+    encoded (sparse terms)."""
     embedder = _Counting(HashingEmbedder(dim))
-    brain = open_vault(root, embedder=embedder)
+    terms = encoder(sparse)
+    counted = _CountingSparse(terms) if terms is not None else None
+    brain = open_vault(root, embedder=embedder, sparse=counted)
+    if profile is not None:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start = time.perf_counter()
     brain.reindex()
     took = time.perf_counter() - start
+    if profile is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     brain.close()
     return {"seconds": round(took, 1), "per_s": round(count / took, 1),
-            "embedded": embedder.texts, "load": round(os.getloadavg()[0], 2),
+            "embedded": embedder.texts, "encoded": counted.texts if counted else None,
+            "load": round(os.getloadavg()[0], 2),
             "after": breakdown(root, count)["per_memory_bytes"]}  # fmt: skip
 
 
@@ -123,6 +150,17 @@ class _Counting:
         return self.inner.embed(texts)
 
 
+class _CountingSparse:
+    """A sparse encoder that counts the texts it encodes (a reindex reuses every term)."""
+
+    def __init__(self, inner: SparseEncoder) -> None:
+        self.inner, self.name, self.texts = inner, inner.name, 0
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        self.texts += len(texts)
+        return self.inner.encode(texts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -132,21 +170,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sleep", action="store_true", help="compact and move the vectors")
     parser.add_argument("--reindex", action="store_true", help="then time a reindex")
     parser.add_argument("--files", action="store_true", help="write files, then catch up")
+    parser.add_argument("--sparse", default="none", choices=("none", "hashing", "splade"))
+    parser.add_argument("--profile", type=Path, help="cProfile stats of the reindex, to here")
     parser.add_argument("--vault", type=Path, help="measure this kept vault instead")
     args = parser.parse_args(argv)
     if args.vault:
-        brain = open_vault(args.vault, embedder=HashingEmbedder(args.dim))
+        brain = open_vault(args.vault, embedder=HashingEmbedder(args.dim), sparse=None)
         count = brain.caches.catalog.note_count()
         brain.close()
         report = breakdown(args.vault, count)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "vault"
-            build(root, args.memories, args.dim, sleep=args.sleep, files=args.files)
+            build(root, args.memories, args.dim, sleep=args.sleep, files=args.files,
+                  sparse=args.sparse)  # fmt: skip
             report = breakdown(root, args.memories)
             report["load"] = round(os.getloadavg()[0], 2)
             if args.reindex:
-                report["reindex"] = reindex(root, args.dim, args.memories)
+                report["reindex"] = reindex(
+                    root, args.dim, args.memories, args.sparse, args.profile
+                )
     report.setdefault("load", round(os.getloadavg()[0], 2))
     print(json.dumps(report, indent=2))
     return 0

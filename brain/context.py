@@ -387,9 +387,11 @@ class Context:
             self._bulk_names[folder] = found
         return found
 
-    def _index_file(self, rel: str) -> str:
+    def _index_file(self, rel: str, *, walked: bool = False) -> str:
         """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
-        return catchup.index_file(self.store, self.caches, self.clock, rel, self.id_owners)
+        return catchup.index_file(
+            self.store, self.caches, self.clock, rel, self.id_owners, walked=walked
+        )
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
@@ -407,7 +409,7 @@ class Context:
                     with self.caches.catalog.transaction():
                         for done, (rel, _st) in enumerate(files[start:start + REINDEX_BATCH],
                                                           start + 1):  # fmt: skip
-                            if self._index_file(rel) == "changed":
+                            if self._index_file(rel, walked=True) == "changed":
                                 count += 1
                             if progress:
                                 progress(done, len(files))

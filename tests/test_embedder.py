@@ -201,7 +201,8 @@ def test_cache_keeps_half_precision_and_reads_single_precision_rows(tmp_path: Pa
     (blob,) = db.execute("SELECT vector FROM vectors").fetchone()
     assert len(blob) == 2 * embedder.dim
     old = embedder.embed([ITEMS[1][2]])[0]  # a row written before: single precision
-    db.execute("INSERT INTO vectors VALUES (?, 'n2', 'h2', ?)",
+    db.execute("INSERT INTO vectors (embedder, object_id, content_hash, vector)"
+               " VALUES (?, 'n2', 'h2', ?)",
                (f"hashing/{embedder.dim}", old.astype("<f4").tobytes()))  # fmt: skip
     db.commit()
     db.close()

@@ -144,5 +144,7 @@ def test_embedding_cache_keeps_vectors_from_the_old_layout(tmp_path: Path) -> No
         assert Counting.calls == 1  # only B: A's vector came through the migration
         assert np.array_equal(got[0], kept)
         ddl = cache._db.execute("SELECT sql FROM sqlite_master WHERE name='vectors'").fetchone()
-        assert "WITHOUT ROWID" not in ddl[0]
+        assert "PRIMARY KEY (object_id, embedder)) WITHOUT ROWID" in ddl[0]
+        assert cache._db.execute("SELECT name FROM sqlite_master WHERE type='index'"
+                                 " AND tbl_name='vectors'").fetchall() == []  # fmt: skip
         assert len(cache) == 2

@@ -289,15 +289,20 @@ def index_file(
     clock: Clock,
     rel: str,
     owners: Mapping[str, str] | None = None,
+    *,
+    walked: bool = False,
 ) -> str:
     """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`.
 
     `owners`: while reindexing, which file held each id before the caches were cleared
-    (see keeps_id); None otherwise.
+    (see keeps_id); None otherwise. `walked`: rel comes from `store.walk()` just now.
     """
     try:
-        data = store.read_bytes(rel)
-        st = store.stat(rel)
+        if walked:
+            data, st = store.read_walked(rel)
+        else:
+            data = store.read_bytes(rel)
+            st = store.stat(rel)
     except FileNotFoundError:
         return "gone"
     known = caches.catalog.file(rel)

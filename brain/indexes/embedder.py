@@ -412,9 +412,13 @@ def load_embedder(name: str, cache_dir: Path) -> Embedder | None:
 class EmbeddingCache:
     """Vectors already computed, by embedder, object id and content hash, in one SQLite file."""
 
-    # 2: a plain rowid table. Version 1 was WITHOUT ROWID, where a 1.5 KB vector does not fit
-    # in its b-tree row and spills onto an overflow page of its own: 4.7 KB a vector, not 2.1.
-    SCHEMA_VERSION = 2
+    # 3: keyed (object id, embedder) WITHOUT ROWID, the text's hash cut to HASH_CHARS: a row
+    # names a vector the index holds (an 8-byte mark), ~80 bytes, kept once in its b-tree, and
+    # the key serves the lookups by id, so no second index. (Version 1 was WITHOUT ROWID too,
+    # when rows held whole vectors, which spilled onto overflow pages: 4.7 KB a vector; rows
+    # of an older cache that still hold one become marks as they are read.)
+    SCHEMA_VERSION = 3
+    HASH_CHARS = 16  # hex digits of a text's hash kept: 64 bits tell a changed text
 
     def __init__(self, folder: Path, *, batch_size: int = 256) -> None:
         self.path = folder / "embeddings.sqlite"
@@ -426,30 +430,27 @@ class EmbeddingCache:
             # Deleted rows are overwritten with zeros, so forgotten vectors leave no bytes behind.
             self._db.execute("PRAGMA secure_delete = ON")
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 1:
+        if version in (1, 2):  # kept, not dropped: its rows are what spares embedding again
             self._db.executescript(
-                """
+                f"""
                 BEGIN;
                 DROP INDEX IF EXISTS vectors_object;
-                ALTER TABLE vectors RENAME TO vectors_v1;
-                CREATE TABLE vectors (
-                    embedder TEXT NOT NULL, object_id TEXT NOT NULL, content_hash TEXT NOT NULL,
-                    vector BLOB NOT NULL, PRIMARY KEY (embedder, object_id));
-                INSERT INTO vectors SELECT * FROM vectors_v1;
-                DROP TABLE vectors_v1;
+                ALTER TABLE vectors RENAME TO vectors_old;
+                {_TABLE};
+                INSERT INTO vectors SELECT object_id, embedder,
+                    substr(content_hash, 1, {self.HASH_CHARS}), vector FROM vectors_old;
+                DROP TABLE vectors_old;
+                PRAGMA user_version = {self.SCHEMA_VERSION};
                 COMMIT;
                 VACUUM;
                 """
             )
         elif version != self.SCHEMA_VERSION:
             self._db.execute("DROP TABLE IF EXISTS vectors")
-        # One row per (embedder, object): a changed text replaces its old vector.
+        # One row per (object, embedder): a changed text replaces its old vector.
         self._db.executescript(
             f"""
-            CREATE TABLE IF NOT EXISTS vectors (
-                embedder TEXT NOT NULL, object_id TEXT NOT NULL, content_hash TEXT NOT NULL,
-                vector BLOB NOT NULL, PRIMARY KEY (embedder, object_id));
-            CREATE INDEX IF NOT EXISTS vectors_object ON vectors(object_id);
+            {_TABLE.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")};
             PRAGMA user_version = {self.SCHEMA_VERSION};
             """
         )
@@ -470,16 +471,21 @@ class EmbeddingCache:
         import numpy as np
 
         key, dim = f"{embedder.name}/{embedder.dim}", embedder.dim
+        cut = self.HASH_CHARS
         out = np.zeros((len(items), dim), dtype=np.float32)
         stored = self._lookup(key, {object_id for object_id, _, _ in items})
         todo: dict[tuple[str, str], list[int]] = {}
         texts: dict[tuple[str, str], str] = {}
         marks: dict[int, bytes] = {}
+        whole: list[tuple[str, str, str, bytes]] = []  # an older cache's rows, made marks
         for row, (object_id, content_hash, text) in enumerate(items):
             hit = stored.get(object_id)
-            if hit is not None and hit[0] == content_hash and len(hit[1]) in (2 * dim, 4 * dim):
+            same = hit is not None and hit[0] == content_hash[:cut]
+            if hit is not None and same and len(hit[1]) in (2 * dim, 4 * dim):
                 out[row] = np.frombuffer(hit[1], dtype="<f2" if len(hit[1]) == 2 * dim else "<f4")
-            elif hit is not None and hit[0] == content_hash and len(hit[1]) == _MARK:
+                if indexed is not None:  # the caller puts it in the index: name it there
+                    whole.append((object_id, key, hit[0], _vector_mark(out[row])))
+            elif hit is not None and same and len(hit[1]) == _MARK:
                 marks[row] = hit[1]
             else:
                 todo.setdefault((object_id, content_hash), []).append(row)
@@ -504,7 +510,7 @@ class EmbeddingCache:
             # (docs/benchmarks.md, "disk"); fresh and cached vectors are the same numbers.
             halves = np.asarray(vectors, dtype="<f2")
             rows = [
-                (key, oid, h, _vector_mark(v) if indexed else v.tobytes())
+                (oid, key, h[:cut], _vector_mark(v) if indexed else v.tobytes())
                 for (oid, h), v in zip(batch, halves, strict=True)
             ]
             # Commit per batch: an interrupted reindex keeps what it has paid for.
@@ -512,6 +518,9 @@ class EmbeddingCache:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
             for k, vector in zip(batch, halves, strict=True):
                 out[todo[k]] = vector
+        if whole:
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", whole)
         return out
 
     def forget(self, ids: Iterable[str]) -> int:
@@ -571,6 +580,9 @@ class EmbeddingCache:
         return found
 
 
+_TABLE = """CREATE TABLE vectors (
+    object_id TEXT NOT NULL, embedder TEXT NOT NULL, content_hash TEXT NOT NULL,
+    vector BLOB NOT NULL, PRIMARY KEY (object_id, embedder)) WITHOUT ROWID"""
 _MARK = 8  # bytes of a vector's fingerprint: a cache row whose vector is in the index
 
 

@@ -140,7 +140,8 @@ class NodeIndex:
         self.clear()
         self._depth += 1
         try:
-            yield
+            with self.stats.tallying():
+                yield
         finally:
             self._depth -= 1
         self.last_settled = self.settle(store.partitions())

@@ -14,15 +14,18 @@ from brain.vault.files import owner_only
 if TYPE_CHECKING:
     from brain.indexes.sparse import SparseEncoder, Terms
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: one blob of uint16 term ids and 8-bit weights, a short hash, no rowid
 FILE = "sparse.sqlite"
 MAX_CHANGES = 256  # own writes kept beside the posting lists before they are built again
+HASH_CHARS = 16  # a text's hash is kept and compared on its first 16 hex digits (64 bits)
 
+# WITHOUT ROWID: the rows live in the object id's own B-tree, so the id is stored once (a
+# TEXT primary key of a rowid table is a second B-tree holding every id again).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS terms (
-    object_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL,
-    ids BLOB NOT NULL, weights BLOB NOT NULL);
+    object_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, terms BLOB NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -53,7 +56,8 @@ class SparseIndex:
         return self.folder / FILE
 
     def hashes(self, ids: Sequence[str]) -> dict[str, str]:
-        """The content hash each of these ids was encoded from, for those it holds."""
+        """The content hash each of these ids was encoded from (its first HASH_CHARS hex
+        digits), for those it holds."""
         db = self._connect()
         found: dict[str, str] = {}
         with self._lock:
@@ -71,19 +75,21 @@ class SparseIndex:
         db = self._connect()
         with self._lock, db:
             db.executemany(
-                "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?)",
-                [
-                    (oid, h, ids.astype("<i4").tobytes(), w.astype("<f4").tobytes())
-                    for oid, h, (ids, w) in rows
-                ],
+                "INSERT OR REPLACE INTO terms VALUES (?, ?, ?)",
+                [(oid, h[:HASH_CHARS], pack(terms)) for oid, h, terms in rows],
             )
-            self._changed({oid: terms for oid, _, terms in rows})
+            # As stored (half precision), so this process scores them as every other one does.
+            self._changed({oid: unpack(pack(terms)) for oid, _, terms in rows})
 
     def encode_missing(self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]]) -> int:
         """Encode and store the (object id, content hash, text) items not held with that hash
         already (a reindex re-encodes nothing unchanged); returns how many were encoded."""
         held = self.hashes([oid for oid, _, _ in items])
-        todo = [(oid, h, text) for oid, h, text in items if held.get(oid) != h]
+        todo = [
+            (oid, h, text)
+            for oid, h, text in items
+            if held.get(oid, "")[:HASH_CHARS] != h[:HASH_CHARS]
+        ]
         for start in range(0, len(todo), 256):  # committed per batch: a stop keeps what was paid
             batch = todo[start : start + 256]
             encoded = encoder.encode([text for _, _, text in batch])
@@ -185,7 +191,7 @@ class SparseIndex:
         db = self._connect()
         version = int(db.execute("PRAGMA data_version").fetchone()[0])
         if self._lists is None or version != self._version:
-            self._lists = _Postings(db.execute("SELECT object_id, ids, weights FROM terms"))
+            self._lists = _Postings(db.execute("SELECT object_id, terms FROM terms"))
             self._version = version
         return self._lists
 
@@ -231,26 +237,29 @@ class SparseIndex:
 class _Postings:
     """Every object's terms turned around: for each term, the rows holding it and weights."""
 
-    def __init__(self, rows: Iterable[tuple[str, bytes, bytes]]) -> None:
+    def __init__(self, rows: Iterable[tuple[str, bytes]]) -> None:
         import numpy as np
 
         self.ids: list[str] = []
-        id_blobs, weight_blobs, sizes = [], [], []
-        for oid, id_blob, weight_blob in rows:
+        id_parts, step_parts, steps, sizes = [], [], [], []
+        for oid, blob in rows:
+            step, id_bytes, step_bytes = _split(blob)
             self.ids.append(oid)
-            id_blobs.append(id_blob)
-            weight_blobs.append(weight_blob)
-            sizes.append(len(id_blob) // 4)
+            id_parts.append(id_bytes)
+            step_parts.append(step_bytes)
+            steps.append(step)
+            sizes.append(len(step_bytes))
         self.row = {oid: i for i, oid in enumerate(self.ids)}
         self.masked: set[int] = set()  # rows changed since: replaced or removed
         self.added: dict[str, Terms] = {}  # rows written since, scored one by one
-        terms = np.frombuffer(b"".join(id_blobs), dtype="<i4")
-        owners = np.repeat(np.arange(len(self.ids), dtype=np.int32), sizes)
-        # Term ids fit 16 bits (the vocabulary is 30,522): numpy radix-sorts those, ~10× faster.
-        small = terms.max(initial=0) < 1 << 16
-        order = np.argsort(terms.astype(np.uint16) if small else terms, kind="stable")
+        per_row = np.asarray(sizes, dtype=np.int64)
+        terms = np.frombuffer(b"".join(id_parts), dtype="<u2")
+        owners = np.repeat(np.arange(len(self.ids), dtype=np.int32), per_row)
+        order = np.argsort(terms, kind="stable")  # 16-bit keys: numpy radix-sorts them
         self.rows: Any = owners[order]
-        self.weights: Any = np.frombuffer(b"".join(weight_blobs), dtype="<f4")[order]
+        weights = np.frombuffer(b"".join(step_parts), dtype=np.uint8).astype(np.float32)
+        weights *= np.repeat(np.asarray(steps, dtype=np.float32), per_row)
+        self.weights: Any = weights[order]
         counts = np.bincount(terms, minlength=int(terms.max(initial=0)) + 1)
         self.start: Any = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
@@ -288,6 +297,42 @@ class _Postings:
         if not rows:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         return np.concatenate(rows), np.concatenate(values)
+
+
+def pack(terms: Terms) -> bytes:
+    """One row's blob: a float32 step, the term ids as uint16 (the vocabulary is 30,522), and
+    each weight as a whole number of steps in a byte, the row's largest being 255. Learned
+    sparse weights are commonly stored as 8-bit impacts; a weight under half a step (~1% of
+    SPLADE's terms, each adding < 0.005 to a score) is left out (docs/benchmarks.md)."""
+    import numpy as np
+
+    ids, weights = terms
+    if len(ids) and not (int(ids.min()) >= 0 and int(ids.max()) < 1 << 16):
+        raise ValueError("sparse term ids must fit 16 bits")
+    top = float(weights.max()) if len(weights) else 0.0
+    step = np.float32(top / 255) if top > 0 else np.float32(0)
+    if not step > 0:
+        return np.float32(0).tobytes()
+    steps = np.clip(np.rint(weights / step), 0, 255).astype(np.uint8)
+    keep = steps > 0
+    return bytes(step.tobytes() + ids[keep].astype("<u2").tobytes() + steps[keep].tobytes())
+
+
+def unpack(blob: bytes) -> Terms:
+    """The (term ids, weights) a blob of `pack` holds."""
+    import numpy as np
+
+    step, ids, steps = _split(blob)
+    weights = np.frombuffer(steps, dtype=np.uint8).astype(np.float32) * np.float32(step)
+    return np.frombuffer(ids, dtype="<u2").astype(np.int32), weights
+
+
+def _split(blob: bytes) -> tuple[float, bytes, bytes]:
+    """A blob's step, id bytes and step-count bytes."""
+    import struct
+
+    n = (len(blob) - 4) // 3
+    return struct.unpack("<f", blob[:4])[0], blob[4 : 4 + 2 * n], blob[4 + 2 * n :]
 
 
 def recreate(index: SparseIndex, encoder: SparseEncoder) -> SparseIndex:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -160,6 +161,22 @@ class NoteStore:
     def stat(self, rel: str) -> os.stat_result:
         """The stat of a file just written (its size and mtime fingerprint the caches)."""
         return self.path(rel).stat()
+
+    def read_walked(self, rel: str) -> tuple[bytes, os.stat_result]:
+        """A file `walk()` listed, read with the stat of what was read. No path is resolved
+        (two resolves a file were a fifth of a reindex): the walk followed no link, and the
+        file itself is opened refusing one. Gone, or no longer a regular file: FileNotFoundError."""
+        try:
+            fd = os.open(self.root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError | NotADirectoryError) or exc.errno == errno.ELOOP:
+                raise FileNotFoundError(rel) from None
+            raise
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileNotFoundError(rel)
+            return handle.read(), st
 
     def names(self, folder: str) -> list[str]:
         """The names of the entries of one folder (none if it is not there)."""
