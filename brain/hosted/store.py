@@ -103,6 +103,16 @@ class PgStore(NoteStore):
             raise FileNotFoundError(rel)
         return bytes(row[0])
 
+    def read_walked(self, rel: str) -> tuple[bytes, os.stat_result]:
+        """A row `walk()` listed, with the fingerprint of the bytes read (one statement)."""
+        row = self.db.execute(
+            "SELECT data, stamp FROM vault_files WHERE path=?", (clean(rel),)
+        ).fetchone()
+        if row is None:
+            raise FileNotFoundError(rel)
+        data = bytes(row[0])
+        return data, _stat(len(data), int(row[1]))
+
     def write_bytes(self, rel: str, markdown: bytes) -> bytes:
         """Store a file's exact bytes in one statement (the cold tier stays on files)."""
         rel = clean(rel)
