@@ -1,9 +1,11 @@
 """Time the daemon at 10k memories: cold first call, warm `brain recall`, MCP recall round trip.
 
-python -m bench.daemon [--notes 10000] [--embedder hashing|minilm] [--runs 20]
+python -m bench.daemon [--notes 10000] [--embedder hashing|minilm] [--runs 20] [--keep DIR]
 
 The vault is written as files and indexed once in process (with the chosen embedder), then every
-figure is a fresh process or a real socket, as a person or an MCP host would see it.
+figure is a fresh process or a real socket, as a person or an MCP host would see it. `--keep DIR`
+builds the vault in DIR and keeps it; a later run with the same DIR measures it again without
+building (the 1M vault takes most of an hour to build here).
 """
 
 from __future__ import annotations
@@ -81,10 +83,18 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--embedder", default="hashing", choices=("hashing", "minilm"))
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--keep", type=Path, help="build the vault here and keep it")
+    parser.add_argument("--build-only", action="store_true", help="with --keep: build, no timing")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp()) / "vault"
-    took = build(root, args.notes, args.embedder)
-    print(f"{args.notes} notes indexed with `{args.embedder}` in {took:.1f} s\n")
+    root = args.keep.resolve() if args.keep else Path(tempfile.mkdtemp()) / "vault"
+    if (root / "brain.yaml").exists():
+        print(f"measuring the vault kept in {root}\n")
+    else:
+        took = build(root, args.notes, args.embedder)
+        print(f"{args.notes} notes indexed with `{args.embedder}` in {took:.1f} s "
+              f"(load {os.getloadavg()[0]:.1f})\n")  # fmt: skip
+        if args.build_only:
+            return
     brain = [sys.executable, "-m", "brain"]
     vault = ["--vault", str(root)]
     print("| call | p50 ms | p95 ms | min ms |\n|---|---:|---:|---:|")
@@ -114,10 +124,11 @@ def main() -> None:
         status = client.call("status")
         client.close()
         print(f"\ndaemon: {status['memory_bytes'] / 2**20:.0f} MiB resident, "
-              f"{status['requests']} requests served")  # fmt: skip
+              f"{status['requests']} requests served, load {os.getloadavg()[0]:.1f}")  # fmt: skip
     finally:
         subprocess.run([*brain, "daemon", "stop", *vault], capture_output=True, env=env())
-        shutil.rmtree(root.parent, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(root.parent, ignore_errors=True)
 
 
 async def stdio_round_trips(root: Path, runs: int) -> list[float]:
