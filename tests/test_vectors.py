@@ -55,6 +55,35 @@ def test_upsert_replaces_without_duplicates(index: VectorIndex) -> None:
     assert hits[0][1] == pytest.approx(1.0, abs=1e-6)
 
 
+def test_new_ids_are_added_without_a_removal_scan(index: VectorIndex, tmp_path: Path) -> None:
+    """A removal scans every id the index holds, so a bulk flush that removed before each
+    batch cost batches × size; only ids named before (maybe in the index) are removed."""
+    faiss_index = index._ensure()
+    removed: list[list[int]] = []
+    real = faiss_index.remove_ids
+
+    def counting(fids: Any) -> Any:
+        removed.append(sorted(int(f) for f in fids))
+        return real(fids)
+
+    faiss_index.remove_ids = counting
+    index.upsert(["d", "e"], [basis(4), basis(5)])
+    assert removed == []  # all new: nothing to take out
+    index.upsert(["e", "f"], [basis(6), basis(7)])
+    assert removed == [[faiss_id("e")]]  # the one named before
+    assert len(index) == 6
+    assert [name for name, _ in index.search(basis(6), 1)] == ["e"]
+    index.save()
+    again = VectorIndex(tmp_path / "vectors", DIM, "hashing")  # names read back from disk
+    again.upsert(["a", "g"], [basis(7), basis(3)])
+    assert len(again) == 7
+    assert [name for name, _ in again.search(basis(7), 2)] == ["a", "f"]
+    again.remove(["g"])
+    again.save()
+    again.upsert(["g"], [basis(3)])  # its name went with the save: added as new, once
+    assert [name for name, _ in again.search(basis(3), 5)].count("g") == 1
+
+
 def test_remove(index: VectorIndex) -> None:
     assert index.remove(["a", "nope"]) == 1
     assert index.remove(["a"]) == 0

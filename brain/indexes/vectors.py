@@ -94,9 +94,13 @@ class VectorIndex:
         fids = np.fromiter((faiss_id(i) for i in last), dtype=np.int64, count=len(last))
         with self._lock:
             index = self._ensure()
-            self._name(list(last), fids.tolist())
+            named = self._name(list(last), fids.tolist())
             # faiss keeps both copies when an id is added twice: take the old one out first.
-            index.remove_ids(fids)
+            # Only ids named before can be in the index (a name is written before its vector),
+            # and a removal scans every id the index holds: new ids skip it, or a bulk flush
+            # would cost batches × size (at 1M, hours).
+            if named:
+                index.remove_ids(np.array(named, dtype=np.int64))
             rows = np.ascontiguousarray(matrix[list(last.values())])
             index.add_with_ids(rows, fids)
             if self._replay is not None:
@@ -349,20 +353,28 @@ class VectorIndex:
                 f"a {dim}-dimensional vector for an index of {self.dim}", "run `brain reindex`"
             )
 
-    def _name(self, object_ids: list[str], fids: list[int]) -> None:
-        """Record fid → object id before the vectors exist, so no vector is ever nameless."""
+    def _name(self, object_ids: list[str], fids: list[int]) -> list[int]:
+        """Record fid → object id before the vectors exist, so no vector is ever nameless.
+        Returns the fids that had their name already (their vectors may be in the index)."""
         db = self._connect()
-        with db:
-            db.executemany(
-                "INSERT OR IGNORE INTO ids VALUES (?, ?)", zip(fids, object_ids, strict=True)
-            )
         names = self._names(fids)
         for fid, object_id in zip(fids, object_ids, strict=True):
-            if names.get(fid) != object_id:
+            if names.get(fid, object_id) != object_id:
                 raise BrainError(
-                    f"ids '{object_id}' and '{names.get(fid)}' share a vector id",
+                    f"ids '{object_id}' and '{names[fid]}' share a vector id",
                     "rename one of them; this is a 1-in-10^18 accident",
                 )
+        new = dict[int, str]()
+        for fid, object_id in zip(fids, object_ids, strict=True):
+            if fid not in names and new.setdefault(fid, object_id) != object_id:
+                raise BrainError(
+                    f"ids '{object_id}' and '{new[fid]}' share a vector id",
+                    "rename one of them; this is a 1-in-10^18 accident",
+                )
+        if new:
+            with db:
+                db.executemany("INSERT INTO ids VALUES (?, ?)", new.items())
+        return list(names)
 
     def _names(self, fids: Sequence[int]) -> dict[int, str]:
         db = self._connect(check=False)
