@@ -111,3 +111,43 @@ def test_doctor_reports_unknown_changed_and_missing_files(brain: Brain, vault: P
     assert report.changed == (two.path,)
     assert report.missing == ("main/Knowledge/Inbox/One.md",)
     assert not report.ok
+
+
+def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    """Recall asks tantivy without its filter clauses (they cost more than the query over a
+    big index) and filters the hits on the catalog; when too few pass, it asks again with
+    them. Either way the hits are those the filtered query gives."""
+    from brain import partitions
+    from brain.indexes.fulltext import Filters
+    from brain.recall.rank import TextRetriever
+
+    partitions.create(brain, "work")
+    work = open_vault(vault, clock=clock, partition="work")
+    with work.bulk():  # the other partition holds every one of the bare query's best hits
+        for n in range(260):
+            work.remember(f"Otter otter otter count {n}", title=f"Otters {n}")
+    work.close()
+    mine = brain.remember("An otter was seen by the river bank", title="River")
+    old = brain.remember("Otters nest under the bridge", title="Bridge")
+    new = brain.correct(old.id, "Otters nest under the old mill bridge")
+    brain.remember("A heron by the otter holt", title="Holt", node="Knowledge/Birds")
+    brain.flush()
+    fulltext, catalog = brain.caches.fulltext, brain.caches.catalog
+    cases = [
+        Filters(partition="main"),  # too few pass: asked again with the clauses
+        Filters(partition="work"),  # enough pass among the bare hits
+        Filters(partition="main", exclude_status=()),  # the superseded version too
+        Filters(partition="main", node="Knowledge/Birds"),  # narrow: its clauses at once
+        Filters(partition="main", visibility=("private",)),  # none
+    ]
+    for filters in cases:
+        for k in (3, 50):
+            expected = fulltext.search("otter", k, filters)
+            assert TextRetriever(fulltext, catalog).search("otter", k, filters) == expected
+    main = TextRetriever(fulltext, catalog).search("otter", 10, Filters(partition="main"))
+    assert {mine.id, new.id} <= {oid for oid, _ in main} and old.id not in dict(main)
+    recalled = [hit.id for hit in brain.recall("otter", mode="text", k=10)]
+    assert {mine.id, new.id} <= set(recalled) and old.id not in recalled
+    assert all(catalog.get(oid).partition == "main" for oid in recalled)  # type: ignore[union-attr]

@@ -26,6 +26,8 @@ class PgCaches(Caches):
     the text and the vectors of a note are written with it (its embedding too, so a memory
     written through one server is found by vector through every other at once)."""
 
+    filter_text_hits = False  # the database filters by the tenant's prefix and indexes
+
     def __init__(
         self, db: TenantDatabase, embedder: Embedder | None, sparse: SparseEncoder | None = None
     ) -> None:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from brain.indexes import approximate
 from brain.indexes.catalog import REBUILDING, Catalog, FileRow, ObjectRow
@@ -85,6 +85,8 @@ PRUNE_VECTORS = "prune vectors"  # info key: the next vector flush drops ids no 
 class Caches:
     """The catalog and the full-text index (and later vectors) under `.brain/`."""
 
+    # Recall filters full-text hits on the catalog's rows (recall/rank.py, TextRetriever).
+    filter_text_hits: ClassVar[bool] = True
     folder: Path
     embedder: Embedder | None = None  # None: full text only
     # Learned-sparse terms, encoded from the vector queue beside the vectors (none without them).

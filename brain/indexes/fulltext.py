@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,6 +234,22 @@ class FullText:
             out.append((str(doc["id"][0]), float(score)))
         return out
 
+    def search_bare(self, query: str, k: int, scored_as: Filters) -> list[tuple[str, float]]:
+        """The query's hits with no filter applied, scored as under `scored_as`: tantivy adds
+        each required filter clause's constant score (1) to a hit's BM25, in float32, so a
+        caller that filters these hits itself gets the filtered query's scores."""
+        t = self._t
+        added = sum(1 for occur, _ in self._filter_clauses(scored_as) if occur == t.Occur.Must)
+        hits = self.search(query, k, Filters(exclude_status=()))
+        if not added:
+            return hits
+        out = []
+        for oid, score in hits:
+            for _ in range(added):  # as tantivy sums the clauses: one float32 add each
+                score = _float32(score + 1.0)
+            out.append((oid, score))
+        return out
+
     def _filter_clauses(self, filters: Filters) -> list[tuple[Any, Any]]:
         t = self._t
         clauses: list[tuple[Any, Any]] = []
@@ -264,6 +281,10 @@ class FullText:
             return None
         doc = searcher.doc(result.hits[0][1])
         return {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+
+
+def _float32(value: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 def _schema(tantivy: Any) -> Any:

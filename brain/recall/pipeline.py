@@ -147,7 +147,8 @@ def _retrievers(brain: Context, mode: str) -> list[Retriever]:
     from brain.recall.neighbours import Neighbourhood, TextInContext, VectorsInContext
 
     near = Neighbourhood(brain.caches.catalog)  # looked up once for both retrievers
-    text = TextInContext(brain.caches.fulltext, neighbourhood=near)
+    catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
+    text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near)
     if mode == "text":
         return [text]
     if brain.embedder is None:
