@@ -116,9 +116,9 @@ def test_doctor_reports_unknown_changed_and_missing_files(brain: Brain, vault: P
 def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     brain: Brain, vault: Path, clock: FixedClock
 ) -> None:
-    """Recall asks tantivy without its filter clauses (they cost more than the query over a
-    big index) and filters the hits on the catalog; when too few pass, it asks again with
-    them. Either way the hits are those the filtered query gives."""
+    """Over a big index recall asks tantivy without its filter clauses (they cost more than
+    the query there) and filters the hits on the catalog; when too few pass, it asks again
+    with them. Either way the hits and scores are those the filtered query gives."""
     from brain import partitions
     from brain.indexes.fulltext import Filters
     from brain.recall.rank import TextRetriever
@@ -145,8 +145,12 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     for filters in cases:
         for k in (3, 50):
             expected = fulltext.search("otter", k, filters)
-            assert TextRetriever(fulltext, catalog).search("otter", k, filters) == expected
-    main = TextRetriever(fulltext, catalog).search("otter", 10, Filters(partition="main"))
+            for above in (0, 10**9):  # hits filtered on the catalog; the clauses in the query
+                retriever = TextRetriever(fulltext, catalog, filter_above=above)
+                assert retriever.search("otter", k, filters) == expected
+    main = TextRetriever(fulltext, catalog, filter_above=0).search(
+        "otter", 10, Filters(partition="main")
+    )
     assert {mine.id, new.id} <= {oid for oid, _ in main} and old.id not in dict(main)
     recalled = [hit.id for hit in brain.recall("otter", mode="text", k=10)]
     assert {mine.id, new.id} <= set(recalled) and old.id not in recalled

@@ -29,6 +29,9 @@ WEIGHTS = {"text": 0.6, "vector": 0.4, "sparse": 1.0}
 CONTEXT_WEIGHT = 0.5
 CONTEXT_TOP = 2
 CANDIDATES = 50  # from each retriever, at least
+# Memories above which full-text hits are filtered on the catalog (TextRetriever): between the
+# 100k (the clauses cheaper) and 1M (the catalog cheaper) measured.
+FILTER_HITS_ABOVE = 300_000
 # Below this cosine a nearest neighbour is noise, not a memory about the query.
 MIN_SIMILARITY = {"minilm": 0.2, "hashing": 0.3}
 
@@ -45,20 +48,22 @@ class Retriever(Protocol):
 class TextRetriever:
     """BM25 over the tantivy index. With `catalog`, broad filters are applied to the hits.
 
-    A tantivy query's filter clauses cost more than the query over a big index (1M memories:
-    8 ms bare, 22–40 ms with the partition and status clauses, docs/benchmarks.md): the best
-    hits of the bare query are filtered on their catalog rows, and the query is asked again
-    with its clauses only when too few pass. BM25 scores do not depend on the filters, so the
-    hits and their scores are the same (`search_bare`). A node scope or a kind is narrow:
-    asked with its clauses at once."""
+    A tantivy query's filter clauses cost in proportion to the memories its words match,
+    filtering the hits on the catalog a fixed ~2 ms (the rows of 200 hits): at 100k memories
+    the clauses cost 0.7 ms, at 1M 8 ms bare against 20 with them (docs/benchmarks.md). Above
+    FILTER_HITS_ABOVE memories the best hits of the bare query are filtered on their catalog
+    rows, and the query is asked again with its clauses only when too few pass. BM25 scores do
+    not depend on the filters, so the hits and their scores are the same (`search_bare`). A
+    node scope or a kind is narrow: asked with its clauses at once."""
 
     fulltext: FullText
     catalog: Catalog | None = None
     name: str = "text"
+    filter_above: int = FILTER_HITS_ABOVE
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         narrow = filters.node or filters.nodes is not None or filters.kinds is not None
-        if self.catalog is None or narrow:
+        if self.catalog is None or narrow or len(self.fulltext) < self.filter_above:
             return self.fulltext.search(query, k, filters)
         return filtered(
             self.catalog,
