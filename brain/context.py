@@ -70,6 +70,7 @@ class Context:
     _last_walk: float = field(default=-1e9, init=False)
     # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
+    walks: int = field(default=0, init=False)  # full walks of the files by this process
     journal: Journal = field(init=False)
     node_index: NodeIndex = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
@@ -328,6 +329,8 @@ class Context:
             with self.lock.hold():
                 result = self._apply(look.todo, look.gone)
         look.record()  # after: its stamps were taken before each listing, never newer
+        if look.how == "walk":
+            self.walks += 1
         self.last_catch_up = {"how": look.how, "folders": look.folders, "listed": look.listed,
                               "ms": round((time.perf_counter() - started) * 1000, 2),
                               "changed": len(look.todo) + len(look.gone)}  # fmt: skip

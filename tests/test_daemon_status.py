@@ -25,6 +25,9 @@ def test_status_shows_memories_vectors_and_the_last_catch_up(daemon: Path) -> No
     assert info["vectors"]["kind"] == "flat" and info["vectors"]["size"] >= 3
     last = info["last_catch_up"]
     assert isinstance(last, dict) and last["how"] in ("walk", "paths") and last["ms"] >= 0
+    # One walk of the files at start, the watcher's (after its observer runs), not a second
+    # one before it (at 1M memories each walk held a call ~15 s).
+    assert info["walks"] == 1
     text = brain(daemon, "daemon", "status").stdout
     assert f"memories  {before + 3}" in text and "catch-up" in text
     assert f"flat, {info['vectors']['size']} vectors" in text

@@ -48,6 +48,8 @@ Log = Callable[[str], None]
 # ~2 s at 100k) is only a rare safety net against lost events.
 CATCH_UP_EVERY = 1.0
 CATCH_UP_WATCHED = 600.0
+# Seconds the daemon waits for its watcher to queue its first catch-up before it takes calls.
+WATCH_START_WAIT = 30.0
 _TICK = 0.25  # seconds between idle checks
 
 
@@ -78,19 +80,28 @@ class Daemon:
         # or another takes its name, a new daemon may start beside this one: two writers.
         self._home = _identity(pid_path(brain.root))
         self._home_checked = 0.0
+        self._watch_queued = threading.Event()  # the watcher's first catch-up waits its turn
 
-    def submit(self, job: Callable[[], Any]) -> Any:
-        """Run a job on the Brain's thread and wait for its result (or its exception)."""
+    def submit(self, job: Callable[[], Any], queued: threading.Event | None = None) -> Any:
+        """Run a job on the Brain's thread and wait for its result (or its exception);
+        `queued` is set once the job waits its turn."""
         if self.stopping.is_set():
             raise BrainError("the daemon is stopping")
         done: Future[Any] = Future()
         self._jobs.put((job, done))
+        if queued is not None:
+            queued.set()
         return done.result()
 
     # the loops ----------------------------------------------------------------------
     def serve(self, listener: socket.socket) -> None:
         self._jobs.put((self._warm, Future()))
         watcher = self._watch()
+        if watcher is not None:
+            # Its first catch-up walks every file once its observer runs (what makes it the
+            # catch-up from then on): calls are taken after it, and `_warm` walks no more
+            # (two walks at 1M held the first two calls ~15 s each).
+            self._watch_queued.wait(WATCH_START_WAIT)
         acceptor = threading.Thread(target=self._accept, args=(listener,), daemon=True)
         acceptor.start()
         try:
@@ -252,13 +263,15 @@ class Daemon:
                 vectors = {"kind": caches.vectors.kind(), "size": len(caches.vectors)}
         last = dict(self.watcher.last_catch_up) if self.watcher is not None else {}
         return {"memories": caches.catalog.note_count(), "vectors": vectors,
-                "last_catch_up": last}  # fmt: skip
+                "last_catch_up": last, "walks": self.brain.walks}  # fmt: skip
 
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:
-        """Catch up with the files and load the model before the first recall needs it."""
+        """Catch up with the files and load the model before the first recall needs it. A
+        watcher that queued its first catch-up walks the files itself, after this."""
         try:
-            self.brain.catch_up(force=True)
+            if not self._watch_queued.is_set():
+                self.brain.catch_up(force=True)
             self.brain.flush()
             if self.brain.embedder is not None:
                 self.brain.embedder.embed(["warm up"])
@@ -288,7 +301,7 @@ class Daemon:
 
     def _via(self, job: Callable[[], None]) -> None:
         with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too
-            self.submit(job)
+            self.submit(job, queued=self._watch_queued)
 
 
 def run(root: Path, log: Log) -> int:
