@@ -100,8 +100,12 @@ class Daemon:
         if watcher is not None:
             # Its first catch-up walks every file once its observer runs (what makes it the
             # catch-up from then on): calls are taken after it, and `_warm` walks no more
-            # (two walks at 1M held the first two calls ~15 s each).
-            self._watch_queued.wait(WATCH_START_WAIT)
+            # (two walks at 1M held the first two calls ~15 s each). A watcher that dies or
+            # a daemon told to stop meanwhile is not waited for.
+            deadline = time.monotonic() + WATCH_START_WAIT
+            while not self._watch_queued.wait(_TICK) and watcher[1].is_alive():
+                if self.stopping.is_set() or time.monotonic() > deadline:
+                    break
         acceptor = threading.Thread(target=self._accept, args=(listener,), daemon=True)
         acceptor.start()
         try:
