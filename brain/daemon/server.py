@@ -98,10 +98,11 @@ class Daemon:
         self._jobs.put((self._warm, Future()))
         watcher = self._watch()
         if watcher is not None:
-            # Its first catch-up walks every file once its observer runs (what makes it the
-            # catch-up from then on): calls are taken after it, and `_warm` walks no more
-            # (two walks at 1M held the first two calls ~15 s each). A watcher that dies or
-            # a daemon told to stop meanwhile is not waited for.
+            # Its first catch-up (once its observer runs) is what makes it the catch-up from
+            # then on: calls are taken once it waits its turn, and `_warm` walks no more. In a
+            # big vault that job checks the folders only, and the full walk (~15 s at 1M
+            # files) runs on the watcher's thread while calls are served (Watcher._start). A
+            # watcher that dies or a daemon told to stop meanwhile is not waited for.
             deadline = time.monotonic() + WATCH_START_WAIT
             while not self._watch_queued.wait(_TICK) and watcher[1].is_alive():
                 if self.stopping.is_set() or time.monotonic() > deadline:

@@ -65,15 +65,37 @@ def look(store: NoteStore, catalog: Catalog, now: datetime, *, force: bool) -> L
     QUICK_ABOVE files); otherwise, or when forced, the full walk."""
     if not force and watched(catalog):
         return Look([], [], "watcher", 0, 0, lambda: None)
-    quick = by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
+    quick = look_by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
     if quick is not None:
-        check = quick
-        return Look(list(check.todo), list(check.gone), "folders", check.stated, len(check.seen),
-                    lambda: record_folders(catalog, check))  # fmt: skip
+        return quick
     folders: Folders = []
     found = compare(store, catalog, folders=folders)
     return Look(found.out_of_step, list(found.missing), "walk", len(folders), len(folders),
                 lambda: record_walk(catalog, folders, len(found.on_disk), now, found))  # fmt: skip
+
+
+def look_by_folders(store: NoteStore, catalog: Catalog) -> Look | None:
+    """The check by folders (by_folders) as a Look; None when only a full walk can tell."""
+    check = by_folders(store, catalog)
+    if check is None:
+        return None
+    return Look(list(check.todo), list(check.gone), "folders", check.stated, len(check.seen),
+                lambda: record_folders(catalog, check))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A full walk made aside (another thread, a catalog connection of its own), to be
+    applied later where the caches live: what it found, the folders it saw, and when."""
+
+    found: Comparison
+    folders: Folders
+    when: datetime
+
+    @property
+    def suspects(self) -> list[str]:
+        """The files to check again by their stat when applied: they may have changed since."""
+        return [*self.found.out_of_step, *self.found.missing]
 
 
 def paths_out_of_step(
@@ -183,6 +205,12 @@ def walked_lately(catalog: Catalog, now: datetime) -> bool:
         return 0 <= age < FULL_WALK_EVERY and int(files) >= QUICK_ABOVE
     except ValueError:
         return False
+
+
+def walked_files(catalog: Catalog) -> int:
+    """How many files the last full walk found (0: no walk recorded)."""
+    files = (catalog.info(WALKED) or "").partition(" ")[2]
+    return int(files) if files.isdigit() else 0
 
 
 def record_walk(

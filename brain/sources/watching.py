@@ -22,12 +22,14 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from brain.errors import BrainError
+from brain.indexes.catchup import QUICK_ABOVE
 from brain.sources import connectors as conn
 from brain.sources import documents
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
     from brain.context import Context
+    from brain.indexes import catchup
     from brain.indexes.catchup import CatchUp
 
 VAULT = ""  # the key under which vault edits are queued (connector names are never empty)
@@ -49,8 +51,11 @@ class Watcher:
     ready: threading.Event = field(default_factory=threading.Event)  # set after the first sync
     # Runs each sync pass where the Brain lives (the daemon's own thread); None: right here.
     via: Callable[[Callable[[], None]], None] | None = None
-    # The last catch-up of the vault: how (`paths` or `walk`), files named, ms, files changed.
+    # The last catch-up of the vault: how (`paths`, `walk` or `walk aside`), files named, ms,
+    # files changed.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict)
+    # From this many files (as the last walk counted them) the first full walk runs aside.
+    walk_aside_above: int = QUICK_ABOVE
     _events: queue.Queue[tuple[str, str]] = field(default_factory=queue.Queue)
 
     def run(self, stop: threading.Event) -> None:
@@ -66,7 +71,7 @@ class Watcher:
         observer.schedule(vault, str(self.brain.root), recursive=True)
         observer.start()
         try:
-            self._handle({(key, EVERYTHING) for key in (VAULT, *self.watched)})
+            self._start()
             self.ready.set()
             while not stop.is_set():
                 try:
@@ -84,6 +89,42 @@ class Watcher:
             observer.join()
             self._handle_stopped()
 
+    def _start(self) -> None:
+        """The first sync, of every connector and the vault, once the observer runs (so no
+        change is missed between them). A vault of `walk_aside_above` files or more is first
+        checked by its folders, then walked here, off the Brain's thread, while calls are
+        served; a smaller one, or one whose folders cannot tell, is walked before them."""
+        aside: list[bool] = []
+
+        def first() -> None:
+            self._sync({(name, EVERYTHING) for name in self.watched})
+            try:
+                aside.append(self.brain.catch_up_folders(above=self.walk_aside_above))
+            except BrainError as exc:
+                self._failed(exc)
+            if not any(aside):
+                self._sync({(VAULT, EVERYTHING)})
+
+        self._run(first)
+        if not any(aside):
+            return
+        started = time.perf_counter()
+        try:
+            walk = self.brain.walk_aside()
+        except OSError as exc:
+            self._failed(BrainError(f"could not walk the vault: {exc}"))
+            self._handle({(VAULT, EVERYTHING)})
+            return
+        self._run(lambda: self._walked(walk, started))
+
+    def _walked(self, walk: catchup.Walk, started: float) -> None:
+        try:
+            found = self.brain.catch_up_walked(walk)
+            self.brain.watched(True)  # in step with every file: the watcher is the catch-up
+            self._report("walk aside", 0, started, found)
+        except BrainError as exc:
+            self._failed(exc)
+
     def _handle_stopped(self) -> None:
         try:  # the daemon also clears it on its own thread as it stops (daemon/server.py)
             if self.via is None:
@@ -94,10 +135,17 @@ class Watcher:
             pass
 
     def _handle(self, dirty: Dirty) -> None:
+        self._run(lambda: self._sync(dirty))
+
+    def _run(self, job: Callable[[], None]) -> None:
         if self.via is None:
-            self._sync(dirty)
+            job()
         else:
-            self.via(lambda: self._sync(dirty))
+            self.via(job)
+
+    def _failed(self, exc: BrainError) -> None:
+        if self.on_error:
+            self.on_error(exc)
 
     def _sync(self, dirty: Dirty) -> None:
         try:
@@ -117,16 +165,17 @@ class Watcher:
                 )
                 if walk:  # in step with every file: from now on the watcher is the catch-up
                     self.brain.watched(True)
-                self.last_catch_up = {
-                    "how": "walk" if walk else "paths", "paths": 0 if walk else len(paths),
-                    "ms": round((time.perf_counter() - started) * 1000, 2),
-                    "changed": len(found.changed) + len(found.removed) + len(found.broken),
-                }  # fmt: skip
-                if self.on_catch_up and (found.changed or found.removed or found.broken):
-                    self.on_catch_up(found)
+                self._report("walk" if walk else "paths", 0 if walk else len(paths), started,
+                             found)  # fmt: skip
         except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end
-            if self.on_error:
-                self.on_error(exc)
+            self._failed(exc)
+
+    def _report(self, how: str, paths: int, started: float, found: CatchUp) -> None:
+        changed = len(found.changed) + len(found.removed) + len(found.broken)
+        self.last_catch_up = {"how": how, "paths": paths, "changed": changed,
+                              "ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip
+        if self.on_catch_up and changed:
+            self.on_catch_up(found)
 
 
 class _Handler(FileSystemEventHandler):
