@@ -15,6 +15,7 @@ from brain.errors import NotFound
 from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
+from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
@@ -104,7 +105,14 @@ class Brain(Context):
         `scope`: `all` (the default), `auto` (the nodes whose index.json match), or one node.
         `explain`: each hit says why it came back (recall/explain.py).
         """
-        return pipeline.recall(self, query, **options)
+        hits = pipeline.recall(self, query, **options)
+        # A model never sees a file as it was indexed if it changed since: a note rewritten in
+        # place (made private, say) is seen by no folder, and a catch-up may trust the folders
+        # for minutes, or the daemon's first walk still run aside. One stat a hit tells.
+        look = self.for_model and self.store.hand_edits and hits
+        if look and self.catch_up_paths(hit.path for hit in hits) != CatchUp():
+            hits = pipeline.recall(self, query, **options)
+        return hits
 
     # sources: connectors, transcripts, exports -----------------------------------
     @recorded(lambda report, a: f"connect {report.connector}")

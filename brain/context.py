@@ -239,12 +239,15 @@ class Context:
         """The note with this id (a chunk id gives its note), read from its file."""
         row = self.row(note_id)
         try:
-            return self.store.read(row.path)
+            note = self.store.read(row.path)
         except FileNotFoundError:
             raise NotFound(
                 f"note {note_id} is in the caches but its file {row.path} is gone",
                 "run `brain reindex`",
             ) from None
+        if self.for_model and note.visibility != "normal":  # made private since it was indexed
+            raise self._not_found(note_id)
+        return note
 
     def row(self, object_id: str) -> ObjectRow:
         if not is_id(object_id):
@@ -253,8 +256,12 @@ class Context:
         if row is not None and self.for_model and not self.shows(row):
             row = None
         if row is None:
-            raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
+            raise self._not_found(object_id)
         return row
+
+    @staticmethod
+    def _not_found(object_id: str) -> NotFound:
+        return NotFound(f"no note with id {object_id}", "check the id with `brain list`")
 
     def shows(self, row: ObjectRow) -> bool:
         """Whether this Brain may show the object (always, unless opened for a model)."""
