@@ -15,7 +15,6 @@ from brain.errors import NotFound
 from brain.git.autocommit import recorded, title_of
 from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
-from brain.indexes.catchup import CatchUp
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
@@ -106,11 +105,7 @@ class Brain(Context):
         `explain`: each hit says why it came back (recall/explain.py).
         """
         hits = pipeline.recall(self, query, **options)
-        # A model never sees a file as it was indexed if it changed since: a note rewritten in
-        # place (made private, say) is seen by no folder, and a catch-up may trust the folders
-        # for minutes, or the daemon's first walk still run aside. One stat a hit tells.
-        look = self.for_model and self.store.hand_edits and hits
-        if look and self.catch_up_paths(hit.path for hit in hits) != CatchUp():
+        if self.changed_under_model(hit.path for hit in hits):
             hits = pipeline.recall(self, query, **options)
         return hits
 
@@ -192,7 +187,10 @@ class Brain(Context):
     # Last: a method named `list` would shadow the builtin in the annotations below it.
     def list(self, **options: Unpack[ListOptions]) -> list[ObjectRow]:
         """Notes in this partition, newest first, optionally by node, status, kind or defining."""
-        return reading.list_notes(self, **options)
+        rows = reading.list_notes(self, **options)
+        if self.changed_under_model(row.path for row in rows):
+            rows = reading.list_notes(self, **options)
+        return rows
 
 
 def models(

@@ -239,29 +239,34 @@ class Context:
         """The note with this id (a chunk id gives its note), read from its file."""
         row = self.row(note_id)
         try:
-            note = self.store.read(row.path)
+            return self.store.read(row.path)
         except FileNotFoundError:
             raise NotFound(
                 f"note {note_id} is in the caches but its file {row.path} is gone",
                 "run `brain reindex`",
             ) from None
-        if self.for_model and note.visibility != "normal":  # made private since it was indexed
-            raise self._not_found(note_id)
-        return note
 
     def row(self, object_id: str) -> ObjectRow:
         if not is_id(object_id):
             raise InvalidInput(f"{object_id!r} is not a note id (ids look like 01JE2Z3K…)")
-        row = self.caches.catalog.get(object_id.split("#", 1)[0])
-        if row is not None and self.for_model and not self.shows(row):
-            row = None
+        key = object_id.split("#", 1)[0]
+        row = self.caches.catalog.get(key)
+        if row is not None and self.for_model:
+            if self.changed_under_model([row.path]):
+                row = self.caches.catalog.get(key)
+            if row is not None and not self.shows(row):
+                row = None
         if row is None:
-            raise self._not_found(object_id)
+            raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
 
-    @staticmethod
-    def _not_found(object_id: str) -> NotFound:
-        return NotFound(f"no note with id {object_id}", "check the id with `brain list`")
+    def changed_under_model(self, paths: Iterable[str]) -> bool:
+        """For a model: whether any of these files changed since the caches saw them, caught
+        up now if so. A note rewritten in place (made private, say) changes no folder, and a
+        catch-up may trust the folders for minutes, or the daemon's first walk run aside."""
+        if not self.for_model or not self.store.hand_edits:
+            return False
+        return self.catch_up_paths(paths) != CatchUp()
 
     def shows(self, row: ObjectRow) -> bool:
         """Whether this Brain may show the object (always, unless opened for a model)."""

@@ -53,3 +53,27 @@ def test_a_note_made_private_in_place_cannot_be_read_by_a_model(trusting_folders
     with pytest.raises(NotFound, match=diary.id):
         model.get(diary.id)
     assert brain.get(diary.id).visibility == "private"  # the person still reads it
+
+
+def test_a_note_made_private_in_place_cannot_be_forgotten_by_a_model(
+    trusting_folders: Brain,
+) -> None:
+    brain = trusting_folders
+    diary = brain.remember("Felt low after the appointment", title="Diary, Tuesday")
+    brain.catch_up(force=True)
+    _made_private_in_place(brain, diary)
+    with pytest.raises(NotFound, match=diary.id):
+        brain.at(for_model=True).forget(diary.id)
+    assert (brain.root / diary.path).exists()
+
+
+def test_a_note_made_private_in_place_is_not_listed_for_a_model(trusting_folders: Brain) -> None:
+    brain = trusting_folders
+    brain.remember("Felt low after the appointment", title="Diary, Tuesday")
+    brain.remember("Buy stamps", title="Errand")
+    brain.catch_up(force=True)
+    diary = next(n for n in brain.notes() if n.title == "Diary, Tuesday")
+    _made_private_in_place(brain, diary)
+    model = brain.at(for_model=True)
+    assert "Diary, Tuesday" not in [row.title for row in model.list()]
+    assert "Errand" in [row.title for row in model.list()]
