@@ -375,9 +375,7 @@ class Context:
         through a catalog connection of its own and writes nothing."""
         catalog = Catalog(self.caches.catalog.path)
         try:
-            folders: Folders = []
-            now = self.clock.now()
-            return catchup.Walk(catchup.compare(self.store, catalog, folders=folders), folders, now)
+            return catchup.walk_against(self.store, catalog, self.clock.now())
         finally:
             catalog.close()
 
@@ -385,8 +383,8 @@ class Context:
         """Apply a walk made aside: each file it found out of step is checked again by its
         stat (it may have changed since), then its folders are recorded as a walk's are."""
         result = self.catch_up_paths(walk.suspects)
-        catchup.record_walk(self.caches.catalog, walk.folders, len(walk.found.on_disk),
-                            walk.when, walk.found)  # fmt: skip
+        catchup.record_walk(self.caches.catalog, walk.folders, walk.files, walk.when)
+        self.caches.catalog.fill_inodes(walk.unknown)
         self.walks += 1
         return result
 

@@ -163,3 +163,22 @@ def test_a_vault_whose_folders_were_never_recorded_is_walked_before_any_call(
         watch.run_next()
         assert watch.walked_on == [threading.current_thread().name]
         assert watch.watcher.last_catch_up["how"] == "walk"
+
+
+def test_the_walk_aside_finds_what_the_full_comparison_finds(walked: Brain, vault: Path) -> None:
+    heating = sorted((vault / "main/Home/Heating").glob("*.md"))
+    garden = sorted((vault / "main/Projects/Garden").glob("*.md"))
+    heating[0].unlink()
+    (vault / "main/Home/Heating/Dropped in.md").write_text("Chimney sweep on Monday.\n")
+    garden[0].write_text(garden[0].read_text() + "\nOne more line.\n")
+    old = garden[1].relative_to(vault).as_posix()  # a row from before inodes were kept
+    walked.caches.catalog.db.execute("UPDATE files SET inode = 0 WHERE path = ?", (old,))
+    found = catchup.compare(walked.store, walked.caches.catalog)
+    walk = walked.walk_aside()
+    assert sorted(walk.suspects) == sorted([*found.out_of_step, *found.missing])
+    assert len(walk.suspects) == 3 and walk.files == len(found.on_disk)
+    assert [rel for _inode, rel, _mtime, _size in walk.unknown] == [old]
+    walked.catch_up_walked(walk)
+    row = walked.caches.catalog.file(old)
+    assert row is not None and row.inode == garden[1].stat().st_ino
+    assert catchup.compare(walked.store, walked.caches.catalog).out_of_step == []

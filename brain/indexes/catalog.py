@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from brain.indexes.queries import Database, Queries
-from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow
+from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.vault.files import owner_only
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
@@ -123,6 +123,11 @@ class Catalog(Queries):
     # files
     def files(self) -> dict[str, FileRow]:
         return {row[0]: FileRow(*row) for row in self.db.execute(f"SELECT {_FILE} FROM files")}
+
+    def stamps(self) -> dict[str, Stamp]:
+        """Every file's (mtime_ns, size, inode) by path: what a walk compares, and no more."""
+        query = "SELECT path, mtime_ns, size, inode FROM files"
+        return {row[0]: (row[1], row[2], row[3]) for row in self.db.execute(query)}
 
     def file(self, path: str) -> FileRow | None:
         row = self.db.execute(f"SELECT {_FILE} FROM files WHERE path=?", (path,)).fetchone()

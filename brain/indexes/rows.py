@@ -94,5 +94,12 @@ class FileRow:
 
     def matches(self, st: os.stat_result) -> bool:
         """Whether a file's stat is the one this row was indexed at: (size, mtime, inode)."""
-        same = (self.mtime_ns, self.size) == (st.st_mtime_ns, st.st_size)
-        return same and self.inode in (0, st.st_ino)
+        return stamp_matches((self.mtime_ns, self.size, self.inode), st)
+
+
+Stamp = tuple[int, int, int]  # a file row's (mtime_ns, size, inode) alone (catalog.stamps)
+
+
+def stamp_matches(stamp: Stamp, st: os.stat_result) -> bool:
+    """Whether a stat is the one a row was indexed at; an inode of 0 (not known) matches any."""
+    return (stamp[0], stamp[1]) == (st.st_mtime_ns, st.st_size) and stamp[2] in (0, st.st_ino)
