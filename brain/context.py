@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any, Protocol, Self
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrokenNote, InvalidInput, NotFound
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
 from brain.indexes.caches import Caches
@@ -373,11 +374,14 @@ class Context:
     def walk_aside(self) -> catchup.Walk:
         """A full walk of the files against the catalog, safe on any thread: it reads
         through a catalog connection of its own and writes nothing."""
-        catalog = Catalog(self.caches.catalog.path)
         try:
-            return catchup.walk_against(self.store, catalog, self.clock.now())
-        finally:
-            catalog.close()
+            catalog = Catalog(self.caches.catalog.path)
+            try:
+                return catchup.walk_against(self.store, catalog, self.clock.now())
+            finally:
+                catalog.close()
+        except (OSError, sqlite3.Error) as exc:
+            raise BrainError(f"could not walk the vault aside: {exc}") from exc
 
     def catch_up_walked(self, walk: catchup.Walk) -> CatchUp:
         """Apply a walk made aside: each file it found out of step is checked again by its

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from brain import Brain
+from brain.errors import BrainError
 from brain.indexes import catchup
 from brain.sources.watching import Watcher
 from brain.vault.store import NoteStore
@@ -182,3 +183,24 @@ def test_the_walk_aside_finds_what_the_full_comparison_finds(walked: Brain, vaul
     row = walked.caches.catalog.file(old)
     assert row is not None and row.inode == garden[1].stat().st_ino
     assert catchup.compare(walked.store, walked.caches.catalog).out_of_step == []
+
+
+def test_a_walk_aside_that_fails_is_made_where_the_brain_lives(
+    walked: Brain, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = sorted((vault / "main/Projects/Garden").glob("*.md"))[0]
+    edited.write_text(edited.read_text().replace("Garden note", "Greenhouse note"))
+    errors: list[BrainError] = []
+
+    def broken(*_args: Any) -> catchup.Walk:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(catchup, "walk_against", broken)
+    with watching(walked, 0, monkeypatch) as watch:
+        watch.watcher.on_error = errors.append
+        watch.run_next()  # the folders
+        watch.run_next()  # the walk aside failed: the full walk, here
+        assert "could not walk the vault aside" in errors[0].message
+        assert watch.walked_on == [threading.current_thread().name]
+        assert any("Greenhouse note" in s for s in _found(walked, "greenhouse"))
+        assert catchup.watched(walked.caches.catalog)

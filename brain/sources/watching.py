@@ -111,8 +111,8 @@ class Watcher:
         started = time.perf_counter()
         try:
             walk = self.brain.walk_aside()
-        except OSError as exc:
-            self._failed(BrainError(f"could not walk the vault: {exc}"))
+        except BrainError as exc:  # walked where the Brain lives instead, as a small vault is
+            self._failed(exc)
             self._handle({(VAULT, EVERYTHING)})
             return
         self._run(lambda: self._walked(walk, started))
@@ -124,6 +124,7 @@ class Watcher:
             self._report("walk aside", 0, started, found)
         except BrainError as exc:
             self._failed(exc)
+            self._sync({(VAULT, EVERYTHING)})
 
     def _handle_stopped(self) -> None:
         try:  # the daemon also clears it on its own thread as it stops (daemon/server.py)
