@@ -104,7 +104,7 @@ def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
         calls.append((text, threading.current_thread().name))
         return text.upper()
 
-    ahead = Ahead(encode)
+    ahead = Ahead(encode, model=None)
     ahead.start("otters")
     assert ahead("otters") == "OTTERS"
     assert ahead("otters") == "OTTERS"  # taken once: then made here
@@ -113,3 +113,11 @@ def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
     ahead.start("otters")
     assert ahead("herons") == "HERONS"  # another text (a name taken out): made here
     assert ("herons", me) in calls
+
+    class Unloaded:
+        loaded = False
+
+    calls.clear()
+    later = Ahead(encode, model=Unloaded())
+    later.start("otters")  # a model that is not loaded yet loads on the caller's thread
+    assert later("otters") == "OTTERS" and calls == [("otters", me)]

@@ -112,7 +112,7 @@ class VectorRetriever:
     encoded: Ahead[Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.encoded = Ahead(lambda query: self.embedder.embed([query])[0])
+        self.encoded = Ahead(lambda query: self.embedder.embed([query])[0], self.embedder)
 
     @property
     def floor(self) -> float:

@@ -35,7 +35,7 @@ class SparseInContext:
     encoded: Ahead[Terms] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.encoded = Ahead(lambda query: self.encoder.encode([query])[0])
+        self.encoded = Ahead(lambda query: self.encoder.encode([query])[0], self.encoder)
 
     def start(self, query: str) -> None:
         self.encoded.start(query)
