@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
@@ -121,3 +122,15 @@ def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
     later = Ahead(encode, model=Unloaded())
     later.start("otters")  # a model that is not loaded yet loads on the caller's thread
     assert later("otters") == "OTTERS" and calls == [("otters", me)]
+
+
+def test_a_forked_child_encodes_ahead_on_its_own_worker() -> None:
+    ahead = Ahead(str.upper, model=None)
+    ahead.start("warm")  # the parent's worker exists now
+    assert ahead("warm") == "WARM"
+    child = os.fork()
+    if child == 0:  # pragma: no cover (runs in the forked child)
+        ahead.start("otters")
+        os._exit(0 if ahead("otters") == "OTTERS" else 1)
+    _pid, status = os.waitpid(child, 0)  # a hang here: the child waited on the parent's worker
+    assert os.waitstatus_to_exitcode(status) == 0

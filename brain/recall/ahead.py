@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +25,16 @@ def _pool() -> ThreadPoolExecutor:
         if _worker is None:
             _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brain-encode")
         return _worker
+
+
+def _forget() -> None:
+    """In a forked child: only the forking thread lives on, so the child makes its own worker
+    (the parent's would take work and never run it)."""
+    global _worker, _made
+    _worker, _made = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
 
 
 class Ahead(Generic[T]):
