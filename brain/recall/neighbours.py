@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.fulltext import Filters
-from brain.recall.rank import TextRetriever, VectorRetriever, passes
+from brain.recall.rank import Briefs, TextRetriever, VectorRetriever, passes
 
 if TYPE_CHECKING:
     from brain.indexes.vectors import VectorIndex
@@ -37,9 +37,12 @@ class Neighbourhood:
     """The neighbours of memories, looked up in the catalog once per recall and shared by the
     retrievers; a memory the filters hide lends nothing (nor is it lent to)."""
 
-    def __init__(self, catalog: Catalog, window: int = WINDOW) -> None:
+    def __init__(
+        self, catalog: Catalog, window: int = WINDOW, briefs: Briefs | None = None
+    ) -> None:
         self.catalog = catalog
         self.window = window
+        self.briefs = briefs or Briefs(catalog)
         self._filters: Filters | None = None
         self._around: dict[str, tuple[str, ...]] = {}
         self._loaded: set[str] = set()
@@ -48,9 +51,11 @@ class Neighbourhood:
         """Neighbours of each of these ids and of each of their neighbours."""
         if filters != self._filters:
             self._filters, self._around, self._loaded = filters, {}, set()
-        todo = [oid for oid in ids if oid not in self._loaded]
-        for oid, brief in self.catalog.briefs(todo).items():
-            run = self._run(brief, filters)
+        found = self.briefs.of([oid for oid in ids if oid not in self._loaded])
+        # In id order, as the catalog gives them back: where two runs overlap, the later one
+        # sets the windows they share.
+        for oid in sorted(found):
+            run = self._run(found[oid], filters)
             # Every memory within `window` of this one has its whole window inside the run.
             me = run.index(oid)
             for i in range(max(0, me - self.window), min(len(run), me + self.window + 1)):
@@ -191,7 +196,7 @@ class VectorsInContext(VectorRetriever):
     last: Blend | None = None
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        vector = self.embedder.embed([query])[0]
+        vector = self.encoded(query)
         found = self.nearest(vector, k, filters)
         if self.neighbourhood is None or not self.weight:
             return found

@@ -14,10 +14,10 @@ from brain.recall.names import query_names, speakers, subjects, with_names, with
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
+    Briefs,
     Retriever,
     VectorRetriever,
     fuse,
-    load_rows,
     rank,
     scales,
     to_hit,
@@ -66,13 +66,16 @@ def recall(
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,
     )
-    retrievers = _retrievers(brain, mode)
+    read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
+    retrievers = _retrievers(brain, mode, read)
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     depth = max(k * 5, CANDIDATES)
     # A person the query names (recall/names.py): a prior on what they said; a speaker's name
     # is no search word. The first retriever (full text, cheap) says who the names are, so
     # the others search once, with or without them.
     first, *others = retrievers
+    for r in others:  # their models encode the query on a worker while the full text is searched
+        r.start(query)
     lists = {first.name: first.search(query, depth, filters)}
     names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
@@ -80,9 +83,7 @@ def recall(
     talking = speakers(people, titles)
     where = filters
     if talking:  # where the search without the names would go
-        where = naming.kept_to(
-            filters, people, titles, load_rows(brain.caches.catalog, _ids(lists))
-        )
+        where = naming.kept_to(filters, people, titles, read.of(_ids(lists)))
     common = [n for n in talking if brain.caches.fulltext.share(n, where) >= naming.COMMON]
     rest = without(query, common) if common else None
     if rest is not None and first.name in naming.STRIP_NAMES:
@@ -97,7 +98,7 @@ def recall(
         people = subjects(names, titles)
     floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
     plain = fused = fuse(lists, floors, depth) if len(lists) > 1 else next(iter(lists.values()))
-    briefs = load_rows(brain.caches.catalog, [oid for oid, _ in fused])
+    briefs = read.of([oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
     # A time the query names ("on 9 November, 2022", "last week") lifts what was said then.
@@ -143,12 +144,12 @@ def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
     return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
-def _retrievers(brain: Context, mode: str) -> list[Retriever]:
+def _retrievers(brain: Context, mode: str, rows: Briefs) -> list[Retriever]:
     from brain.recall.neighbours import Neighbourhood, TextInContext, VectorsInContext
 
-    near = Neighbourhood(brain.caches.catalog)  # looked up once for both retrievers
+    near = Neighbourhood(brain.caches.catalog, briefs=rows)  # looked up once for both
     catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
-    text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near)
+    text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows)
     if mode == "text":
         return [text]
     if brain.embedder is None:
@@ -158,16 +159,16 @@ def _retrievers(brain: Context, mode: str) -> list[Retriever]:
                 "set `embedder: minilm` and run `brain reindex`",
             )
         return [text]
-    vector = VectorsInContext(brain.caches, brain.embedder, neighbourhood=near)
+    vector = VectorsInContext(brain.caches, brain.embedder, neighbourhood=near, briefs=rows)
     if mode == "vector":
         return [vector]
-    sparse = _sparse(brain, near, required=mode == "sparse")
+    sparse = _sparse(brain, near, rows, required=mode == "sparse")
     if mode == "sparse":
         return sparse
     return [text, vector, *sparse]
 
 
-def _sparse(brain: Context, near: Any, *, required: bool) -> list[Retriever]:
+def _sparse(brain: Context, near: Any, rows: Briefs, *, required: bool) -> list[Retriever]:
     """The learned-sparse retriever, when brain.yaml has one (`sparse:`)."""
     from brain.recall.sparse import SparseInContext
 
@@ -178,4 +179,4 @@ def _sparse(brain: Context, near: Any, *, required: bool) -> list[Retriever]:
                 "set `sparse: splade` and run `brain reindex`",
             )
         return []
-    return [SparseInContext(brain.caches, brain.sparse, neighbourhood=near)]
+    return [SparseInContext(brain.caches, brain.sparse, neighbourhood=near, briefs=rows)]

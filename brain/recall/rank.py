@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.indexes.catalog import Brief, Catalog, ObjectRow
 from brain.indexes.fulltext import Filters, FullText
 from brain.indexes.queries import scopes
 from brain.model import Hit
+from brain.recall.ahead import Ahead
 from brain.terms import content_words, words
 
 if TYPE_CHECKING:
@@ -36,10 +37,32 @@ FILTER_HITS_ABOVE = 300_000
 MIN_SIMILARITY = {"minilm": 0.2, "hashing": 0.3}
 
 
+class Briefs:
+    """The catalog's briefs for one recall, each read once. The retrievers' filters, neighbour
+    context and ranking ask for many of the same memories (at 10k memories ~700 rows a recall,
+    half of them asked for before). Made anew for each recall: it never outlives a change."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._read: dict[str, Brief | None] = {}  # None: not in the catalog
+
+    def of(self, ids: Sequence[str]) -> dict[str, Brief]:
+        """The brief of each of these ids that the catalog holds."""
+        todo = [oid for oid in dict.fromkeys(ids) if oid not in self._read]
+        if todo:
+            found = self.catalog.briefs(todo)
+            self._read.update((oid, found.get(oid)) for oid in todo)
+        read = self._read
+        return {oid: brief for oid in ids if (brief := read[oid]) is not None}
+
+
 class Retriever(Protocol):
     """Anything that turns a query into scored object ids under the same filters."""
 
     name: str
+
+    def start(self, query: str) -> None:
+        """Begin what can run ahead of the search: encoding the query (recall/ahead.py)."""
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]: ...
 
@@ -60,13 +83,17 @@ class TextRetriever:
     catalog: Catalog | None = None
     name: str = "text"
     filter_above: int = FILTER_HITS_ABOVE
+    briefs: Briefs | None = None  # this recall's, shared with the other stages
+
+    def start(self, query: str) -> None:
+        """Nothing to begin ahead: the words are the query's own."""
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         narrow = filters.node or filters.nodes is not None or filters.kinds is not None
         if self.catalog is None or narrow or len(self.fulltext) < self.filter_above:
             return self.fulltext.search(query, k, filters)
         return filtered(
-            self.catalog,
+            self.briefs or Briefs(self.catalog),
             lambda n, _allowed: self.fulltext.search_bare(query, n, filters),
             k,
             filters,
@@ -81,19 +108,26 @@ class VectorRetriever:
     caches: Caches
     embedder: Embedder
     name: str = "vector"
+    briefs: Briefs | None = None  # this recall's, shared with the other stages
+    encoded: Ahead[Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.encoded = Ahead(lambda query: self.embedder.embed([query])[0], self.embedder)
 
     @property
     def floor(self) -> float:
         return MIN_SIMILARITY.get(self.embedder.name, 0.0)
 
+    def start(self, query: str) -> None:
+        self.encoded.start(query)
+
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        return self.nearest(self.embedder.embed([query])[0], k, filters)
+        return self.nearest(self.encoded(query), k, filters)
 
     def nearest(self, vector: Any, k: int, filters: Filters) -> list[tuple[str, float]]:
         index = self.caches.vectors
-        kept = filtered(
-            self.caches.catalog, lambda n, allowed: index.search(vector, n, allowed), k, filters
-        )
+        rows = self.briefs or Briefs(self.caches.catalog)
+        kept = filtered(rows, lambda n, allowed: index.search(vector, n, allowed), k, filters)
         return [(oid, s) for oid, s in kept if s >= self.floor]
 
 
@@ -101,7 +135,7 @@ Scored = list[tuple[str, float]]
 
 
 def filtered(
-    catalog: Catalog,
+    briefs: Briefs,
     search: Callable[[int, set[str] | None], Scored],
     k: int,
     filters: Filters,
@@ -112,10 +146,10 @@ def filtered(
     of exactly the ids they allow (or `again`, an index's own filtered search)."""
     fetch = max(k * 4, 200)
     found = search(fetch, None)
-    rows = catalog.briefs([oid for oid, _ in found])
+    rows = briefs.of([oid for oid, _ in found])
     kept = [(oid, s) for oid, s in found if oid in rows and passes(rows[oid], filters)]
     if len(kept) < k and len(found) == fetch:
-        kept = again() if again is not None else search(k, catalog.ids_matching(filters))
+        kept = again() if again is not None else search(k, briefs.catalog.ids_matching(filters))
     return kept[:k]
 
 
@@ -248,7 +282,3 @@ def snippet(body: str, query: str, width: int = 200) -> str:
         out += " " + pieces[follow]
         follow += 1
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"
-
-
-def load_rows(catalog: Catalog, ids: Sequence[str]) -> dict[str, Brief]:
-    return catalog.briefs(list(dict.fromkeys(ids)))

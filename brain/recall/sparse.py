@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from brain.indexes.fulltext import Filters
+from brain.recall.ahead import Ahead
 from brain.recall.neighbours import DEPTH, Blend, Neighbourhood, blend_scores
-from brain.recall.rank import filtered
+from brain.recall.rank import Briefs, filtered
 
 if TYPE_CHECKING:
     from brain.indexes.caches import Caches
-    from brain.indexes.sparse import SparseEncoder
+    from brain.indexes.sparse import SparseEncoder, Terms
 
 # A dot product of expansion weights, so a question to "buy" finds the turn that "purchased".
 # Neighbours lend nothing here: on the LoCoMo dev split a blend of 0.5 or 1 (as BM25's) did
@@ -30,13 +31,20 @@ class SparseInContext:
     weight: float = SPARSE_BLEND
     name: str = "sparse"
     last: Blend | None = None
+    briefs: Briefs | None = None  # this recall's, shared with the other stages
+    encoded: Ahead[Terms] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.encoded = Ahead(lambda query: self.encoder.encode([query])[0], self.encoder)
+
+    def start(self, query: str) -> None:
+        self.encoded.start(query)
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        terms = self.encoder.encode([query])[0]
+        terms = self.encoded(query)
         index = self.caches.sparse
-        kept = filtered(
-            self.caches.catalog, lambda n, allowed: index.search(terms, n, allowed), k, filters
-        )
+        rows = self.briefs or Briefs(self.caches.catalog)
+        kept = filtered(rows, lambda n, allowed: index.search(terms, n, allowed), k, filters)
         if self.neighbourhood is None or not self.weight:
             return kept
         around = self.neighbourhood.around([oid for oid, _ in kept[:DEPTH]], filters)

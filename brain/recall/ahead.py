@@ -1,0 +1,61 @@
+"""The query encoded ahead: the models run on a worker thread while the full text is searched."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+# Encoding the query is most of a warm hybrid recall (MiniLM ~4.5 ms and SPLADE ~2.5 of ~20 at
+# 10k memories), and onnxruntime and tokenizers release the GIL: begun at the start of a recall,
+# both run while this thread searches the full text and reads the catalog. One worker, taking
+# them in the order the retrievers want them: two at once did worse beside the recall's own
+# thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage").
+_worker: ThreadPoolExecutor | None = None
+_made = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _worker
+    with _made:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brain-encode")
+        return _worker
+
+
+def _forget() -> None:
+    """In a forked child: only the forking thread lives on, so the child makes its own worker
+    (the parent's would take work and never run it)."""
+    global _worker, _made
+    _worker, _made = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
+
+
+class Ahead(Generic[T]):
+    """One retriever's encoding of the query, begun ahead on the worker thread."""
+
+    def __init__(self, encode: Callable[[str], T], model: object) -> None:
+        self.encode = encode
+        self.model = model
+        self._begun: tuple[str, Future[T]] | None = None
+
+    def start(self, query: str) -> None:
+        # A model not loaded yet loads on the recall's own thread, at its first search: loaded
+        # on the worker, its memory came from the worker's own malloc arena, and the process
+        # peaked ~25 MB higher (10k memories, 100 recalls: 333-347 MB against 318).
+        if getattr(self.model, "loaded", True):
+            self._begun = (query, _pool().submit(self.encode, query))
+
+    def __call__(self, query: str) -> T:
+        """The encoding of this query: the one begun ahead if it was of the same text (a
+        search without a speaker's name asks for another), else made now."""
+        begun, self._begun = self._begun, None
+        if begun is not None and begun[0] == query:
+            return begun[1].result()
+        return self.encode(query)

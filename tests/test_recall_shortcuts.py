@@ -1,0 +1,136 @@
+"""Recall's shortcuts change no result: each brief read once a recall, the query encoded ahead."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.indexes.catalog import Brief, Catalog
+from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.sparse import HashingSparse
+from brain.recall.ahead import Ahead
+from brain.recall.rank import Briefs
+
+TALKS = {
+    "Knowledge/Talks": [
+        "Caroline: I went to the pottery workshop downtown.",
+        "Melanie: Caroline, how was it?",
+        "Caroline: Yes, last Tuesday! I made a lopsided bowl.",
+        "Melanie: Next time bring it to the lake.",
+    ],
+    "Knowledge/Trips": [
+        "Ana: The train to Lisbon was delayed by an hour.",
+        "Ben: Then we missed the museum, sadly.",
+        "Ana: Next year we book the train earlier.",
+    ],
+}
+ASKED = [
+    ("When did Caroline go to the pottery workshop?", "hybrid"),
+    ("What did Melanie say about the lake?", "hybrid"),
+    ("train delayed Lisbon", "hybrid"),
+    ("museum", "text"),
+    ("the bowl she made", "vector"),
+    ("train museum", "sparse"),
+]
+
+
+@pytest.fixture
+def talked(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    """Two conversations in two nodes (turns a millisecond apart, so neighbours lend), a
+    corrected note and a note on its own."""
+    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
+    for node, turns in TALKS.items():
+        for turn in turns:
+            clock.set(clock.now() + timedelta(milliseconds=1))
+            b.remember(turn, node=node)
+        clock.set(clock.now() + timedelta(hours=2))
+    old = b.remember("The lake trip is in May", title="Lake trip")
+    b.correct(old.id, "The lake trip is in June")
+    b.remember("Caroline paints the lake at sunrise", title="Caroline")
+    yield b
+    b.close()
+
+
+def _answers(brain: Brain) -> list[Any]:
+    out = []
+    for query, mode in ASKED:
+        for hit in brain.recall(query, k=8, mode=mode, explain=True):
+            out.append((query, hit.id, hit.score, hit.snippet, hit.flags, hit.explain))
+    return out
+
+
+def test_the_shortcuts_change_no_hit_nor_score(
+    talked: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _answers(talked)
+    assert len({row[0] for row in fast}) == len(ASKED)  # every query found something
+
+    def every_time(self: Briefs, ids: Sequence[str]) -> dict[str, Brief]:
+        return self.catalog.briefs(list(dict.fromkeys(ids)))
+
+    monkeypatch.setattr(Briefs, "of", every_time)  # read afresh at each ask, as before
+    monkeypatch.setattr(Ahead, "start", lambda self, query: None)  # encoded when searched
+    assert _answers(talked) == fast
+
+
+def test_a_brief_is_read_once_a_recall(talked: Brain) -> None:
+    asked: list[str] = []
+
+    class Counting(Catalog):
+        def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
+            asked.extend(ids)
+            return super().briefs(ids)
+
+    catalog = Counting(talked.caches.catalog.path)
+    some = catalog.object_ids()[:3]
+    briefs = Briefs(catalog)
+    first = briefs.of([*some, "no-such-id"])
+    assert briefs.of(["no-such-id", some[0]]) == {some[0]: first[some[0]]}
+    assert set(first) == set(some) and sorted(asked) == sorted([*some, "no-such-id"])
+    catalog.close()
+
+
+def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
+    calls: list[tuple[str, str]] = []
+
+    def encode(text: str) -> str:
+        calls.append((text, threading.current_thread().name))
+        return text.upper()
+
+    ahead = Ahead(encode, model=None)
+    ahead.start("otters")
+    assert ahead("otters") == "OTTERS"
+    assert ahead("otters") == "OTTERS"  # taken once: then made here
+    me = threading.current_thread().name
+    assert calls == [("otters", calls[0][1]), ("otters", me)] and calls[0][1] != me
+    ahead.start("otters")
+    assert ahead("herons") == "HERONS"  # another text (a name taken out): made here
+    assert ("herons", me) in calls
+
+    class Unloaded:
+        loaded = False
+
+    calls.clear()
+    later = Ahead(encode, model=Unloaded())
+    later.start("otters")  # a model that is not loaded yet loads on the caller's thread
+    assert later("otters") == "OTTERS" and calls == [("otters", me)]
+
+
+def test_a_forked_child_encodes_ahead_on_its_own_worker() -> None:
+    ahead = Ahead(str.upper, model=None)
+    ahead.start("warm")  # the parent's worker exists now
+    assert ahead("warm") == "WARM"
+    child = os.fork()
+    if child == 0:  # pragma: no cover (runs in the forked child)
+        ahead.start("otters")
+        os._exit(0 if ahead("otters") == "OTTERS" else 1)
+    _pid, status = os.waitpid(child, 0)  # a hang here: the child waited on the parent's worker
+    assert os.waitstatus_to_exitcode(status) == 0
