@@ -111,7 +111,7 @@ def main() -> None:
         client = DaemonClient.connect(root)
         request: dict[str, Any] = {"session": new_id(T0), "partition": "main", "tool": "recall"}
         during: list[float] = []
-        while not (first := client.call("status").get("last_catch_up")):
+        while not (first := client.call("status").get("first_catch_up")):
             start = time.perf_counter()
             query = QUERIES[len(during) % len(QUERIES)]
             client.call("mcp", {**request, "arguments": {"query": query}})

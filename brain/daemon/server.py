@@ -266,9 +266,12 @@ class Daemon:
         if caches.vectors_on:
             with contextlib.suppress(BrainError):  # stale: reindexed at the next flush
                 vectors = {"kind": caches.vectors.kind(), "size": len(caches.vectors)}
-        last = dict(self.watcher.last_catch_up) if self.watcher is not None else {}
+        watcher = self.watcher
+        last = dict(watcher.last_catch_up) if watcher is not None else {}
+        first = dict(watcher.first_catch_up) if watcher is not None else {}
         return {"memories": caches.catalog.note_count(), "vectors": vectors,
-                "last_catch_up": last, "walks": self.brain.walks}  # fmt: skip
+                "last_catch_up": last, "first_catch_up": first,
+                "walks": self.brain.walks}  # fmt: skip
 
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:

@@ -54,6 +54,7 @@ class Watcher:
     # The last catch-up of the vault: how (`paths`, `walk` or `walk aside`), files named, ms,
     # files changed.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict)
+    first_catch_up: dict[str, float | int | str] = field(default_factory=dict)  # the same, kept
     # From this many files (as the last walk counted them) the first full walk runs aside.
     walk_aside_above: int = QUICK_ABOVE
     _events: queue.Queue[tuple[str, str]] = field(default_factory=queue.Queue)
@@ -175,6 +176,8 @@ class Watcher:
         changed = len(found.changed) + len(found.removed) + len(found.broken)
         self.last_catch_up = {"how": how, "paths": paths, "changed": changed,
                               "ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip
+        if not self.first_catch_up:
+            self.first_catch_up = self.last_catch_up
         if self.on_catch_up and changed:
             self.on_catch_up(found)
 
