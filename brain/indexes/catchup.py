@@ -215,18 +215,25 @@ WALKED = "walked"  # info key: when the last full walk was, and how many files i
 def walked_lately(catalog: Catalog, now: datetime) -> bool:
     """Whether the folders recorded by the last full walk may stand in for a walk now: it
     was recent, and the vault is big enough for a walk to cost more than a look at folders."""
-    when, _, files = (catalog.info(WALKED) or "").partition(" ")
-    try:
-        age = (now - parse_iso(when)).total_seconds()
-        return 0 <= age < FULL_WALK_EVERY and int(files) >= QUICK_ABOVE
-    except ValueError:
+    when, files = _last_walk(catalog)
+    if when is None:
         return False
+    age = (now - when).total_seconds()
+    return 0 <= age < FULL_WALK_EVERY and files >= QUICK_ABOVE
 
 
 def walked_files(catalog: Catalog) -> int:
     """How many files the last full walk found (0: no walk recorded)."""
-    files = (catalog.info(WALKED) or "").partition(" ")[2]
-    return int(files) if files.isdigit() else 0
+    return _last_walk(catalog)[1]
+
+
+def _last_walk(catalog: Catalog) -> tuple[datetime | None, int]:
+    """When the last full walk was and how many files it found, as `record_walk` wrote it."""
+    when, _, files = (catalog.info(WALKED) or "").partition(" ")
+    try:
+        return parse_iso(when), int(files)
+    except ValueError:
+        return None, 0
 
 
 def record_walk(
