@@ -87,6 +87,7 @@ _INDEXES = [
     "CREATE INDEX IF NOT EXISTS objects_parent ON objects(tenant, parent)",
     "CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(tenant, supersedes)",
     "CREATE INDEX IF NOT EXISTS objects_order ON objects(tenant, partition, node, id)",
+    "CREATE INDEX IF NOT EXISTS objects_created ON objects(tenant, partition, created)",
     "CREATE INDEX IF NOT EXISTS relations_source ON relations(tenant, source)",
     "CREATE INDEX IF NOT EXISTS relations_target ON relations(tenant, target)",
     "CREATE INDEX IF NOT EXISTS node_notes_node ON node_notes(tenant, partition, node, day)",

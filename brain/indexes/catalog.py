@@ -52,6 +52,7 @@ CREATE INDEX IF NOT EXISTS objects_parent ON objects(parent);
 CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(supersedes);
 CREATE INDEX IF NOT EXISTS objects_status ON objects(status);
 CREATE INDEX IF NOT EXISTS objects_order ON objects(partition, node, id, status, visibility, kind);
+CREATE INDEX IF NOT EXISTS objects_created ON objects(partition, created);
 CREATE TABLE IF NOT EXISTS relations (
     source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL, weight REAL
 );

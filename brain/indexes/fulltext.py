@@ -43,6 +43,7 @@ class Filters:
     exclude_status: tuple[str, ...] = ("superseded",)
     visibility: tuple[str, ...] | None = None  # None: any
     kinds: tuple[str, ...] | None = None
+    ids: frozenset[str] | None = None  # only these objects (the memories of a named time)
 
 
 def node_prefixes(node: str) -> list[str]:
@@ -275,6 +276,8 @@ class FullText:
             clauses.append((t.Occur.Must, any_of("visibility", filters.visibility)))
         if filters.kinds is not None:
             clauses.append((t.Occur.Must, any_of("kind", filters.kinds)))
+        if filters.ids is not None:
+            clauses.append((t.Occur.Must, any_of("id", sorted(filters.ids))))
         return clauses
 
     def stored(self, object_id: str) -> dict[str, str] | None:

@@ -68,6 +68,9 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
         if allowed is not None:
             where.append(f"{name} IN ({','.join('?' * len(allowed))})")
             params += list(allowed)
+    if filters.ids is not None:
+        where.append(f"id IN ({_marks(sorted(filters.ids)) or 'NULL'})")
+        params += sorted(filters.ids)
     return " AND ".join(where), params
 
 
@@ -283,6 +286,14 @@ class Queries:
         """The sections (`<note id>#<n>`) of a note, in no particular order."""
         query = f"SELECT {_BRIEF} FROM objects WHERE note_id=? AND id!=note_id"
         return [Brief(*row) for row in self.db.execute(query, (note_id,))]
+
+    def written_between(self, partition: str, start: str, end: str, n: int) -> list[Brief]:
+        """Up to n objects of the partition `created` in [start, end) (ISO text), in no
+        particular order: the memories of a time a query names (recall/when.py)."""
+        query = (
+            f"SELECT {_BRIEF} FROM objects WHERE partition=? AND created>=? AND created<? LIMIT ?"
+        )
+        return [Brief(*row) for row in self.db.execute(query, (partition, start, end, n))]
 
     def written_near(
         self, brief: Brief, low: str, high: str, n: int

@@ -44,6 +44,7 @@ class Ahead(Generic[T]):
         self.encode = encode
         self.model = model
         self._begun: tuple[str, Future[T]] | None = None
+        self._last: tuple[str, T] | None = None  # a second search of the same text reuses it
 
     def start(self, query: str) -> None:
         # A model not loaded yet loads on the recall's own thread, at its first search: loaded
@@ -57,5 +58,7 @@ class Ahead(Generic[T]):
         search without a speaker's name asks for another), else made now."""
         begun, self._begun = self._begun, None
         if begun is not None and begun[0] == query:
-            return begun[1].result()
-        return self.encode(query)
+            self._last = (query, begun[1].result())
+        elif self._last is None or self._last[0] != query:
+            self._last = (query, self.encode(query))
+        return self._last[1]

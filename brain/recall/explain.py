@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from brain.indexes.catalog import Brief
-from brain.recall.rank import STATUS_PRIOR, WEIGHTS
+from brain.recall.rank import STATUS_PRIOR, WEIGHTS, Scale, Then, share
 
 
 def explain(
@@ -17,11 +17,12 @@ def explain(
     contexted: Sequence[tuple[str, float]],
     rows: dict[str, Brief],
     ids: Sequence[str],
-    scaled: dict[str, tuple[float, float]] | None = None,
+    scaled: dict[str, Scale] | None = None,
+    then: Then | None = None,
 ) -> dict[str, dict[str, Any]]:
     """For each of `ids`: per retriever its rank (1 = best, None: not found), score, weight,
     what neighbour context added and what it added to the fused score (`share`: weight ×
-    (score − cut) / span, from rank.scales; 0 when not found); the fused score (the sum of the
+    (score − cut) / span, rank.share; 0 when not found); the fused score (the sum of the
     shares); what the memories written with it added (`context`); the status prior it was
     multiplied by."""
     own = {r.name: r.last.own for r in retrievers if getattr(r, "last", None) is not None}
@@ -39,9 +40,9 @@ def explain(
             if len(lists) > 1:
                 entry["weight"] = WEIGHTS.get(name, 1.0)
                 if scaled and name in scaled:
-                    cut, span = scaled[name]
-                    share = entry["weight"] * (score - cut) / span if score is not None else 0.0
-                    entry["share"] = _round(share)
+                    there = (then or {}).get(name)
+                    part = share(scaled[name], oid, score, there) if score is not None else 0.0
+                    entry["share"] = _round(entry["weight"] * part)
             if score is not None and name in own:  # what neighbour context added
                 entry["neighbours"] = _round(score - own[name].get(oid, 0.0))
             per[name] = entry

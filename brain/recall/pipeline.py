@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
@@ -11,25 +12,35 @@ from brain.model import Hit
 from brain.notes import corrections, defining
 from brain.recall import names as naming
 from brain.recall.names import query_names, speakers, subjects, with_names, without
+from brain.recall.neighbours import Blend
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
     Briefs,
     Retriever,
+    Then,
     VectorRetriever,
     fuse,
+    passes,
     rank,
     scales,
     to_hit,
     with_context,
 )
-from brain.recall.when import parse_time, with_time
+from brain.recall.when import Window, parse_time, with_time
 from brain.scoping import resolve_scope
 from brain.vault.archive import check_recallable
 from brain.vault.paths import check_node
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from brain.context import Context
+
+# A named time is looked at when at most this many memories were written then: each retriever
+# is handed their ids as a filter, whose cost grows with them. Not tuned: on the LoCoMo dev
+# split 200 and 1,000 give the same rankings (docs/benchmarks.md).
+WINDOW_MOST = 1000
 
 
 def recall(
@@ -86,23 +97,32 @@ def recall(
         where = naming.kept_to(filters, people, titles, read.of(_ids(lists)))
     common = [n for n in talking if brain.caches.fulltext.share(n, where) >= naming.COMMON]
     rest = without(query, common) if common else None
+
+    def asked(r: Retriever) -> tuple[str, Filters]:  # each retriever's words and filters
+        stripped = rest is not None and r.name in naming.STRIP_NAMES
+        return (rest or query, where) if stripped else (query, filters)
+
     if rest is not None and first.name in naming.STRIP_NAMES:
         lists[first.name] = first.search(rest, depth, where)
     for r in others:
-        if rest is not None and r.name in naming.STRIP_NAMES:
-            lists[r.name] = r.search(rest, depth, where)
-        else:
-            lists[r.name] = r.search(query, depth, filters)
+        words, allowed = asked(r)
+        lists[r.name] = r.search(words, depth, allowed)
+    floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
+    scaled = scales(lists, floors, depth)
+    # A time the query names ("on 9 November, 2022", "last week") is a place to look (each
+    # retriever lists its best memories of that time too), and what was said then is lifted.
+    window = parse_time(query, brain.clock.now())
+    said = _written_then(brain, window, filters, read) if len(lists) > 1 else frozenset()
+    then = _look_then(retrievers, lists, said, asked, depth, floors) if said else {}
     if names:
         titles = brain.caches.catalog.titles(_ids(lists))
         people = subjects(names, titles)
-    floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
-    plain = fused = fuse(lists, floors, depth) if len(lists) > 1 else next(iter(lists.values()))
+    plain = fused = (
+        fuse(lists, scaled=scaled, then=then) if len(lists) > 1 else next(iter(lists.values()))
+    )
     briefs = read.of([oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
-    # A time the query names ("on 9 November, 2022", "last week") lifts what was said then.
-    window = parse_time(query, brain.clock.now())
     timed, factors = with_time(fused, briefs, window)
     # A person the query names lifts what they said (memories whose title opens with the name).
     named, name_factors = with_names(timed, titles, people)
@@ -123,7 +143,8 @@ def recall(
             fused,
             briefs,
             [o for o, _ in best],
-            scales(lists, floors, depth),
+            scaled,
+            then,
         )
         for oid, entry in why.items() if window else ():  # what the time prior multiplied
             entry["time"] = factors.get(oid, 1.0)
@@ -138,6 +159,54 @@ def recall(
         hit = to_hit(rows[oid], score, body, query, flags.get(oid, ()))
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
+
+
+def _written_then(
+    brain: Context, window: Window | None, filters: Filters, read: Briefs
+) -> frozenset[str]:
+    """The memories the filters allow that were written in the window the query names (with
+    the prior's slack: what happened on a day is often told the day after), or none when it
+    names no time or more than WINDOW_MOST memories were written then."""
+    if window is None or filters.partition is None:
+        return frozenset()
+    found = brain.caches.catalog.written_between(
+        filters.partition, *window.bounds(), WINDOW_MOST + 1
+    )
+    if len(found) > WINDOW_MOST:
+        return frozenset()
+    read.keep(found)
+    return frozenset(b.id for b in found if passes(b, filters))
+
+
+def _look_then(
+    retrievers: list[Retriever],
+    lists: dict[str, list[tuple[str, float]]],
+    said: frozenset[str],
+    asked: Callable[[Retriever], tuple[str, Filters]],
+    depth: int,
+    floors: dict[str, float],
+) -> Then:
+    """Each retriever's best `depth` of the memories `said` (those of a named time), with
+    its own words and filters, added to its list. Each such list is scaled like any other:
+    from its last score when it is full, from the floor when it holds every memory of that
+    time, so a memory its first list cut off counts from the cut of the list that holds it.
+    The first list's neighbour context is kept for --explain, these added."""
+    then: Then = {}
+    for r in retrievers:
+        words, allowed = asked(r)
+        before = getattr(r, "last", None)
+        among = r.search(words, depth, replace(allowed, ids=said))
+        after = getattr(r, "last", None)
+        if before is not None and after is not None:
+            r.last = Blend(before.scores, {**after.own, **before.own})  # type: ignore[attr-defined]
+        if among:
+            then[r.name] = (
+                frozenset(o for o, _ in among),
+                scales({r.name: among}, floors, depth)[r.name][0],
+            )
+            merged = {**dict(among), **dict(lists[r.name])}  # a first score stays
+            lists[r.name] = sorted(merged.items(), key=lambda item: (-item[1], item[0]))
+    return then
 
 
 def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:

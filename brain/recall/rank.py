@@ -46,6 +46,10 @@ class Briefs:
         self.catalog = catalog
         self._read: dict[str, Brief | None] = {}  # None: not in the catalog
 
+    def keep(self, briefs: Sequence[Brief]) -> None:
+        """Briefs read whole elsewhere (a range of the catalog), so no stage reads them again."""
+        self._read.update((b.id, b) for b in briefs)
+
     def of(self, ids: Sequence[str]) -> dict[str, Brief]:
         """The brief of each of these ids that the catalog holds."""
         todo = [oid for oid in dict.fromkeys(ids) if oid not in self._read]
@@ -90,6 +94,7 @@ class TextRetriever:
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         narrow = filters.node or filters.nodes is not None or filters.kinds is not None
+        narrow = narrow or filters.ids is not None
         if self.catalog is None or narrow or len(self.fulltext) < self.filter_above:
             return self.fulltext.search(query, k, filters)
         return filtered(
@@ -144,6 +149,9 @@ def filtered(
     """The best k of an index that knows no filters (faiss, the sparse terms) that pass them:
     a deeper search filtered on the catalog's rows, or, when the filters are narrow, a search
     of exactly the ids they allow (or `again`, an index's own filtered search)."""
+    if filters.ids is not None:  # a few named objects: exactly those that pass
+        named = briefs.of(sorted(filters.ids))
+        return search(k, {oid for oid, row in named.items() if passes(row, filters)})[:k]
     fetch = max(k * 4, 200)
     found = search(fetch, None)
     rows = briefs.of([oid for oid, _ in found])
@@ -156,6 +164,8 @@ def filtered(
 def passes(row: Brief, filters: Filters) -> bool:
     """The same filters the full-text index applies, on a catalog row."""
     if filters.partition is not None and row.partition != filters.partition:
+        return False
+    if filters.ids is not None and row.id not in filters.ids:
         return False
     for nodes in scopes(filters):
         if not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
@@ -171,22 +181,43 @@ def fuse(
     lists: dict[str, list[tuple[str, float]]],
     floors: dict[str, float] | None = None,
     depth: int | None = None,
+    scaled: dict[str, Scale] | None = None,
+    then: Then | None = None,
 ) -> list[tuple[str, float]]:
-    """A weighted sum of each retriever's scores, scaled by `scales`."""
+    """A weighted sum of each retriever's scores, scaled by `scales` (or as `scaled` says)."""
     scores: dict[str, float] = {}
-    for name, (cut, span) in scales(lists, floors, depth).items():
+    for name, scale in (scaled or scales(lists, floors, depth)).items():
         weight = WEIGHTS.get(name, 1.0)
+        there = (then or {}).get(name)
         for oid, score in lists[name]:
-            scores[oid] = scores.get(oid, 0.0) + weight * (score - cut) / span
+            scores[oid] = scores.get(oid, 0.0) + weight * share(scale, oid, score, there)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+# Per retriever, its list of the memories of a time the query names, and that list's cut.
+Then = dict[str, tuple[frozenset[str], float]]
+
+
+def share(
+    scale: Scale, oid: str, score: float, there: tuple[frozenset[str], float] | None = None
+) -> float:
+    """A retriever's score of one memory on its scale, from its list's cut; a memory of its
+    list of a named time counts from that list's cut (recall/pipeline.py `_look_then`)."""
+    cut, span, _floor = scale
+    if there is not None and oid in there[0]:
+        cut = there[1]
+    return (score - cut) / span
+
+
+Scale = tuple[float, float, float]  # the score that counts as nothing, the span, the floor
 
 
 def scales(
     lists: dict[str, list[tuple[str, float]]],
     floors: dict[str, float] | None = None,
     depth: int | None = None,
-) -> dict[str, tuple[float, float]]:
-    """Per retriever, the score that counts as nothing and the span that counts as 1.
+) -> dict[str, Scale]:
+    """Per retriever, the score that counts as nothing, the span that counts as 1, the floor.
 
     The span runs from the retriever's floor (a score that means nothing: 0 for BM25 and the
     sparse terms, the similarity floor for vectors) to its best candidate. A list cut at
@@ -197,14 +228,14 @@ def scales(
     a step in the fused score that no retriever saw. The span is unchanged, so the weights keep
     their meaning (docs/benchmarks.md, "A list cut at its depth").
     """
-    out: dict[str, tuple[float, float]] = {}
+    out: dict[str, Scale] = {}
     for name, ranked in lists.items():
         if not ranked:
             continue
         low = (floors or {}).get(name, 0.0)
         span = (max(s for _, s in ranked) - low) or 1.0
         cut = min(s for _, s in ranked) if depth is not None and len(ranked) >= depth else low
-        out[name] = (cut, span)
+        out[name] = (cut, span, low)
     return out
 
 

@@ -78,6 +78,10 @@ class Window:
     end: date
     said: str
 
+    def bounds(self) -> tuple[str, str]:
+        """The window with its slack as ISO text, for a range of `created`: [start, end)."""
+        return self.start.isoformat(), _shift(self.end, SLACK).isoformat()
+
     def holds(self, created: str) -> bool:
         """Whether an ISO `created` falls in the window or its slack."""
         try:
