@@ -197,3 +197,20 @@ def test_a_field_holding_yaml_is_read_with_the_same_limits() -> None:
     # `prior_status_line` (corrections.py) is YAML inside a note's field: an alias there is refused.
     assert corrections._status_of("status: dormant\n") == "dormant"
     assert corrections._status_of("status: dormant\nx: &a [1]\ny: *a\n") == "active"
+
+
+def test_a_path_is_inside_only_when_it_resolves_below_the_vault(tmp_path: Path) -> None:
+    """`inside` compares resolved paths as text: a sibling whose name extends the vault's
+    (`vault-other`) is outside, and so is anything reached through `..` or a link."""
+    from brain.errors import InvalidInput
+    from brain.vault.paths import inside
+
+    root = tmp_path / "vault"
+    (root / "main" / "Knowledge").mkdir(parents=True)
+    (tmp_path / "vault-other").mkdir()
+    (root / "main" / "away").symlink_to(tmp_path / "vault-other")
+    assert inside(root, "main/Knowledge/a.md") == root.resolve() / "main/Knowledge/a.md"
+    assert inside(root, "") == root.resolve()
+    for escape in ("../vault-other/a.md", "main/away/a.md", "main/../../x.md", "/etc/passwd"):
+        with pytest.raises(InvalidInput, match="leads outside the vault"):
+            inside(root, escape)

@@ -75,41 +75,41 @@ def test_flush_vectors_embeds_in_bounded_batches(
     assert len(brain.caches.vectors) >= 30
 
 
-class Meeting:
-    """A test embedder and a test sparse encoder that wait for each other: each records
-    whether the other reached its first call while it was still in its own."""
+class InTurn:
+    """A test embedder and a test sparse encoder that note the order of their calls and the
+    thread each ran on."""
 
     def __init__(self) -> None:
-        self.embedding, self.encoding = threading.Event(), threading.Event()
-        self.met: list[str] = []
+        self.calls: list[tuple[str, int, str]] = []
         self.vectors, self.terms = HashingEmbedder(), HashingSparse()
         self.name, self.dim = self.vectors.name, self.vectors.dim
 
     def embed(self, texts: Sequence[str]) -> Any:
         if any("kiln" in t for t in texts):  # the block's writes, not a probe or a query
-            self.embedding.set()
-            if self.encoding.wait(timeout=10):  # in turn, never: the encoder runs after us
-                self.met.append("embed")
+            self.calls.append(("embed", len(texts), threading.current_thread().name))
         return self.vectors.embed(texts)
 
     def encode(self, texts: Sequence[str]) -> Any:
         if any("kiln" in t for t in texts):
-            self.encoding.set()
-            if self.embedding.wait(timeout=10):
-                self.met.append("encode")
+            self.calls.append(("encode", len(texts), threading.current_thread().name))
         return self.terms.encode(texts)
 
 
-def test_vectors_and_sparse_terms_are_made_side_by_side(
+def test_vectors_then_sparse_terms_for_each_batch_on_one_worker(
     vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each batch is embedded, then encoded, by the one worker (each model with every core):
+    never both models at once on two cores."""
     monkeypatch.setattr(pipeline, "BATCH", 8)
-    both = Meeting()
+    both = InTurn()
     b = open_vault(vault, clock=clock, embedder=both, sparse=both)
     try:
         with b.bulk():
             ids = [b.remember(f"Memory {n} about the kiln and glaze {n}").id for n in range(30)]
-        assert set(both.met[:2]) == {"embed", "encode"}  # each saw the other at work
+        kinds = [kind for kind, _, _ in both.calls]
+        assert kinds == ["embed", "encode"] * (len(kinds) // 2) and kinds
+        assert [n for _, n, _ in both.calls[0::2]] == [n for _, n, _ in both.calls[1::2]]
+        assert {thread for _, _, thread in both.calls} == {"embed"}  # the worker, not the caller
         # Nothing lost on either side: every memory has its vector and its terms.
         assert not b.caches.vectors_pending()
         assert set(ids) <= set(b.caches.sparse.ids())

@@ -1,11 +1,11 @@
-"""Bulk ingest at the models' pace: queued objects embedded in bounded batches on workers."""
+"""Bulk ingest at the models' pace: queued objects embedded in bounded batches on a worker."""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,15 +25,17 @@ Batch = tuple[list[str], list[tuple[str, str, str]]]  # ids to remove; (id, hash
 
 
 class VectorPipeline:
-    """While a bulk block writes files, catalog and full text on the caller's thread, workers
-    embed the vector queue batch by batch: one adds MiniLM's vectors to the vector index, and,
-    with `sparse`, another SPLADE's terms to the sparse index, each batch on both at once.
+    """While a bulk block writes files, catalog and full text on the caller's thread, a worker
+    embeds the vector queue batch by batch: MiniLM's vectors into the vector index, then, with
+    `sparse`, SPLADE's terms into the sparse index.
 
-    Two encoders one after the other made ingest wait for their sum; side by side it waits for
-    the slower (docs/benchmarks.md, "Ingest with SPLADE on"). Each worker owns its index; the
-    caller's thread owns the catalog: it takes batches off the queue (`feed`, after each write)
-    and dequeues them once both workers are done (`finish`). The index is saved once, at the
-    end; a crash before leaves the queue in place, and the caches keep what was paid for.
+    One encoder after the other, each with every core: side by side, each with every core,
+    they fought for two cores and ingest ran 10-25% slower on an idle machine (each model
+    alone on one thread did no better: docs/benchmarks.md, "Ingest: the encoders in turn").
+    The worker owns both indexes; the caller's thread owns the catalog: it takes batches off
+    the queue (`feed`, after each write) and dequeues them once the worker is done (`finish`).
+    The index is saved once, at the end; a crash before leaves the queue in place, and the
+    caches keep what was paid for.
     """
 
     def __init__(
@@ -50,22 +52,12 @@ class VectorPipeline:
         self.batch = batch
         self.sparse = sparse  # terms beside the vectors
         self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
-        self._taken = 0  # the last queue sequence number handed to the workers
+        self._taken = 0  # the last queue sequence number handed to the worker
         self._new = 0  # queue entries written since then (counted, not queried)
         self._failed: list[BaseException] = []
-        jobs = [self._vectors] + ([self._terms] if sparse is not None else [])
-        # A queue per worker, each bounded: a batch waits for the slower one, memory stays
-        # at a few batches whichever it is.
-        self._lanes = [
-            (queue.Queue[Batch | None](maxsize=DEPTH), job, name)
-            for job, name in zip(jobs, ("embed", "encode"), strict=False)
-        ]
-        self._workers = [
-            threading.Thread(target=self._run, args=(lane, job), name=name, daemon=True)
-            for lane, job, name in self._lanes
-        ]
-        for worker in self._workers:
-            worker.start()
+        self._lane = queue.Queue[Batch | None](maxsize=DEPTH)  # bounded: so is memory
+        self._worker = threading.Thread(target=self._run, name="embed", daemon=True)
+        self._worker.start()
 
     def on_change(self, objects: Sequence[Any], gone: Sequence[str]) -> None:
         """A cache listener: count what was queued; hand over a batch once there is one."""
@@ -74,7 +66,7 @@ class VectorPipeline:
             self.feed()
 
     def feed(self) -> None:
-        """Hand what is queued to the workers, `batch` entries at a time."""
+        """Hand what is queued to the worker, `batch` entries at a time."""
         self._raise()
         rows = list(self.catalog.db.execute(
             "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
@@ -93,12 +85,11 @@ class VectorPipeline:
                     data = json.loads(doc)
                     items.append((oid, data["hash"], data["text"]))
             self.sizes.append(len(chunk))
-            for lane, _job, _name in self._lanes:
-                lane.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
+            self._lane.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
             self._taken = chunk[-1][0]
 
     def finish(self) -> int:
-        """Hand over the rest, wait for the workers, save the index, dequeue; how many entries."""
+        """Hand over the rest, wait for the worker, save the index, dequeue; how many entries."""
         try:
             self.feed()
         finally:
@@ -110,18 +101,18 @@ class VectorPipeline:
         return sum(self.sizes)
 
     def stop(self) -> None:
-        """Leave after an error: the workers end, the queue stays for the next flush."""
-        for lane, _job, _name in self._lanes:
-            lane.put(None)
-        for worker in self._workers:
-            worker.join()
+        """Leave after an error: the worker ends, the queue stays for the next flush."""
+        self._lane.put(None)
+        self._worker.join()
 
-    def _run(self, lane: queue.Queue[Batch | None], job: Callable[[Batch], None]) -> None:
-        while (batch := lane.get()) is not None:
+    def _run(self) -> None:
+        while (batch := self._lane.get()) is not None:
             if self._failed:
                 continue  # drain: the caller sees the error at its next feed
             try:
-                job(batch)
+                self._vectors(batch)
+                if self.sparse is not None:
+                    self._terms(batch)
             except BaseException as exc:  # handed to the caller's thread
                 self._failed.append(exc)
 
