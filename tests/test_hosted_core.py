@@ -216,3 +216,27 @@ def test_the_learned_sparse_terms_on_either_storage(
     assert b.recall("otters holding hands", mode="sparse") == []
     assert len(b.caches.sparse) == held + 1  # forgotten from the terms at once
     b.close()
+
+
+def test_a_named_day_is_looked_at_and_keeps_its_private_notes_from_a_model(
+    any_brain: Brain, clock: FixedClock
+) -> None:
+    """The memories of a day the query names are searched too (recall/pipeline.py): one that
+    every first list cut off is found, on either storage; one made private never reaches a
+    model, by that road either."""
+    from datetime import UTC, datetime
+
+    clock.set(datetime(2023, 4, 1, 8, 0, tzinfo=UTC))
+    for i in range(60):  # more than a retriever's 50 candidates, all about the query's words
+        clock.set(clock.now() + timedelta(minutes=5))
+        any_brain.remember(f"Keeper {i} logs the lighthouse weather at dawn", title=f"Log {i}")
+    clock.set(datetime(2023, 5, 9, 18, 0, tzinfo=UTC))
+    said = any_brain.remember("Fog rolled over the lighthouse all evening", title="Evening fog")
+    secret = any_brain.remember("Fog over the lighthouse hid where I keep the key", title="Key")
+    any_brain.set_field(secret.id, "visibility", "private")
+    clock.set(datetime(2023, 6, 1, 9, 0, tzinfo=UTC))
+    query = "What did the keeper log about the lighthouse weather on 9 May, 2023?"
+    person = [h.id for h in any_brain.recall(query, k=10)]
+    assert said.id in person and secret.id in person
+    model = [h.id for h in any_brain.at(for_model=True).recall(query, k=10)]
+    assert said.id in model and secret.id not in model

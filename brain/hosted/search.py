@@ -76,7 +76,7 @@ class PgFullText(FullText):
         terms = or_query(query)
         if not terms or k <= 0:
             return []
-        where, params = filter_sql(filters)
+        where, params = filter_sql(filters, "o.id")
         where = "true" + where[1:]  # filter_sql opens with SQLite's `1`
         rows = self.db.execute(
             "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
@@ -92,7 +92,7 @@ class PgFullText(FullText):
         words = [w for w in content_words(word) if _WORD.fullmatch(w)]
         if not words:
             return 0.0
-        where, params = filter_sql(filters)
+        where, params = filter_sql(filters, "o.id")
         where = "true" + where[1:]
         row = self.db.execute(
             "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "

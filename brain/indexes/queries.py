@@ -51,8 +51,9 @@ def scopes(filters: Filters) -> list[tuple[str, ...]]:
     return found
 
 
-def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
-    """The filters as a WHERE clause over the catalog's objects."""
+def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]:
+    """The filters as a WHERE clause over the catalog's objects (`id_column`: their id where
+    another table joined holds an `id` too)."""
     where, params = ["1"], []
     if filters.partition is not None:
         where.append("partition=?")
@@ -69,7 +70,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
             where.append(f"{name} IN ({','.join('?' * len(allowed))})")
             params += list(allowed)
     if filters.ids is not None:
-        where.append(f"id IN ({_marks(sorted(filters.ids)) or 'NULL'})")
+        where.append(f"{id_column} IN ({_marks(sorted(filters.ids)) or 'NULL'})")
         params += sorted(filters.ids)
     return " AND ".join(where), params
 
