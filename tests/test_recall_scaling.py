@@ -23,7 +23,7 @@ TEXT = [("answer", 6.0), ("last", 1.0)]
 def test_a_memory_below_a_full_lists_cut_counts_as_its_last() -> None:
     lists = {"text": TEXT, "sparse": SPARSE}
     # Cut at depth 3: `last` is worth no more to the sparse list than `answer`, just below it.
-    assert scales(lists, depth=3)["sparse"] == (8.5, 10.0, 0.0)
+    assert scales(lists, depth=3)["sparse"] == (8.5, 10.0)
     fused = dict(fuse(lists, depth=3))
     assert fused["answer"] > fused["last"]
     assert fused["last"] == pytest.approx(0.6 * 1.0 / 6.0)  # its sparse share is nothing
@@ -35,15 +35,15 @@ def test_a_memory_below_a_full_lists_cut_counts_as_its_last() -> None:
 def test_a_list_shorter_than_its_depth_counts_from_the_floor() -> None:
     lists = {"text": TEXT, "sparse": SPARSE}
     # Everything the sparse terms matched is there: an absent memory truly scores nothing.
-    assert scales(lists, depth=50) == {"text": (0.0, 6.0, 0.0), "sparse": (0.0, 10.0, 0.0)}
+    assert scales(lists, depth=50) == {"text": (0.0, 6.0), "sparse": (0.0, 10.0)}
     assert fuse(lists, depth=50) == fuse(lists)
     # The vectors' floor is a similarity that means nothing; a full list is cut above it.
     vector = [("a", 0.8), ("b", 0.5)]
     assert scales({"vector": vector}, {"vector": 0.2}, depth=5) == {
-        "vector": (0.2, 0.6000000000000001, 0.2)
+        "vector": (0.2, 0.6000000000000001)
     }
     assert scales({"vector": vector}, {"vector": 0.2}, depth=2) == {
-        "vector": (0.5, 0.6000000000000001, 0.2)
+        "vector": (0.5, 0.6000000000000001)
     }
 
 

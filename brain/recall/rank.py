@@ -203,13 +203,13 @@ def share(
 ) -> float:
     """A retriever's score of one memory on its scale, from its list's cut; a memory of its
     list of a named time counts from that list's cut (recall/pipeline.py `_look_then`)."""
-    cut, span, _floor = scale
+    cut, span = scale
     if there is not None and oid in there[0]:
         cut = there[1]
     return (score - cut) / span
 
 
-Scale = tuple[float, float, float]  # the score that counts as nothing, the span, the floor
+Scale = tuple[float, float]  # the score that counts as nothing, the span that counts as 1
 
 
 def scales(
@@ -217,7 +217,7 @@ def scales(
     floors: dict[str, float] | None = None,
     depth: int | None = None,
 ) -> dict[str, Scale]:
-    """Per retriever, the score that counts as nothing, the span that counts as 1, the floor.
+    """Per retriever, the score that counts as nothing and the span that counts as 1.
 
     The span runs from the retriever's floor (a score that means nothing: 0 for BM25 and the
     sparse terms, the similarity floor for vectors) to its best candidate. A list cut at
@@ -235,7 +235,7 @@ def scales(
         low = (floors or {}).get(name, 0.0)
         span = (max(s for _, s in ranked) - low) or 1.0
         cut = min(s for _, s in ranked) if depth is not None and len(ranked) >= depth else low
-        out[name] = (cut, span, low)
+        out[name] = (cut, span)
     return out
 
 
