@@ -15,9 +15,10 @@ from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.fulltext import Filters
 from brain.indexes.sparse import HashingSparse
 from brain.recall.ahead import Ahead
-from brain.recall.rank import Briefs
+from brain.recall.rank import Briefs, filtered
 
 TALKS = {
     "Knowledge/Talks": [
@@ -96,6 +97,38 @@ def test_a_brief_is_read_once_a_recall(talked: Brain) -> None:
     assert briefs.of(["no-such-id", some[0]]) == {some[0]: first[some[0]]}
     assert set(first) == set(some) and sorted(asked) == sorted([*some, "no-such-id"])
     catalog.close()
+
+
+class _Rows:
+    """A catalog of 200 memories for `filtered`: those named in `hidden` are superseded."""
+
+    def __init__(self, hidden: set[str]) -> None:
+        self.hidden = hidden
+        self.asked: list[str] = []
+
+    def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
+        self.asked.extend(ids)
+        status = {oid: "superseded" if oid in self.hidden else "active" for oid in ids}
+        return {
+            oid: Brief(oid, "main", "Inbox", status[oid], "normal", "memory", "", None)
+            for oid in ids
+        }
+
+
+def test_filtered_reads_the_rows_of_the_best_few_unless_too_few_pass() -> None:
+    found = [(f"m{i:03}", 1.0 - i / 1000) for i in range(200)]
+    filters = Filters(partition="main")
+
+    everyone = _Rows(set())
+    kept = filtered(Briefs(everyone), lambda n, _allowed: found[:n], 50, filters)  # type: ignore[arg-type]
+    assert kept == found[:50]
+    assert everyone.asked == [oid for oid, _ in found[:62]]  # 50 and a quarter, not all 200
+
+    hidden = {oid for oid, _ in found[:40:2]} | {oid for oid, _ in found[100:]}
+    some = _Rows(hidden)
+    kept = filtered(Briefs(some), lambda n, _allowed: found[:n], 50, filters)  # type: ignore[arg-type]
+    assert kept == [(oid, s) for oid, s in found if oid not in hidden][:50]  # as reading all
+    assert some.asked == [oid for oid, _ in found]
 
 
 def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:

@@ -250,7 +250,7 @@ class Catalog(Queries):
                 f"WHERE id IN ({marks})"
             )
             for row in self.db.execute(query, batch):
-                out[row[0]] = Brief(*row)
+                out[row[0]] = Brief._make(row)
         return out
 
     def titles(self, ids: Sequence[str]) -> dict[str, str]:

@@ -62,6 +62,18 @@ def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]
         where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
         for n in nodes:
             params += [n, n.replace("%", r"\%") + "/%"]
+    shown, shown_params = shown_sql(filters)
+    where += shown
+    params += shown_params
+    if filters.ids is not None:
+        where.append(f"{id_column} IN ({_marks(sorted(filters.ids)) or 'NULL'})")
+        params += sorted(filters.ids)
+    return " AND ".join(where), params
+
+
+def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
+    """The filters on a memory's own fields (status, visibility, kind) as WHERE conditions."""
+    where, params = [], []
     if filters.exclude_status:
         where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
         params += list(filters.exclude_status)
@@ -69,10 +81,7 @@ def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]
         if allowed is not None:
             where.append(f"{name} IN ({','.join('?' * len(allowed))})")
             params += list(allowed)
-    if filters.ids is not None:
-        where.append(f"{id_column} IN ({_marks(sorted(filters.ids)) or 'NULL'})")
-        params += sorted(filters.ids)
-    return " AND ".join(where), params
+    return where, params
 
 
 class Queries:
@@ -297,29 +306,27 @@ class Queries:
         return [Brief(*row) for row in self.db.execute(query, (partition, start, end, n))]
 
     def written_near(
-        self, brief: Brief, low: str, high: str, n: int
-    ) -> tuple[list[Brief], list[Brief]]:
-        """Up to n objects (not sections) of the same partition and node written just before
-        this one and just after it, nearest first, ids within [low, high): its neighbours.
-        Read from the `objects_order` index alone; `created` and `defining` are left empty."""
+        self, brief: Brief, low: str, high: str, n: int, filters: Filters
+    ) -> tuple[list[str], list[str]]:
+        """The ids of up to n objects (not sections) of the same partition and node written
+        just before this one and just after it, nearest first, ids within [low, high), that
+        the filters' status, visibility and kinds let through: its neighbours. Read from the
+        `objects_order` index alone."""
+        shown, params = shown_sql(filters)
+        where = "".join(f" AND {condition}" for condition in shown)
         side = (
-            "SELECT id, status, visibility, kind FROM objects "
-            "WHERE partition=? AND node=? AND instr(id, '#')=0 "
+            "SELECT id FROM objects "
+            "WHERE partition=? AND node=? AND instr(id, '#')=0" + where + " "
             "AND id {} ? AND id {} ? ORDER BY id {} LIMIT ?"
         )
         query = (
             f"SELECT * FROM ({side.format('<', '>=', 'DESC')}) "
             f"UNION ALL SELECT * FROM ({side.format('>', '<', 'ASC')})"
         )
-        where, node = brief.partition, brief.node
-        args = (where, node, brief.id)
-        rows = [
-            Brief(oid, where, node, status, visibility, kind, "", None)
-            for oid, status, visibility, kind in self.db.execute(
-                query, (*args, low, n, *args, high, n)
-            )
-        ]
-        return [b for b in rows if b.id < brief.id], [b for b in rows if b.id > brief.id]
+        args = (brief.partition, brief.node, *params, brief.id)
+        me = brief.id
+        found = [oid for (oid,) in self.db.execute(query, (*args, low, n, *args, high, n))]
+        return [oid for oid in found if oid < me], [oid for oid in found if oid > me]
 
     # the session gate's briefing, upkeep and cues (a partition's notes; `normal_only` for a model)
     def _in_partition(

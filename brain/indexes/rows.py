@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,9 @@ class ObjectRow:
         return cls(*values)
 
 
-@dataclass(frozen=True)
-class Brief:
-    """The few fields ranking and filtering need, read without decoding JSON."""
+class Brief(NamedTuple):
+    """The few fields ranking and filtering need, read without decoding JSON. A tuple: a recall
+    reads hundreds (at 10k memories ~700), and a frozen dataclass took 4x as long to make."""
 
     id: str
     partition: str

@@ -23,7 +23,7 @@ WINDOW = 2
 GAP_MS = 60_000
 VECTOR_BLEND = 1.0  # a vector plus this times its neighbours' mean, renormalised
 TEXT_BLEND = 0.5  # a BM25 score plus this times its neighbours' mean score
-_SLACK = 2  # extra rows fetched, for neighbours the filters hide
+_SLACK = 2  # extra rows fetched when neighbours must also be among named ids (`Filters.ids`)
 DEPTH = 30  # the neighbourhoods of this many of each retriever's best candidates are read
 
 
@@ -74,12 +74,14 @@ class Neighbourhood:
             me = run.index(brief.id)
             return run[max(0, me - reach) : me + reach + 1]
         millis = _millis(brief.id)
+        extra = _SLACK if filters.ids is not None else 0  # the named ones are kept below
         before, after = self.catalog.written_near(
-            brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + _SLACK
+            brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + extra, filters
         )
-        earlier = [b.id for b in before if passes(b, filters)][:reach]
-        later = [b.id for b in after if passes(b, filters)][:reach]
-        return [*reversed(earlier), brief.id, *later]
+        if filters.ids is not None:
+            before = [oid for oid in before if oid in filters.ids]
+            after = [oid for oid in after if oid in filters.ids]
+        return [*reversed(before[:reach]), brief.id, *after[:reach]]
 
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -94,11 +96,14 @@ def _millis(object_id: str) -> int:
         return 0
 
 
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # ten bits, two characters
+
+
 def _ulid_at(millis: int) -> str:
     """The smallest ULID of this millisecond: a bound for a range of ids."""
-    millis = max(0, millis)
-    head = "".join(_CROCKFORD[(millis >> shift) & 31] for shift in range(45, -5, -5))
-    return head + "0" * 16
+    m = max(0, millis)
+    head = _PAIRS[(m >> 40) & 1023] + _PAIRS[(m >> 30) & 1023] + _PAIRS[(m >> 20) & 1023]
+    return head + _PAIRS[(m >> 10) & 1023] + _PAIRS[m & 1023] + "0" * 16
 
 
 @dataclass
@@ -151,18 +156,17 @@ def blend_vectors(
     if not names:
         return Blend([], {})
     row = {oid: i for i, oid in enumerate(vectors)}
-    matrix = np.stack(list(vectors.values()))
-    width = max(1, max(len(around.get(oid, ())) for oid in names))
-    slots = np.zeros((len(names), width), dtype=np.int64)
-    mask = np.zeros((len(names), width), dtype=np.float32)
-    for i, oid in enumerate(names):
-        near = [row[n] for n in around.get(oid, ()) if n in row]
-        slots[i, : len(near)] = near
-        mask[i, : len(near)] = 1.0
-    counts = np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
-    means = (matrix[slots] * mask[:, :, None]).sum(axis=1) / counts
+    # One row of zeros after the vectors: a memory with fewer neighbours points the rest of
+    # its slots there, so each mean is a plain sum over the slots, divided by the count.
+    matrix = np.stack([*vectors.values(), np.zeros_like(next(iter(vectors.values())))])
+    near = [[row[n] for n in around.get(oid, ()) if n in row] for oid in names]
+    width = max(1, max(map(len, near)))
+    empty = len(vectors)
+    slots = np.array([rows + [empty] * (width - len(rows)) for rows in near], dtype=np.int64)
+    counts = np.array([[max(1, len(rows))] for rows in near], dtype=np.float32)
+    means = matrix[slots].sum(axis=1) / counts  # 0 for a memory without neighbours
     mine = matrix[[row[oid] for oid in names]]
-    mixed = mine + weight * means * (mask.sum(axis=1, keepdims=True) > 0)
+    mixed = mine + weight * means
     mixed /= np.maximum(np.linalg.norm(mixed, axis=1, keepdims=True), 1e-12)
     q = np.asarray(query, dtype=np.float32).reshape(-1)
     scores = (mixed @ q).tolist()
