@@ -145,6 +145,19 @@ def test_neighbours_share_node_and_minute(brain: Brain, clock: FixedClock) -> No
     assert other_node not in around and much_later not in around
 
 
+def test_a_window_reaches_past_every_hidden_neighbour(brain: Brain, clock: FixedClock) -> None:
+    ids = []
+    for ms in range(8):
+        clock.set(T0 + timedelta(milliseconds=ms))
+        ids.append(brain.remember(f"turn number {ms}").id)
+    for hidden in ids[1:6]:  # five private turns in a row after the first
+        brain.set_field(hidden, "visibility", "private")
+    seen = Filters(partition=brain.partition, visibility=("normal",))  # a model's view
+    around = Neighbourhood(brain.caches.catalog).around([ids[0]], seen)
+    assert around[ids[0]] == (ids[6], ids[7])  # the window skips all five, not only some
+    assert not set(ids[1:6]) & {n for near in around.values() for n in near}
+
+
 def test_sections_of_a_document_neighbour_in_order(brain: Brain, tmp_path: Path) -> None:
     from tests.test_documents import attach
 
