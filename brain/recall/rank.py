@@ -174,7 +174,7 @@ def passes(row: Brief, filters: Filters) -> bool:
         return False
     if filters.ids is not None and row.id not in filters.ids:
         return False
-    for nodes in scopes(filters) if filters.node or filters.nodes is not None else ():
+    for nodes in scopes(filters):
         if not any(row.node == n or row.node.startswith(n + "/") for n in nodes):
             return False
     if row.status in filters.exclude_status:
