@@ -87,8 +87,6 @@ def describe(why: Mapping[str, Any]) -> str:
         parts.append(f"time ×{why['time']} ({why['time_said']})")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
-    if why.get("spread"):  # recall/rank.py: one sitting had its share of the list
-        parts.append("in for another sitting")
     return " · ".join(parts)
 
 

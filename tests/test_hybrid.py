@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,10 @@ import pytest
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import InvalidInput
-from brain.hitview import describe
-from brain.indexes.catalog import Brief
 from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
 from brain.recall.rank import fuse
 from brain.settings import model_cache_dir
-from tests.conftest import T0, use_embedder
+from tests.conftest import use_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,6 +137,7 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
 
 
 def test_memories_written_together_lend_each_other_context() -> None:
+    from brain.indexes.catalog import Brief
     from brain.recall.rank import with_context
 
     def brief(oid: str, created: str) -> Brief:
@@ -152,49 +150,3 @@ def test_memories_written_together_lend_each_other_context() -> None:
     }
     fused = [("lonely", 0.50), ("answer", 0.45), ("context", 0.40)]
     assert [oid for oid, _ in with_context(fused, rows)] == ["answer", "context", "lonely"]
-
-
-def _sitting_rows(sittings: dict[str, int]) -> dict[str, Brief]:
-    """Briefs of `n` memories written in one minute per sitting (a minute per sitting)."""
-    rows = {}
-    for minute, (name, n) in enumerate(sittings.items()):
-        for i in range(n):
-            oid = f"{name}{i}"
-            created = f"2026-02-01T09:{minute:02d}:00.{i:03d}Z"
-            rows[oid] = Brief(oid, "main", "Inbox", "active", "normal", "titled", created, None)
-    return rows
-
-
-def test_one_sitting_leaves_room_for_others() -> None:
-    from brain.recall.rank import spread
-
-    rows = _sitting_rows({"a": 12, "b": 1, "c": 1})
-    ranked = [(f"a{i}", 1.0 - i / 100) for i in range(12)] + [("b0", 0.5), ("c0", 0.4)]
-    best, came_in = spread(ranked, rows, 10)
-    assert [oid for oid, _ in best] == [*(f"a{i}" for i in range(7)), "b0", "c0", "a7"]
-    assert came_in == {"b0", "c0"}
-    assert dict(best)["b0"] == 0.5  # scores are their own, only the order makes room
-    best, came_in = spread(ranked[:12], rows, 10)  # no other sitting: the list is as ranked
-    assert best == ranked[:10] and not came_in
-    best, _ = spread(ranked, rows, 3)  # three hits: two of one sitting, one other
-    assert [oid for oid, _ in best] == ["a0", "a1", "a2"]  # ceil(0.7 × 3) = 3
-
-
-def test_recall_shows_another_sitting_beside_a_long_one(
-    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Twelve turns of one conversation about the garden lend each other context and would
-    fill all ten hits; a note from another day that mentions the garden gets a place."""
-    for i in range(12):
-        clock.set(T0 + timedelta(milliseconds=i))
-        brain.remember(f"Maya: the garden tomatoes and garden basil, round {i}")
-    clock.set(T0 + timedelta(days=3))
-    other = brain.remember("Leo: we talked about the garden once, briefly, among other things").id
-    hits = brain.recall("garden tomatoes", k=10, explain=True)
-    assert [h.id for h in hits].index(other) == 7  # after the sitting's seven, its share
-    why = next(h.explain for h in hits if h.id == other)
-    assert why is not None and why.get("spread") is True
-    assert "in for another sitting" in describe(why)
-    assert not any(h.explain and h.explain.get("spread") for h in hits if h.id != other)
-    monkeypatch.setattr("brain.recall.rank.SITTING_SHARE", 1.0)  # no share: the sitting fills it
-    assert other not in [h.id for h in brain.recall("garden tomatoes", k=10)]

@@ -24,7 +24,6 @@ from brain.recall.rank import (
     passes,
     rank,
     scales,
-    spread,
     to_hit,
     with_context,
 )
@@ -128,9 +127,7 @@ def recall(
     # A person the query names lifts what they said (memories whose title opens with the name).
     named, name_factors = with_names(timed, titles, people)
     ranked = rank(named, briefs)
-    ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
-    # Each sitting leaves room for others (rank.spread): the context above lifts it whole.
-    best, came_in = spread(ordered, briefs, k) if len(lists) > 1 else (ordered[:k], frozenset())
+    best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
         brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
@@ -155,8 +152,6 @@ def recall(
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
             entry["name_said"] = list(people)
-        for oid in came_in & why.keys():  # in place of a turn of a sitting that had its share
-            why[oid]["spread"] = True
     hits = []
     for oid, score in best:
         stored = brain.caches.fulltext.stored(oid)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +30,6 @@ WEIGHTS = {"text": 0.6, "vector": 0.4, "sparse": 1.0}
 CONTEXT_WEIGHT = 0.5
 CONTEXT_TOP = 2
 CANDIDATES = 50  # from each retriever, at least
-# Of a recall's k hits, at most this share (rounded up) from one sitting: the same-minute
-# context lifts a sitting's turns together, and on LoCoMo 8 or more of the best 10 came from
-# one sitting for ~30% of questions; the rest go to other sittings (`spread`). Chosen among
-# 0.5-0.8 on the dev split and across its conversations (docs/benchmarks.md, "One sitting
-# does not fill the list").
-SITTING_SHARE = 0.7
 # Memories above which full-text hits are filtered on the catalog (TextRetriever): between the
 # 100k (the clauses cheaper) and 1M (the catalog cheaper) measured.
 FILTER_HITS_ABOVE = 300_000
@@ -269,27 +262,6 @@ def with_context(
         for oid, score in fused
     ]
     return sorted(out, key=lambda item: (-item[1], item[0]))
-
-
-def spread(
-    ranked: Sequence[tuple[str, float]], rows: dict[str, Brief], k: int
-) -> tuple[list[tuple[str, float]], frozenset[str]]:
-    """The best k, at most SITTING_SHARE of them (rounded up) from one sitting (the memories
-    written in one minute, as `with_context` groups them), the order kept otherwise; and the
-    ones that came in for those held back. When too few others are left, the held fill in."""
-    most = math.ceil(SITTING_SHARE * k)
-    counts: dict[tuple[str, str], int] = {}
-    chosen: list[tuple[str, float]] = []
-    held: list[tuple[str, float]] = []
-    for oid, score in ranked:
-        if len(chosen) == k:
-            break
-        key = _moment(rows[oid]) if oid in rows else (oid, "")
-        counts[key] = counts.get(key, 0) + 1
-        (chosen if counts[key] <= most else held).append((oid, score))
-    best = chosen + held[: k - len(chosen)]
-    before = {oid for oid, _ in ranked[:k]}
-    return best, frozenset(oid for oid, _ in best if oid not in before)
 
 
 def _moment(row: Brief) -> tuple[str, str]:
