@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ import pytest
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import InvalidInput
+from brain.indexes.catalog import Brief
 from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
 from brain.recall.rank import fuse
 from brain.settings import model_cache_dir
-from tests.conftest import use_embedder
+from tests.conftest import T0, use_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -137,7 +139,6 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
 
 
 def test_memories_written_together_lend_each_other_context() -> None:
-    from brain.indexes.catalog import Brief
     from brain.recall.rank import with_context
 
     def brief(oid: str, created: str) -> Brief:
@@ -150,3 +151,53 @@ def test_memories_written_together_lend_each_other_context() -> None:
     }
     fused = [("lonely", 0.50), ("answer", 0.45), ("context", 0.40)]
     assert [oid for oid, _ in with_context(fused, rows)] == ["answer", "context", "lonely"]
+
+
+def test_context_stays_within_a_node() -> None:
+    from brain.recall.rank import with_context
+
+    def brief(oid: str, node: str) -> Brief:
+        return Brief(oid, "main", node, "active", "normal", "titled", "2026-02-01T09:00:05Z", None)
+
+    rows = {"memory": brief("memory", "Knowledge/Inbox"), "template": brief("template", "Master")}
+    rows["reply"] = brief("reply", "Knowledge/Inbox")
+    lifted = dict(with_context([("memory", 1.0), ("reply", 0.1), ("template", 0.1)], rows))
+    assert lifted["reply"] == pytest.approx(0.1 + 0.5 * 1.1)  # its own node's best two
+    assert lifted["template"] == pytest.approx(0.1 + 0.5 * 0.1)  # only what its node found
+
+
+def test_a_documents_sections_share_context_with_it_not_with_other_documents() -> None:
+    """A connector syncs documents in one minute into one node: a section is lent the best of
+    its own document, not of every document synced beside it."""
+    from brain.recall.rank import with_context
+
+    def brief(oid: str, kind: str) -> Brief:
+        return Brief(oid, "main", "Docs", "active", "normal", kind, "2026-02-01T09:00:05Z", None)
+
+    rows = {oid: brief(oid, "chunk") for oid in ("boiler#1", "boiler#2", "desk#1")}
+    rows |= {"boiler": brief("boiler", "document"), "desk": brief("desk", "document")}
+    fused = [("boiler#1", 1.0), ("boiler", 0.4), ("boiler#2", 0.1), ("desk#1", 0.1)]
+    lifted = dict(with_context(fused, rows))
+    assert lifted["boiler#2"] == pytest.approx(0.1 + 0.5 * 1.4)
+    assert lifted["desk#1"] == pytest.approx(0.1 + 0.5 * 0.1)
+
+
+@pytest.mark.model
+def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
+    vault: Path, clock: FixedClock, minilm: MiniLMEmbedder
+) -> None:
+    """The notes a vault is made with and its first memory share a minute, not a conversation
+    (scripts/demo, as a new user meets it): recall of the memory shows them, if at all, weak."""
+    from brain.hitview import band
+    from brain.indexes.sparse import SpladeEncoder
+
+    splade = SpladeEncoder(model_cache_dir(os.environ, Path.home()))
+    brain = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)
+    clock.set(T0 + timedelta(seconds=5))  # the vault was made at T0
+    first = brain.remember("We moved the launch to March").id
+    hits = brain.recall("when is the launch", explain=True)
+    assert hits[0].id == first and len(hits) > 1  # the sparse list finds the vault's notes
+    for hit in hits[1:]:
+        assert hit.explain is not None and hit.explain["context"] < hits[0].score / 10
+        assert band(hit.score, hits[0].score) == "weak", (hit.title, hit.explain)
+    brain.close()

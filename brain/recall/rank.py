@@ -249,23 +249,30 @@ def scales(
 def with_context(
     fused: Sequence[tuple[str, float]], rows: dict[str, Brief]
 ) -> list[tuple[str, float]]:
-    """Memories written in the same minute (one conversation, one pass) share context: each
+    """Memories written together (one conversation, one pass: `_sitting`) share context: each
     gains part of the best scores among its companions, so a turn that answers a question
     rises when the conversation around it matches too."""
-    groups: dict[tuple[str, str], list[float]] = {}
+    groups: dict[tuple[str, ...], list[float]] = {}
     for oid, score in fused:
         if oid in rows:
-            groups.setdefault(_moment(rows[oid]), []).append(score)
+            groups.setdefault(_sitting(rows[oid]), []).append(score)
     best = {key: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) for key, v in groups.items()}
     out = [
-        (oid, score + CONTEXT_WEIGHT * best[_moment(rows[oid])]) if oid in rows else (oid, score)
+        (oid, score + CONTEXT_WEIGHT * best[_sitting(rows[oid])]) if oid in rows else (oid, score)
         for oid, score in fused
     ]
     return sorted(out, key=lambda item: (-item[1], item[0]))
 
 
-def _moment(row: Brief) -> tuple[str, str]:
-    return row.partition, row.created[:16]
+def _sitting(row: Brief) -> tuple[str, ...]:
+    """What a memory was written with: a document with its own sections; any other memory with
+    those written in the same minute in the same node. Not the minute alone: a new vault's notes
+    share the minute of its first memory, and a connector's documents the minute of their sync,
+    without being one conversation."""
+    note, section, _ = row.id.partition("#")
+    if section or row.kind == "document":
+        return row.partition, note
+    return row.partition, row.node, row.created[:16]
 
 
 def rank(
