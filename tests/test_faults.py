@@ -103,20 +103,21 @@ def _check_whole(vault: Path, clock: FixedClock, acked: list[str]) -> None:
     """Every note parses, no acknowledged write is lost, text recall finds every note on disk."""
     brain = open_vault(vault, clock=clock, embedder=None)
     try:
-        tokens: dict[str, str] = {}  # each test word on disk → the note holding it
+        tokens: dict[str, set[str]] = {}  # each test word on disk → the notes holding it
         for rel, _st in brain.store.walk():
             try:
                 note = brain.store.read(rel)
             except BrokenNote as exc:  # the failure being tested for
                 pytest.fail(f"torn note {rel}: {exc}")
             for token in _TOKEN.findall(note.body):
-                tokens[token] = note.id
+                tokens.setdefault(token, set()).add(note.id)
         for word in acked:
             assert any(t.startswith(word) for t in tokens), f"acknowledged write {word} lost"
-        for token, note_id in tokens.items():
-            hits = brain.recall(token, mode="text", k=10)
+        for token, holders in tokens.items():
+            # An import's chats share their word (20 a word): all of them, not the best 10.
+            hits = brain.recall(token, mode="text", k=100)
             found = {h.id.split("#")[0] for h in hits}
-            assert note_id in found, f"text recall does not find {token} in {note_id}"
+            assert holders <= found, f"text recall does not find {token} in {holders - found}"
         brain.flush(vectors=False)
         assert brain.caches.catalog.count() == len(brain.caches.fulltext)
     finally:

@@ -212,3 +212,26 @@ def test_ulid_bounds() -> None:
     assert millis == int(T0.timestamp() * 1000)
     assert _ulid_at(millis) <= made < _ulid_at(millis + 1)
     assert _millis("not a ulid!") == 0
+
+
+def test_documents_synced_together_lend_nothing(
+    brain: Brain, clock: FixedClock, tmp_path: Path
+) -> None:
+    """A sync writes its files in one minute into one node: they are no conversation. A
+    document has no neighbours by write order, nor is it one of a memory written beside it."""
+    from tests.test_documents import attach
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("boiler", "desk", "garden"):
+        (folder / f"{name}.md").write_text(f"# {name.title()}\n\nAll about the {name}.\n")
+    attach(brain, folder)
+    brain.sync()
+    docs = list(brain.caches.catalog.select("kind='document'"))
+    assert len(docs) == 3 and len({row.node for row in docs}) == 1
+    clock.set(T0 + timedelta(milliseconds=5))
+    memory = brain.remember("A note beside them", node=docs[0].node).id
+    everyone = Filters(partition=brain.partition)
+    around = Neighbourhood(brain.caches.catalog).around([r.id for r in docs] + [memory], everyone)
+    assert all(around[row.id] == () for row in docs)
+    assert around[memory] == ()

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.indexes.rows import Brief, ObjectRow, RelationRow
+from brain.ingest.sections import SECTIONED_KINDS
 
 if TYPE_CHECKING:
     from brain.indexes.fulltext import Filters
@@ -308,11 +309,13 @@ class Queries:
     def written_near(
         self, brief: Brief, low: str, high: str, n: int, filters: Filters
     ) -> tuple[list[str], list[str]]:
-        """The ids of up to n objects (not sections) of the same partition and node written
-        just before this one and just after it, nearest first, ids within [low, high), that
-        the filters' status, visibility and kinds let through: its neighbours. Read from the
-        `objects_order` index alone."""
+        """The ids of up to n objects (not sections, nor documents) of the same partition and
+        node written just before this one and just after it, nearest first, ids within
+        [low, high), that the filters' status, visibility and kinds let through: its
+        neighbours. Read from the `objects_order` index alone."""
         shown, params = shown_sql(filters)
+        shown.append(f"kind NOT IN ({_marks(SECTIONED_KINDS)})")  # a sync's files are no talk
+        params.extend(SECTIONED_KINDS)
         where = "".join(f" AND {condition}" for condition in shown)
         side = (
             "SELECT id FROM objects "

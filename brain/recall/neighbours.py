@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.fulltext import Filters
+from brain.ingest.sections import SECTIONED_KINDS
 from brain.recall.rank import Briefs, TextRetriever, VectorRetriever, passes
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class Neighbourhood:
     def _run(self, brief: Brief, filters: Filters) -> list[str]:
         """The memories up to 2 × window before and after this one, in write order."""
         reach = 2 * self.window
+        if brief.kind in SECTIONED_KINDS:  # a document's context is its own sections
+            return [brief.id]
         if "#" in brief.id:
             sections = self.catalog.sections(brief.id.partition("#")[0])
             shown = (b.id for b in sections if b.id == brief.id or passes(b, filters))

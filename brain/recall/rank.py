@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from brain.indexes.catalog import Brief, Catalog, ObjectRow
 from brain.indexes.fulltext import Filters, FullText
 from brain.indexes.queries import scopes
+from brain.ingest.sections import SECTIONED_KINDS
 from brain.model import Hit
 from brain.recall.ahead import Ahead
 from brain.terms import content_words, words
@@ -265,12 +266,12 @@ def with_context(
 
 
 def _sitting(row: Brief) -> tuple[str, ...]:
-    """What a memory was written with: a document with its own sections; any other memory with
-    those written in the same minute in the same node. Not the minute alone: a new vault's notes
-    share the minute of its first memory, and a connector's documents the minute of their sync,
-    without being one conversation."""
+    """What a memory was written with: a document (or a recall kept whole) with its own
+    sections; any other memory with those written in the same minute in the same node. Not the
+    minute alone: a new vault's notes share the minute of its first memory, and a connector's
+    documents the minute of their sync, without being one conversation."""
     note, section, _ = row.id.partition("#")
-    if section or row.kind == "document":
+    if section or row.kind in SECTIONED_KINDS:
         return row.partition, note
     return row.partition, row.node, row.created[:16]
 
