@@ -27,8 +27,9 @@ TEXT_BLEND = 0.5  # a BM25 score plus this times its neighbours' mean score
 _SLACK = 2  # extra rows fetched when neighbours must also be among named ids (`Filters.ids`)
 # The neighbourhoods of this many of each retriever's best candidates are read: a third of a
 # warm recall's work at 100k memories. On the LoCoMo dev split 20 ranks the top 10 as 30 did
-# (hit@10 and session hit@5 the same to the question, ndcg@10 -0.000) at ~1.5-2 ms less a
-# recall at 100k; 15 lost two sessions, 10 more (docs/benchmarks.md, "Fewer neighbourhoods").
+# (hit@10 and session hit@5 the same to the question, ndcg@10 -0.000) at ~1-2 ms less a
+# recall at 100k; 15 lost two sessions, 10 more (docs/benchmarks.md, "Warm hybrid recall:
+# fewer neighbourhoods").
 DEPTH = 20
 
 
