@@ -16,7 +16,7 @@ from brain.clock import FixedClock
 from brain.errors import InvalidInput
 from brain.indexes.catalog import Brief
 from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
-from brain.recall.rank import fuse
+from brain.recall.rank import fuse, with_context
 from brain.settings import model_cache_dir
 from tests.conftest import T0, use_embedder
 
@@ -138,29 +138,26 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
     assert result.stdout.strip().endswith("NO-TORCH")
 
 
+def _brief(
+    oid: str, node: str = "Inbox", kind: str = "titled", created: str = "2026-02-01T09:00:05Z"
+) -> Brief:
+    """A catalog brief of an active, visible memory in partition main."""
+    return Brief(oid, "main", node, "active", "normal", kind, created, None)
+
+
 def test_memories_written_together_lend_each_other_context() -> None:
-    from brain.recall.rank import with_context
-
-    def brief(oid: str, created: str) -> Brief:
-        return Brief(oid, "main", "Inbox", "active", "normal", "titled", created, None)
-
     rows = {
-        "lonely": brief("lonely", "2026-01-01T10:00:00Z"),
-        "answer": brief("answer", "2026-02-01T09:00:00Z"),
-        "context": brief("context", "2026-02-01T09:00:00Z"),
+        "lonely": _brief("lonely", created="2026-01-01T10:00:00Z"),
+        "answer": _brief("answer", created="2026-02-01T09:00:00Z"),
+        "context": _brief("context", created="2026-02-01T09:00:00Z"),
     }
     fused = [("lonely", 0.50), ("answer", 0.45), ("context", 0.40)]
     assert [oid for oid, _ in with_context(fused, rows)] == ["answer", "context", "lonely"]
 
 
 def test_context_stays_within_a_node() -> None:
-    from brain.recall.rank import with_context
-
-    def brief(oid: str, node: str) -> Brief:
-        return Brief(oid, "main", node, "active", "normal", "titled", "2026-02-01T09:00:05Z", None)
-
-    rows = {"memory": brief("memory", "Knowledge/Inbox"), "template": brief("template", "Master")}
-    rows["reply"] = brief("reply", "Knowledge/Inbox")
+    rows = {"memory": _brief("memory", "Knowledge/Inbox"), "template": _brief("template", "Master")}
+    rows["reply"] = _brief("reply", "Knowledge/Inbox")
     lifted = dict(with_context([("memory", 1.0), ("reply", 0.1), ("template", 0.1)], rows))
     assert lifted["reply"] == pytest.approx(0.1 + 0.5 * 1.1)  # its own node's best two
     assert lifted["template"] == pytest.approx(0.1 + 0.5 * 0.1)  # only what its node found
@@ -169,13 +166,8 @@ def test_context_stays_within_a_node() -> None:
 def test_a_documents_sections_share_context_with_it_not_with_other_documents() -> None:
     """A connector syncs documents in one minute into one node: a section is lent the best of
     its own document, not of every document synced beside it."""
-    from brain.recall.rank import with_context
-
-    def brief(oid: str, kind: str) -> Brief:
-        return Brief(oid, "main", "Docs", "active", "normal", kind, "2026-02-01T09:00:05Z", None)
-
-    rows = {oid: brief(oid, "chunk") for oid in ("boiler#1", "boiler#2", "desk#1")}
-    rows |= {"boiler": brief("boiler", "document"), "desk": brief("desk", "document")}
+    rows = {oid: _brief(oid, "Docs", "chunk") for oid in ("boiler#1", "boiler#2", "desk#1")}
+    rows |= {oid: _brief(oid, "Docs", "document") for oid in ("boiler", "desk")}
     fused = [("boiler#1", 1.0), ("boiler", 0.4), ("boiler#2", 0.1), ("desk#1", 0.1)]
     lifted = dict(with_context(fused, rows))
     assert lifted["boiler#2"] == pytest.approx(0.1 + 0.5 * 1.4)

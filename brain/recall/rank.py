@@ -253,13 +253,14 @@ def with_context(
     """Memories written together (one conversation, one pass: `_sitting`) share context: each
     gains part of the best scores among its companions, so a turn that answers a question
     rises when the conversation around it matches too."""
+    sitting = {oid: _sitting(rows[oid]) for oid, _ in fused if oid in rows}
     groups: dict[tuple[str, ...], list[float]] = {}
     for oid, score in fused:
-        if oid in rows:
-            groups.setdefault(_sitting(rows[oid]), []).append(score)
+        if oid in sitting:
+            groups.setdefault(sitting[oid], []).append(score)
     best = {key: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) for key, v in groups.items()}
     out = [
-        (oid, score + CONTEXT_WEIGHT * best[_sitting(rows[oid])]) if oid in rows else (oid, score)
+        (oid, score + CONTEXT_WEIGHT * best[sitting[oid]]) if oid in sitting else (oid, score)
         for oid, score in fused
     ]
     return sorted(out, key=lambda item: (-item[1], item[0]))
