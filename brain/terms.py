@@ -74,7 +74,20 @@ TITLE_BONUS = 2  # a word of the title says more about a memory than one more us
 
 def memory_text(texts: Iterable[str]) -> str:
     """The text a memory contributes, minus the purpose line engraved in structural notes."""
-    return "\n".join(_PURPOSE_LINE.sub("", t) for t in texts)
+    return "\n".join(without_purpose(t) for t in texts)
+
+
+def without_purpose(text: str) -> str:
+    """The text without the purpose line engraved in the vault's structural notes
+    (vault-template/: "> Purpose: who the person is ..."): it guides the person who fills the
+    note in, and is nothing they remember."""
+    return _PURPOSE_LINE.sub("", text)
+
+
+def only_purpose(body: str) -> bool:
+    """Whether a note holds its purpose line and nothing else: a structural note not yet
+    filled in."""
+    return _PURPOSE_LINE.search(body) is not None and not without_purpose(body).strip()
 
 
 def is_keyword(word: str) -> bool:

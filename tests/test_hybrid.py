@@ -179,10 +179,16 @@ def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
     vault: Path, clock: FixedClock, minilm: MiniLMEmbedder
 ) -> None:
     """The notes a vault is made with and its first memory share a minute, not a conversation
-    (scripts/demo, as a new user meets it): recall of the memory shows them, if at all, weak."""
+    (scripts/demo, as a new user meets it): recall of the memory shows them, if at all, weak.
+    Filled in, as an untouched one is no answer at all (test_recall_text.py)."""
     from brain.hitview import band
     from brain.indexes.sparse import SpladeEncoder
 
+    for path, line in (("Master/Biography.md", "Lives in Porto with two cats."),
+                       ("Master/Goals.md", "Learn to sail before the summer."),
+                       ("LLM/Protocols.md", "Answer in short paragraphs.")):  # fmt: skip
+        note = vault / "main" / path
+        note.write_text(f"{note.read_text()}\n{line}\n")
     splade = SpladeEncoder(model_cache_dir(os.environ, Path.home()))
     brain = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)
     clock.set(T0 + timedelta(seconds=5))  # the vault was made at T0

@@ -155,3 +155,19 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     recalled = [hit.id for hit in brain.recall("otter", mode="text", k=10)]
     assert {mine.id, new.id} <= set(recalled) and old.id not in recalled
     assert all(catalog.get(oid).partition == "main" for oid in recalled)  # type: ignore[union-attr]
+
+
+def test_a_structural_note_not_filled_in_is_no_answer(brain: Brain, vault: Path) -> None:
+    # A new vault's Goals, Biography, Protocols... hold only their purpose line. Its words (and
+    # the note's title) matched questions about the person, so a first recall answered with
+    # empty notes; the purpose line is also no snippet.
+    note = brain.remember("Working towards a calmer week: no meetings on Fridays")
+    hits = brain.recall("what is the person working towards, their goals", k=10)
+    assert note.id in [h.id for h in hits]
+    assert all(h.title not in ("Goals", "Biography", "Preferences") for h in hits)
+    goals = vault / "main" / "Master" / "Goals.md"
+    goals.write_text(goals.read_text() + "\n- Run a marathon in 2027\n")
+    hits = brain.recall("what is the person working towards, their goals", k=10)
+    filled = next(h for h in hits if h.title == "Goals")
+    assert filled.snippet == "- Run a marathon in 2027"
+    assert not any(h.title in ("Biography", "Preferences") for h in hits)

@@ -29,6 +29,7 @@ from brain.recall.rank import (
 )
 from brain.recall.when import Window, parse_time, with_time
 from brain.scoping import resolve_scope
+from brain.terms import only_purpose
 from brain.vault.archive import check_recallable
 from brain.vault.paths import check_node
 
@@ -127,7 +128,8 @@ def recall(
     # A person the query names lifts what they said (memories whose title opens with the name).
     named, name_factors = with_names(timed, titles, people)
     ranked = rank(named, briefs)
-    best = (defining.defining_first(ranked, briefs) if defining_first else ranked)[:k]
+    ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
+    best, bodies = _answers(brain, ordered, k)
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
         brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
@@ -154,11 +156,29 @@ def recall(
             entry["name_said"] = list(people)
     hits = []
     for oid, score in best:
-        stored = brain.caches.fulltext.stored(oid)
-        body = stored["body"] if stored else ""
-        hit = to_hit(rows[oid], score, body, query, flags.get(oid, ()))
+        hit = to_hit(rows[oid], score, bodies[oid], query, flags.get(oid, ()))
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
+
+
+def _answers(
+    brain: Context, ordered: list[tuple[str, float]], k: int
+) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    """The best k that hold something, with their text. A structural note with nothing in it
+    but its purpose line (a new vault's Biography, Goals, Protocols: vault-template/) is a
+    place to write, not an answer: its title alone matched any question about the person."""
+    best: list[tuple[str, float]] = []
+    bodies: dict[str, str] = {}
+    for oid, score in ordered:
+        stored = brain.caches.fulltext.stored(oid)
+        body = stored["body"] if stored else ""
+        if only_purpose(body):
+            continue
+        best.append((oid, score))
+        bodies[oid] = body
+        if len(best) == k:
+            break
+    return best, bodies
 
 
 def _written_then(
