@@ -201,3 +201,6 @@ def test_missing_and_odd_transcript_files(brain: Brain, tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(InvalidInput, match="not UTF-8"):
         brain.ingest(binary)
+    with pytest.raises(InvalidInput, match="a folder, not a transcript") as folder:
+        brain.ingest(tmp_path)  # a person reaching for the documents of a folder
+    assert folder.value.hint is not None and f"brain connect {tmp_path}" in folder.value.hint

@@ -50,6 +50,13 @@ class ImportReport:
 
 def read_transcript(path: Path) -> Transcript:
     """A transcript file: seed-004 JSON (`.json`) or a Markdown chat (anything else)."""
+    if path.is_dir():
+        raise InvalidInput(
+            f"{path}: a folder, not a transcript file",
+            f"to read a folder's documents: brain connect {path}; "
+            "for a ChatGPT or Claude export folder: brain import chatgpt|claude "
+            f"{path}",
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:
