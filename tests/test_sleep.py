@@ -300,3 +300,22 @@ def test_sleep_regenerates_the_graph_and_settles_index_files(brain: Brain, vault
     assert "supports" in graph.read_text()
     again = brain.sleep()
     assert dict(again.steps)["index.json"] == "0 written, 0 removed"
+
+
+def test_upkeep_output_is_recalled_only_where_asked_for(brain: Brain, clock: FixedClock) -> None:
+    # The daily log and Graph.md list the titles of the notes they tell of: recall found them
+    # beside the notes for the notes' own words.
+    kayak = brain.remember("The kayak club meets on Thursdays", title="Kayak club")
+    other = brain.remember("Bring the red paddle", title="Paddle")
+    brain.relate(kayak.id, "references", other.id)
+    brain.write_graph()
+    clock.set(clock.now() + timedelta(hours=1))
+    brain.sleep()
+    day = f"{clock.now():%Y-%m-%d}"
+    assert "Kayak club" in (brain.root / f"main/Insights/Logs/{day}.md").read_text()
+    assert "Kayak club" in (brain.root / "main/Insights/Graph.md").read_text()
+    for mode in ("hybrid", "text"):
+        hits = brain.recall("kayak club", k=10, mode=mode)
+        assert kayak.id in [h.id for h in hits] and all(h.kind != "log" for h in hits)
+    asked = brain.recall("kayak club", k=10, node="Insights")
+    assert {h.title for h in asked} == {day, "Graph"}

@@ -43,6 +43,7 @@ class Filters:
     exclude_status: tuple[str, ...] = ("superseded",)
     visibility: tuple[str, ...] | None = None  # None: any
     kinds: tuple[str, ...] | None = None
+    exclude_kinds: tuple[str, ...] = ()
     ids: frozenset[str] | None = None  # only these objects (the memories of a named time)
 
 
@@ -276,6 +277,8 @@ class FullText:
             clauses.append((t.Occur.Must, any_of("visibility", filters.visibility)))
         if filters.kinds is not None:
             clauses.append((t.Occur.Must, any_of("kind", filters.kinds)))
+        for kind in filters.exclude_kinds:
+            clauses.append((t.Occur.MustNot, t.Query.term_query(self.schema, "kind", kind)))
         if filters.ids is not None:
             clauses.append((t.Occur.Must, any_of("id", sorted(filters.ids))))
         return clauses

@@ -82,6 +82,9 @@ def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
         if allowed is not None:
             where.append(f"{name} IN ({','.join('?' * len(allowed))})")
             params += list(allowed)
+    if filters.exclude_kinds:
+        where.append(f"kind NOT IN ({','.join('?' * len(filters.exclude_kinds))})")
+        params += list(filters.exclude_kinds)
     return where, params
 
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     from brain.context import Context
 
+UPKEEP_KINDS = ("log",)
+
 # A named time is looked at when at most this many memories were written then: each retriever
 # is handed their ids as a filter, whose cost grows with them. Not tuned: on the LoCoMo dev
 # split 200 and 1,000 give the same rankings (docs/benchmarks.md).
@@ -77,6 +79,10 @@ def recall(
         nodes=resolve_scope(brain, query, scope),
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,
+        # brain's own upkeep output (the daily logs, Graph.md) lists the titles of the notes
+        # it tells of, so it matched their words beside them: it is found where it is asked
+        # for, a search scoped to a node.
+        exclude_kinds=() if node else UPKEEP_KINDS,
     )
     read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
     retrievers = _retrievers(brain, mode, read)

@@ -182,6 +182,8 @@ def passes(row: Brief, filters: Filters) -> bool:
         return False
     if filters.visibility is not None and row.visibility not in filters.visibility:
         return False
+    if row.kind in filters.exclude_kinds:
+        return False
     return filters.kinds is None or row.kind in filters.kinds
 
 
