@@ -39,19 +39,19 @@ def content_words(text: str) -> list[str]:
 # Words too common in notes and conversations to tell one topic from another. Full-text search
 # keeps them (they can matter in a phrase); index keywords and node scoring leave them out.
 GENERIC = frozenset(
-    """also actually again ago almost already always amazing another anyone anything anyway
-    around ask asked awesome away back bad best better big bit came can come comes coming cool
-    could day days definitely done dont easy else enough etc even ever every everyone everything
-    feel feeling felt find first fun get gets getting give glad go goes going gone gonna good
-    got great guess guys happy hard hear heard hello help hey hi hope http https idea ill im
-    isnt ive just keep kind know last let lets life like liked little long look looking looks
-    lot lots love made make makes making many maybe mean means might much must need needs never
-    new next nice nothing now okay ok one ones oh part people person place pretty purpose put
-    quite rather real really right said saw say says see seems seen share should show since
-    small something sometimes soon sort sound sounds still stuff super sure take taking talk
-    thank thanks thats thing things think thought time times today together tomorrow took tried
-    true try trying two use used using want wanted way week well went whole wow www yeah year
-    years yes yesterday yet youre com org net via per""".split()
+    """also actually again ago almost already always amazing another anyone anything anyway around
+    ask asked awesome away back bad best better big bit came can come comes coming cool could
+    day days definitely done dont easy else enough etc even ever every everyone everything feel
+    feeling felt find first fun get gets getting give glad go goes going gone gonna good got
+    great guess guys happen happened happening happy hard hear heard hello help hey hi hope http
+    https idea ill im isnt ive just keep kind know last let lets life like liked little long
+    look looking looks lot lots love made make makes making many maybe mean means might much
+    must need needs never new next nice nothing now okay ok one ones oh part people person place
+    pretty purpose put quite rather real really right said saw say says see seems seen share
+    should show since small something sometimes soon sort sound sounds still stuff super sure
+    take taking talk thank thanks thats thing things think thought time times today together
+    tomorrow took tried true try trying two use used using want wanted way week well went whole
+    wow www yeah year years yes yesterday yet youre com org net via per""".split()
 )
 
 # Capitalised words that are calendar names or sentence openers, not entities.

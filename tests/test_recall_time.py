@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import UTC, date, datetime, timedelta
 
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
-from brain.recall.when import TIME_PRIOR, parse_time
+from brain.recall.when import TIME_PRIOR, asks_only_when, parse_time
 
 _register()
 
@@ -116,3 +117,51 @@ def test_cli_explain_shows_the_time_prior(cli: CliRunner, brain: Brain, clock: F
     assert f"time ×{TIME_PRIOR} (May 2023)" in res.output
     res = cli.invoke(app, ["recall", QUERY, "--explain", "--json"])
     assert json.loads(res.output)["hits"][0]["explain"]["time"] == TIME_PRIOR
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "only"),
+    [
+        ("What did I do on 17 November?", (), True),
+        ("what happened last week", (), True),
+        ("What did Nate say to Joanna on 3 June, 2022?", ("Nate", "Joanna"), True),
+        ("What did Sara say about Lisbon in November?", ("Sara", "Lisbon"), True),
+        ("What did Sara say about moving in November?", ("Sara",), False),
+        ("What dish did Nate make on 9 November, 2022?", ("Nate",), False),
+        ("What did I do?", (), False),  # no time: nothing to answer with
+    ],
+)
+def test_a_query_that_asks_only_when(query: str, names: tuple[str, ...], only: bool) -> None:
+    assert asks_only_when(query, parse_time(query, NOW), names) is only
+
+
+DAYS = [  # (day of November 2026, what was written)
+    (2, "Dentist appointment went fine; I need a filling in January."),
+    (9, "Had lunch with Sara at the Thai place."),
+    (9, "Finished the quarterly report and sent it to Marek."),
+    (10, "Ran 8 km along the river."),
+    (17, "The boiler broke; the plumber comes on Friday."),
+    (20, "Paid the electricity bill."),
+    (28, "Called mum about Christmas."),
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "text"])
+def test_what_did_i_do_on_a_day_is_what_was_written_that_day(
+    brain: Brain, clock: FixedClock, mode: str
+) -> None:
+    ids = {}
+    for day, text in DAYS:
+        clock.set(datetime(2026, 11, day, 10, tzinfo=UTC))
+        ids[text.split()[0]] = brain.remember(text).id
+    clock.set(datetime(2026, 11, 30, 18, tzinfo=UTC))
+    # The words match nothing, or a memory of another day ("January" is a date too): what
+    # was written on the day comes first, then what was written in the week after it.
+    hits = brain.recall("What did I do on 17 November?", k=4, mode=mode, explain=True)
+    assert [h.id for h in hits[:2]] == [ids["The"], ids["Paid"]]
+    assert [(h.explain or {}).get("time_first") for h in hits[:2]] == ["said then", "just after"]
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
+    both = {h.id for h in brain.recall("what did I do on 9 November", k=2, mode=mode)}
+    assert both == {ids["Had"], ids["Finished"]}
+    # A query with words of its own is ranked by them, the time a prior as before.
+    assert brain.recall("dentist filling in November", k=1)[0].id == ids["Dentist"]

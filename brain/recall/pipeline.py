@@ -27,7 +27,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
-from brain.recall.when import Window, parse_time, with_time
+from brain.recall.when import Window, asks_only_when, parse_time, time_first, with_time
 from brain.scoping import resolve_scope
 from brain.terms import only_purpose
 from brain.vault.archive import check_recallable
@@ -119,7 +119,11 @@ def recall(
     # A time the query names ("on 9 November, 2022", "last week") is a place to look (each
     # retriever lists its best memories of that time too), and what was said then is lifted.
     window = parse_time(query, brain.clock.now())
-    said = _written_then(brain, window, filters, read) if len(lists) > 1 else frozenset()
+    # A query that asks only when ("what did I do on 17 November") is answered by what was
+    # written then: the memories of the window first, each of them a candidate.
+    only_when = asks_only_when(query, window, names)
+    looked = len(lists) > 1 or only_when
+    said = _written_then(brain, window, filters, read) if looked else frozenset()
     then = _look_then(retrievers, lists, said, asked, depth, floors) if said else {}
     if names:
         titles = brain.caches.catalog.titles(_ids(lists))
@@ -127,6 +131,9 @@ def recall(
     plain = fused = (
         fuse(lists, scaled=scaled, then=then) if len(lists) > 1 else next(iter(lists.values()))
     )
+    if only_when and said:
+        found = {oid for oid, _ in fused}
+        fused = [*fused, *((oid, 0.0) for oid in sorted(said - found))]
     briefs = read.of([oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
@@ -134,6 +141,8 @@ def recall(
     # A person the query names lifts what they said (memories whose title opens with the name).
     named, name_factors = with_names(timed, titles, people)
     ranked = rank(named, briefs)
+    if only_when and window is not None:
+        ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
     best, bodies = _answers(brain, ordered, k)
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
@@ -154,9 +163,12 @@ def recall(
             scaled,
             then,
         )
-        for oid, entry in why.items() if window else ():  # what the time prior multiplied
+        for oid, entry in why.items() if window is not None else ():  # what the time did
             entry["time"] = factors.get(oid, 1.0)
-            entry["time_said"] = window.said if window else None
+            entry["time_said"] = window.said if window is not None else None
+            if only_when and window is not None:  # ranked by when it was written first
+                tier = window.tier(briefs[oid].created) if oid in briefs else 2
+                entry["time_first"] = ("said then", "just after", "another time")[tier]
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
             entry["name_said"] = list(people)

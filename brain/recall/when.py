@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from brain.indexes.catalog import Brief
+from brain.terms import is_keyword
+from brain.terms import words as words_of
 
 # A memory created inside the window the query names is multiplied by TIME_PRIOR. A date in a
 # question is a strong hint but not a filter: a memory's `created` is when it was said, which
@@ -84,11 +86,17 @@ class Window:
 
     def holds(self, created: str) -> bool:
         """Whether an ISO `created` falls in the window or its slack."""
+        return self.tier(created) < 2
+
+    def tier(self, created: str) -> int:
+        """0: an ISO `created` in the window itself, 1: in its slack, 2: neither."""
         try:
             day = date.fromisoformat(created[:10])
         except ValueError:
-            return False
-        return self.start <= day < _shift(self.end, SLACK)
+            return 2
+        if self.start <= day < self.end:
+            return 0
+        return 1 if self.start <= day < _shift(self.end, SLACK) else 2
 
 
 def parse_time(query: str, now: datetime) -> Window | None:
@@ -167,6 +175,32 @@ def _shift(day: date, by: timedelta) -> date:
         return day + by
     except OverflowError:
         return date.max
+
+
+def asks_only_when(query: str, window: Window | None, names: Sequence[str]) -> bool:
+    """Whether the query asks what was written at a time and says nothing else that a memory
+    could match: "what did I do on 17 November", "what happened last week", "what did Nate
+    say on 3 June". Its other words are common ones (terms.is_keyword), or names."""
+    if window is None:
+        return False
+    rest = query
+    for said in [*window.said.split("; "), *names]:
+        rest = rest.replace(said, " ")
+    return not any(is_keyword(w) for w in words_of(rest))
+
+
+def time_first(
+    ranked: Sequence[tuple[str, float]], rows: dict[str, Brief], window: Window
+) -> list[tuple[str, float]]:
+    """For a query that asks only when: the memories written in the window first, then those
+    of its slack, then the rest, each in the order they had. A score is at most the one before
+    it, so a later memory never reads as a better answer than one ranked above it."""
+    tiers = {oid: window.tier(rows[oid].created) if oid in rows else 2 for oid, _ in ranked}
+    out, ceiling = [], float("inf")
+    for oid, score in sorted(ranked, key=lambda item: tiers[item[0]]):
+        ceiling = min(ceiling, score)
+        out.append((oid, ceiling))
+    return out
 
 
 def with_time(
