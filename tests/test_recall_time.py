@@ -129,6 +129,7 @@ def test_cli_explain_shows_the_time_prior(cli: CliRunner, brain: Brain, clock: F
         ("What did Sara say about moving in November?", ("Sara",), False),
         ("What dish did Nate make on 9 November, 2022?", ("Nate",), False),
         ("What did I do?", (), False),  # no time: nothing to answer with
+        ("Dentist on 14 January?", (), False),  # not a name of who said what: a word
     ],
 )
 def test_a_query_that_asks_only_when(query: str, names: tuple[str, ...], only: bool) -> None:
@@ -163,5 +164,7 @@ def test_what_did_i_do_on_a_day_is_what_was_written_that_day(
     assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
     both = {h.id for h in brain.recall("what did I do on 9 November", k=2, mode=mode)}
     assert both == {ids["Had"], ids["Finished"]}
-    # A query with words of its own is ranked by them, the time a prior as before.
+    # A query with words of its own is ranked by them, the time a prior as before, even when
+    # its one word is capitalised as a name would be.
     assert brain.recall("dentist filling in November", k=1)[0].id == ids["Dentist"]
+    assert brain.recall("Dentist on 17 November?", k=1, mode=mode)[0].id == ids["Dentist"]

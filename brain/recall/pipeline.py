@@ -121,7 +121,7 @@ def recall(
     window = parse_time(query, brain.clock.now())
     # A query that asks only when ("what did I do on 17 November") is answered by what was
     # written then: the memories of the window first, each of them a candidate.
-    only_when = asks_only_when(query, window, names)
+    only_when = asks_only_when(query, window, talking)  # "Nate: …" names who said it
     looked = len(lists) > 1 or only_when
     said = _written_then(brain, window, filters, read) if looked else frozenset()
     then = _look_then(retrievers, lists, said, asked, depth, floors) if said else {}

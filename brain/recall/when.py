@@ -180,7 +180,9 @@ def _shift(day: date, by: timedelta) -> date:
 def asks_only_when(query: str, window: Window | None, names: Sequence[str]) -> bool:
     """Whether the query asks what was written at a time and says nothing else that a memory
     could match: "what did I do on 17 November", "what happened last week", "what did Nate
-    say on 3 June". Its other words are common ones (terms.is_keyword), or names."""
+    say on 3 June". Its other words are common ones (terms.is_keyword), or `names`: those that
+    label what someone said ("Nate: …", recall/names.py `speakers`), not any capitalised word
+    nor one a title opens with ("Dentist on 14 January?" asks about a dentist)."""
     if window is None:
         return False
     rest = query
