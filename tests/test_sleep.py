@@ -319,3 +319,5 @@ def test_upkeep_output_is_recalled_only_where_asked_for(brain: Brain, clock: Fix
         assert kayak.id in [h.id for h in hits] and all(h.kind != "log" for h in hits)
     asked = brain.recall("kayak club", k=10, node="Insights")
     assert {h.title for h in asked} == {day, "Graph"}
+    scoped = brain.recall("kayak club", k=10, scope="Insights/Logs")
+    assert [h.title for h in scoped] == [day]

@@ -81,8 +81,8 @@ def recall(
         visibility=("normal",) if brain.for_model else None,
         # brain's own upkeep output (the daily logs, Graph.md) lists the titles of the notes
         # it tells of, so it matched their words beside them: it is found where it is asked
-        # for, a search scoped to a node.
-        exclude_kinds=() if node else UPKEEP_KINDS,
+        # for, a search of a node the person names (--node, or --scope with a node).
+        exclude_kinds=() if node or scope not in (None, "all", "auto") else UPKEEP_KINDS,
     )
     read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
     retrievers = _retrievers(brain, mode, read)
