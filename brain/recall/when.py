@@ -186,8 +186,8 @@ def asks_only_when(query: str, window: Window | None, names: Sequence[str]) -> b
     if window is None:
         return False
     rest = query
-    for said in [*window.said.split("; "), *names]:
-        rest = rest.replace(said, " ")
+    for said in [*window.said.split("; "), *names]:  # a relative time is said in lowercase
+        rest = re.sub(re.escape(said), " ", rest, flags=re.IGNORECASE)
     return not any(is_keyword(w) for w in words_of(rest))
 
 
