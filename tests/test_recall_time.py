@@ -125,6 +125,7 @@ def test_cli_explain_shows_the_time_prior(cli: CliRunner, brain: Brain, clock: F
         ("What did I do on 17 November?", (), True),
         ("what happened last week", (), True),
         ("This month, what have I done?", (), True),
+        ("What did Jo say about joy in May 2023?", ("Jo",), False),  # a name, not a piece
         ("What did Nate say to Joanna on 3 June, 2022?", ("Nate", "Joanna"), True),
         ("What did Sara say about Lisbon in November?", ("Sara", "Lisbon"), True),
         ("What did Sara say about moving in November?", ("Sara",), False),

@@ -187,7 +187,7 @@ def asks_only_when(query: str, window: Window | None, names: Sequence[str]) -> b
         return False
     rest = query
     for said in [*window.said.split("; "), *names]:  # a relative time is said in lowercase
-        rest = re.sub(re.escape(said), " ", rest, flags=re.IGNORECASE)
+        rest = re.sub(rf"(?<!\w){re.escape(said)}(?!\w)", " ", rest, flags=re.IGNORECASE)
     return not any(is_keyword(w) for w in words_of(rest))
 
 
