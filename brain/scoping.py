@@ -132,6 +132,11 @@ def pick(scored: Sequence[tuple[str, float]]) -> list[str] | None:
     return chosen if len(chosen) <= SCOPE_MAX else None
 
 
+def names_a_node(scope: str | None) -> bool:
+    """Whether `--scope` is a node the person chose, not `all` or `auto`."""
+    return scope not in (None, "all", "auto")
+
+
 def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, ...] | None:
     """`--scope`: `all` (or nothing) searches everything, `auto` chooses, else one node."""
     if scope is None or scope == "all":

@@ -28,7 +28,7 @@ from brain.recall.rank import (
     with_context,
 )
 from brain.recall.when import Window, asks_only_when, parse_time, time_first, with_time
-from brain.scoping import resolve_scope
+from brain.scoping import names_a_node, resolve_scope
 from brain.terms import only_purpose
 from brain.vault.archive import check_recallable
 from brain.vault.paths import check_node
@@ -82,7 +82,7 @@ def recall(
         # brain's own upkeep output (the daily logs, Graph.md) lists the titles of the notes
         # it tells of, so it matched their words beside them: it is found where it is asked
         # for, a search of a node the person names (--node, or --scope with a node).
-        exclude_kinds=() if node or scope not in (None, "all", "auto") else UPKEEP_KINDS,
+        exclude_kinds=() if node or names_a_node(scope) else UPKEEP_KINDS,
     )
     read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
     retrievers = _retrievers(brain, mode, read)
