@@ -99,7 +99,8 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
     assert why is not None
     assert why["retrievers"]["text"]["rank"] == 2
     assert why["retrievers"]["text"]["neighbours"] > 0  # all of its text score is borrowed
-    assert set(why) == {"retrievers", "fused", "context", "prior"}
+    # The query asks when (recall/answers.py): whether the hit says when is given too.
+    assert set(why) == {"retrievers", "fused", "context", "prior", "answer", "answer_asked"}
     assert why["prior"] == 1.0
     assert all(h.explain is None for h in brain.recall(QUERY, k=5))
 
@@ -112,7 +113,10 @@ def test_cli_explain_in_text_and_json(cli: CliRunner, brain: Brain, clock: Fixed
     assert "why: text #1" in res.output and "from neighbours" in res.output
     res = cli.invoke(app, ["recall", QUERY, "--explain", "--json"])
     hits = json.loads(res.output)["hits"]
-    assert hits[0]["explain"]["retrievers"]["text"]["rank"] == 1
+    # The reply that says when ("Yes, last Tuesday!") is the answer to "When was …?" and
+    # leads (recall/answers.py), over the question that matched more of its words.
+    assert [h["explain"]["retrievers"]["text"]["rank"] for h in hits[:2]] == [2, 1]
+    assert hits[0]["explain"]["answer_asked"] == "when"
     res = cli.invoke(app, ["recall", QUERY, "--json"])
     assert "explain" not in json.loads(res.output)["hits"][0]
 

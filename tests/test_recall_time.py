@@ -12,7 +12,11 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
-from brain.recall.when import TIME_PRIOR, asks_only_when, parse_time
+from brain.recall.when import (
+    TIME_PRIOR,
+    asks_only_when,
+    parse_time,
+)
 
 _register()
 

@@ -11,6 +11,7 @@ from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
 from brain.recall import names as naming
+from brain.recall.answers import ANSWER_DEPTH, asked_for, with_answer_type
 from brain.recall.names import query_names, speakers, subjects, with_names, without
 from brain.recall.neighbours import Blend
 from brain.recall.rank import (
@@ -141,10 +142,16 @@ def recall(
     # A person the query names lifts what they said (memories whose title opens with the name).
     named, name_factors = with_names(timed, titles, people)
     ranked = rank(named, briefs)
+    stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
+    wants = asked_for(query)  # a time, an amount: what some memories' text gives (answers.py)
+    typed: dict[str, float] = {}
+    if wants is not None:
+        head = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
+        ranked, typed = with_answer_type(ranked, _texts(brain, head, stored), wants)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
-    best, bodies = _answers(brain, ordered, k)
+    best, bodies = _answers(brain, ordered, k, stored)
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
     flags = corrections.suspicion_flags(
         brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
@@ -169,6 +176,9 @@ def recall(
             if only_when and window is not None:  # ranked by when it was written first
                 tier = window.tier(briefs[oid].created) if oid in briefs else 2
                 entry["time_first"] = ("said then", "just after", "another time")[tier]
+        for oid, entry in why.items() if wants is not None else ():  # what the question asked
+            entry["answer"] = typed.get(oid, 1.0)
+            entry["answer_asked"] = wants.name if wants is not None else None
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
             entry["name_said"] = list(people)
@@ -179,8 +189,21 @@ def recall(
     return hits
 
 
+def _texts(
+    brain: Context, ids: list[str], stored: dict[str, dict[str, str] | None]
+) -> dict[str, str]:
+    """Each memory's title and body as indexed, read into `stored` once a recall."""
+    for oid in ids:
+        if oid not in stored:
+            stored[oid] = brain.caches.fulltext.stored(oid)
+    return {oid: "\n".join((stored[oid] or {}).values()) for oid in ids}
+
+
 def _answers(
-    brain: Context, ordered: list[tuple[str, float]], k: int
+    brain: Context,
+    ordered: list[tuple[str, float]],
+    k: int,
+    stored: dict[str, dict[str, str] | None],
 ) -> tuple[list[tuple[str, float]], dict[str, str]]:
     """The best k that hold something, with their text. A structural note with nothing in it
     but its purpose line (a new vault's Biography, Goals, Protocols: vault-template/) is a
@@ -188,8 +211,9 @@ def _answers(
     best: list[tuple[str, float]] = []
     bodies: dict[str, str] = {}
     for oid, score in ordered:
-        stored = brain.caches.fulltext.stored(oid)
-        body = stored["body"] if stored else ""
+        if oid not in stored:
+            stored[oid] = brain.caches.fulltext.stored(oid)
+        body = (stored[oid] or {}).get("body", "")
         if only_purpose(body):
             continue
         best.append((oid, score))

@@ -68,6 +68,21 @@ _RELATIVE = {
     "last year": (731, 367),
 }
 _AGO = re.compile(r"\b(?P<n>\d+|a|an|one|two|three)\s+(?P<unit>day|week|month)s?\s+ago\b", re.I)
+_ASKS_WHEN = re.compile(
+    r"^\W*when\b(?!\s+(?:i|we|you|he|she|they|it)\b)"  # not "When I was in Paris, what …"
+    r"|\b(?:what|which)\s+(?:year|month|week|weekend|day|date|time)\b|\bhow\s+long\s+ago\b",
+    re.IGNORECASE,
+)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_TELLS = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|weekends?|weeks?|months?|years?|ago|"
+    + _WEEKDAYS
+    + "|"
+    + "|".join(m for m in _MONTHS if len(m) > 4)  # "may" is a verb; "mar", "sun" are words
+    + r"|(?:19|20)\d\d|the\s+[0-3]?\d(?:st|nd|rd|th)|[01]?\d(?::[0-5]\d)?\s*[ap]\.?m\b"
+    + r"|[0-2]?\d:[0-5]\d)\b",
+    re.IGNORECASE,
+)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
 
@@ -216,3 +231,15 @@ def with_time(
     }
     out = [(oid, score * factors.get(oid, 1.0)) for oid, score in ranked]
     return sorted(out, key=lambda item: (-item[1], item[0])), factors
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks when something was or will be: "When did …", "when is the
+    launch", "Which month was John in Italy?", "how long ago …" (recall/answers.py)."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def tells_time(text: str) -> bool:
+    """Whether a memory's text says when: a day, a date, a month, a year, a time of day, or a
+    relative time ("yesterday", "last week", "two months ago")."""
+    return _TELLS.search(text) is not None or re.search(r"\bMay\b", text) is not None
