@@ -16,7 +16,7 @@ from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.fulltext import Filters
 from brain.indexes.sparse import HashingSparse
 from brain.recall.names import COMMON as NAMES_COMMON
-from brain.recall.names import NAME_PRIOR, query_names, subject
+from brain.recall.names import NAME_PRIOR, not_owners, query_names, subject
 
 _register()
 
@@ -67,6 +67,35 @@ def test_the_person_named_lifts_what_they_said(brain: Brain) -> None:
     assert why[caroline] is not None and why[caroline]["name"] == NAME_PRIOR
     assert why[caroline]["name_said"] == ["Caroline"]
     assert why[melanie] is not None and why[melanie]["name"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "talking", "lifted"),
+    [
+        ("What did Jon say about Gina's store?", ("Jon", "Gina"), ("Jon",)),
+        ("How does Nate feel about Joanna's setbacks?", ("Nate", "Joanna"), ("Nate",)),
+        ("Who is Tim and John's favourite player?", ("Tim", "John"), ("Tim", "John")),  # the pair's
+        ("What is Gina's store called?", ("Gina",), ("Gina",)),  # no one else speaks
+        ("What did Ana say about Ben's plan?", ("Ana",), ("Ana", "Ben")),  # Ben is no speaker
+        ("Did Jon and Gina both dance?", ("Jon", "Gina"), ("Jon", "Gina")),
+    ],
+)
+def test_a_speaker_named_only_as_an_owner_is_not_whose_words_are_asked_for(
+    query: str, talking: tuple[str, ...], lifted: tuple[str, ...]
+) -> None:
+    people = tuple(dict.fromkeys([*talking, *lifted]))
+    assert not_owners(query, people, talking) == lifted
+
+
+def test_what_one_said_about_anothers_thing_is_their_words(brain: Brain) -> None:
+    gina = brain.remember("Gina: My store is doing great, the store has new shelves.").id
+    jon = brain.remember("Jon: Your store looks great, well done!").id
+    hits = brain.recall("What did Jon say about Gina's store?", k=2, mode="text", explain=True)
+    assert [h.id for h in hits] == [jon, gina]
+    assert [(h.explain or {}).get("name") for h in hits] == [NAME_PRIOR, 1.0]
+    assert (hits[0].explain or {}).get("name_said") == ["Jon"]
+    # Asked about her store, not what someone said of it, her words lead.
+    assert brain.recall("What did Gina say about her store?", k=1, mode="text")[0].id == gina
 
 
 def test_a_name_no_memory_opens_with_changes_nothing(brain: Brain) -> None:

@@ -50,6 +50,14 @@ NOW = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
         ("What did we decide last week?", date(2024, 1, 6), date(2024, 1, 14)),
         ("What did she say two weeks ago?", date(2023, 12, 30), date(2024, 1, 7)),
         ("The plan from 3 days ago?", date(2024, 1, 16), date(2024, 1, 18)),
+        # A span on one side of a date: about that long (and a unit more), the date itself
+        # with a span before it ("last week", said on it); a week of a month.
+        ("What did he do the week before August 3, 2023?", date(2023, 7, 20), date(2023, 8, 4)),
+        ("The puppy she got two weeks before 11 August 2023", date(2023, 7, 21), date(2023, 8, 12)),
+        ("What happened the day after 3 March 2023?", date(2023, 3, 3), date(2023, 3, 5)),
+        ("Where was Tim in the second week of November?", date(2023, 11, 8), date(2023, 11, 15)),
+        ("What did I do in the last week of November 2023?", date(2023, 11, 24), date(2023, 12, 1)),
+        ("99999999999 days before 3 March 2023", date(2022, 11, 22), date(2023, 3, 4)),  # capped
     ],
 )
 def test_time_expressions_parse(query: str, start: date, end: date) -> None:
@@ -136,6 +144,8 @@ def test_cli_explain_shows_the_time_prior(cli: CliRunner, brain: Brain, clock: F
         ("What dish did Nate make on 9 November, 2022?", ("Nate",), False),
         ("What did I do?", (), False),  # no time: nothing to answer with
         ("Dentist on 14 January?", (), False),  # not a name of who said what: a word
+        ("What did I do the week before 3 March?", (), True),
+        ("What did I do in the second week of March?", (), True),
     ],
 )
 def test_a_query_that_asks_only_when(query: str, names: tuple[str, ...], only: bool) -> None:
@@ -170,6 +180,10 @@ def test_what_did_i_do_on_a_day_is_what_was_written_that_day(
     assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
     both = {h.id for h in brain.recall("what did I do on 9 November", k=2, mode=mode)}
     assert both == {ids["Had"], ids["Finished"]}
+    # "The week before" a day is the days before it (and the day), not all time before it.
+    before = brain.recall("What did I do the week before 17 November?", k=7, mode=mode)
+    assert {h.id for h in before[:4]} == {ids[w] for w in ("Had", "Finished", "Ran", "The")}
+    assert before[4].id == ids["Paid"]  # the week after: told later
     # A query with words of its own is ranked by them, the time a prior as before, even when
     # its one word is capitalised as a name would be.
     assert brain.recall("dentist filling in November", k=1)[0].id == ids["Dentist"]

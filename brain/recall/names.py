@@ -69,6 +69,26 @@ def speakers(names: Sequence[str], titles: dict[str, str]) -> tuple[str, ...]:
     return tuple(name for name in names if name in labels)
 
 
+def not_owners(query: str, people: Sequence[str], talking: Sequence[str]) -> tuple[str, ...]:
+    """The people whose words the query asks for. A speaker it names only as an owner ("What
+    did Jon say about Gina's store?": the store is Gina's, the words Jon's) is left out when
+    another speaker is named as more than that. "Tim and John's favourite player" is the
+    pair's: neither is left out."""
+    owners = {name for name in talking if _only_owner(query, name, people)}
+    if not owners or not set(talking) - owners:
+        return tuple(people)
+    return tuple(name for name in people if name not in owners)
+
+
+def _only_owner(query: str, name: str, people: Sequence[str]) -> bool:
+    said = re.escape(name)
+    mentions = re.findall(rf"(?<![\w'’]){said}(['’]s)?(?![\w'’])", query)
+    if not mentions or not all(mentions):
+        return False
+    others = "|".join(re.escape(p) for p in people if p != name)
+    return not (others and re.search(rf"\b(?:{others})\s+and\s+{said}['’]s\b", query))
+
+
 def without(query: str, names: Sequence[str]) -> str | None:
     """The query with these names (and their possessive) taken out; None if nothing that
     carries meaning is left."""

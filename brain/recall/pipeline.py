@@ -139,8 +139,10 @@ def recall(
     if len(lists) > 1:
         fused = with_context(fused, briefs)
     timed, factors = with_time(fused, briefs, window)
-    # A person the query names lifts what they said (memories whose title opens with the name).
-    named, name_factors = with_names(timed, titles, people)
+    # A person the query names lifts what they said (memories whose title opens with the name);
+    # a speaker it names only as an owner does not ("What did Jon say about Gina's store?").
+    lifted = naming.not_owners(query, people, speakers(people, titles))
+    named, name_factors = with_names(timed, titles, lifted)
     ranked = rank(named, briefs)
     stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
     wants = asked_for(query)  # a time, an amount: what some memories' text gives (answers.py)
@@ -181,7 +183,7 @@ def recall(
             entry["answer_asked"] = wants.name if wants is not None else None
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
-            entry["name_said"] = list(people)
+            entry["name_said"] = list(lifted)
     hits = []
     for oid, score in best:
         hit = to_hit(rows[oid], score, bodies[oid], query, flags.get(oid, ()))

@@ -54,6 +54,17 @@ _ABSOLUTE = re.compile(
     + r")(?!\w)",
     re.IGNORECASE,
 )
+# "the week before 16 November", "two weeks before August 11", "the day after …": a span of
+# about that length on that side of the date (one unit more than said, as a span said so is
+# rough), not all time before or after it.
+_NEAR = re.compile(
+    r"\b(?P<n>\d+|a|an|one|two|three|four)?\s*(?P<unit>day|week|weekend|month)s?\s+"
+    r"(?P<side>before|after|prior\s+to)\s+(?:the\s+)?$",
+    re.I,
+)
+# "the second week of November": that week of the month, not the month.
+_WEEK_OF = re.compile(r"\b(?P<nth>first|second|third|fourth|last)\s+week\s+(?:of\s+)?$", re.I)
+_NTH = {"first": 0, "second": 1, "third": 2, "fourth": 3}
 _BEFORE = re.compile(r"\b(?:by|before|until|till|as of|up to)\s+(?:the\s+\w+\s+)?$", re.I)
 _AFTER = re.compile(r"\b(?:after|since|from)\s+$", re.I)
 _RELATIVE = {
@@ -83,7 +94,7 @@ _TELLS = re.compile(
     + r"|[0-2]?\d:[0-5]\d)\b",
     re.IGNORECASE,
 )
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
 
 
@@ -164,6 +175,19 @@ def _span(
     except ValueError:  # "31 February": no such day, no window
         return date.max, date.min, match.group(0)
     before = query[: match.start()]
+    near, week = _NEAR.search(before), _WEEK_OF.search(before)
+    if near and day is not None:
+        n = min(_NUMBERS.get((near["n"] or "a").lower()) or int(near["n"]), 100)  # no overflow
+        unit = near["unit"].lower().replace("weekend", "week")
+        reach = timedelta(days=(n + 1) * _UNIT_DAYS[unit])
+        said = (near.group(0) + match.group(0)).strip()
+        if near["side"].lower() == "after":
+            return start, start + reach, said
+        return start - reach, end, said  # the day itself: "last week", said on it
+    if week and day is None and month is not None:
+        nth = week["nth"].lower()
+        first = start + timedelta(days=7 * _NTH[nth]) if nth in _NTH else end - timedelta(days=7)
+        return first, first + timedelta(days=7), (week.group(0) + match.group(0)).strip()
     if _BEFORE.search(before):
         start = date.min
     elif _AFTER.search(before):
