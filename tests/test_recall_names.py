@@ -16,7 +16,7 @@ from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.fulltext import Filters
 from brain.indexes.sparse import HashingSparse
 from brain.recall.names import COMMON as NAMES_COMMON
-from brain.recall.names import NAME_PRIOR, not_owners, query_names, subject
+from brain.recall.names import NAME_PRIOR, query_names, subject, whose_words
 
 _register()
 
@@ -78,13 +78,15 @@ def test_the_person_named_lifts_what_they_said(brain: Brain) -> None:
         ("What is Gina's store called?", ("Gina",), ("Gina",)),  # no one else speaks
         ("What did Ana say about Ben's plan?", ("Ana",), ("Ana", "Ben")),  # Ben is no speaker
         ("Did Jon and Gina both dance?", ("Jon", "Gina"), ("Jon", "Gina")),
+        ("What book did Tim recommend to John?", ("Tim", "John"), ("Tim",)),
+        ("According to Gina, what makes Jon a mentor?", ("Gina", "Jon"), ("Gina", "Jon")),
     ],
 )
-def test_a_speaker_named_only_as_an_owner_is_not_whose_words_are_asked_for(
+def test_a_speaker_named_only_as_an_owner_or_recipient_is_not_whose_words_are_asked_for(
     query: str, talking: tuple[str, ...], lifted: tuple[str, ...]
 ) -> None:
     people = tuple(dict.fromkeys([*talking, *lifted]))
-    assert not_owners(query, people, talking) == lifted
+    assert whose_words(query, people, talking) == lifted
 
 
 def test_what_one_said_about_anothers_thing_is_their_words(brain: Brain) -> None:
@@ -94,6 +96,11 @@ def test_what_one_said_about_anothers_thing_is_their_words(brain: Brain) -> None
     assert [h.id for h in hits] == [jon, gina]
     assert [(h.explain or {}).get("name") for h in hits] == [NAME_PRIOR, 1.0]
     assert (hits[0].explain or {}).get("name_said") == ["Jon"]
+    # Asked what one gave another, the giver's words lead.
+    john = brain.remember("John: I read a great book, a book about the sea.").id
+    tim = brain.remember("Tim: You would like this book, it is great.").id
+    asked = "What book did Tim recommend to John?"
+    assert [h.id for h in brain.recall(asked, k=2, mode="text")] == [tim, john]
     # Asked about her store, not what someone said of it, her words lead.
     assert brain.recall("What did Gina say about her store?", k=1, mode="text")[0].id == gina
 

@@ -69,24 +69,33 @@ def speakers(names: Sequence[str], titles: dict[str, str]) -> tuple[str, ...]:
     return tuple(name for name in names if name in labels)
 
 
-def not_owners(query: str, people: Sequence[str], talking: Sequence[str]) -> tuple[str, ...]:
+def whose_words(query: str, people: Sequence[str], talking: Sequence[str]) -> tuple[str, ...]:
     """The people whose words the query asks for. A speaker it names only as an owner ("What
-    did Jon say about Gina's store?": the store is Gina's, the words Jon's) is left out when
-    another speaker is named as more than that. "Tim and John's favourite player" is the
-    pair's: neither is left out."""
-    owners = {name for name in talking if _only_owner(query, name, people)}
-    if not owners or not set(talking) - owners:
+    did Jon say about Gina's store?": the store is Gina's, the words Jon's) or as whom
+    something goes to ("What book did Tim recommend to John?") is left out when another
+    speaker is named as more than that. "According to Gina" names the one who speaks; "Tim and
+    John's favourite player" is the pair's: neither is left out."""
+    others = {name for name in talking if _only_other(query, name, people)}
+    if not others or not set(talking) - others:
         return tuple(people)
-    return tuple(name for name in people if name not in owners)
+    return tuple(name for name in people if name not in others)
 
 
-def _only_owner(query: str, name: str, people: Sequence[str]) -> bool:
+def _only_other(query: str, name: str, people: Sequence[str]) -> bool:
     said = re.escape(name)
-    mentions = re.findall(rf"(?<![\w'’]){said}(['’]s)?(?![\w'’])", query)
-    if not mentions or not all(mentions):
+    mentions = list(re.finditer(rf"(?<![\w'’]){said}(['’]s)?(?![\w'’])", query))
+
+    def owner_or_recipient(mention: re.Match[str]) -> bool:
+        before = query[: mention.start()]
+        return bool(mention.group(1)) or (
+            re.search(r"\bto\s+$", before, re.I) is not None
+            and re.search(r"\baccording\s+to\s+$", before, re.I) is None
+        )
+
+    if not mentions or not all(map(owner_or_recipient, mentions)):
         return False
-    others = "|".join(re.escape(p) for p in people if p != name)
-    return not (others and re.search(rf"\b(?:{others})\s+and\s+{said}['’]s\b", query))
+    pair = "|".join(re.escape(p) for p in people if p != name)
+    return not (pair and re.search(rf"\b(?:{pair})\s+and\s+{said}['’]s\b", query))
 
 
 def without(query: str, names: Sequence[str]) -> str | None:

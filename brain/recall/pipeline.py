@@ -140,8 +140,9 @@ def recall(
         fused = with_context(fused, briefs)
     timed, factors = with_time(fused, briefs, window)
     # A person the query names lifts what they said (memories whose title opens with the name);
-    # a speaker it names only as an owner does not ("What did Jon say about Gina's store?").
-    lifted = naming.not_owners(query, people, speakers(people, titles))
+    # a speaker it names only as an owner or a recipient does not ("What did Jon say about
+    # Gina's store?", "What did Tim recommend to John?").
+    lifted = naming.whose_words(query, people, speakers(people, titles))
     named, name_factors = with_names(timed, titles, lifted)
     ranked = rank(named, briefs)
     stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
