@@ -47,6 +47,17 @@ def test_remember_then_recall_in_every_mode(any_brain: Brain, clock: FixedClock)
     assert "new box" in any_brain.expand(note.id).body
 
 
+def test_a_question_that_asks_when_reads_which_memories_say_when(any_brain: Brain) -> None:
+    # recall/answers.py reads the best memories' text from either storage's full text (the
+    # order it makes is pinned in tests/test_recall_answers.py; PostgreSQL ranks words apart).
+    plain = any_brain.remember("The launch party is at the office.", title="Party")
+    dated = any_brain.remember("The launch party moved to Tuesday the 14th.", title="Moved")
+    hits = any_brain.recall("When is the launch party?", k=2, mode="text", explain=True)
+    why = {h.id: h.explain or {} for h in hits}
+    assert (why[dated.id]["answer"], why[dated.id]["answer_asked"]) == (1.2, "when")
+    assert why[plain.id]["answer"] == 1.0
+
+
 def test_correct_keeps_history_and_recall_shows_the_current_version(any_brain: Brain) -> None:
     old = any_brain.remember("The launch is in March.", title="Launch date")
     new = any_brain.correct(old.id, "The launch is in April.")
