@@ -58,6 +58,7 @@ NOW = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
         ("Where was Tim in the second week of November?", date(2023, 11, 8), date(2023, 11, 15)),
         ("What did I do in the last week of November 2023?", date(2023, 11, 24), date(2023, 12, 1)),
         ("99999999999 days before 3 March 2023", date(2022, 11, 22), date(2023, 3, 4)),  # capped
+        ("What did I do 99999999999 days ago?", date(2023, 10, 11), date(2023, 10, 13)),
     ],
 )
 def test_time_expressions_parse(query: str, start: date, end: date) -> None:

@@ -96,6 +96,7 @@ _TELLS = re.compile(
 )
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
+MOST_UNITS = 100
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def _span(
     before = query[: match.start()]
     near, week = _NEAR.search(before), _WEEK_OF.search(before)
     if near and day is not None:
-        n = min(_NUMBERS.get((near["n"] or "a").lower()) or int(near["n"]), 100)  # no overflow
+        n = _count(near["n"] or "a")
         unit = near["unit"].lower().replace("weekend", "week")
         reach = timedelta(days=(n + 1) * _UNIT_DAYS[unit])
         said = (near.group(0) + match.group(0)).strip()
@@ -202,11 +203,17 @@ def _relative(query: str, today: date) -> Window | None:
             return Window(start, start + timedelta(days=length), words)
     ago = _AGO.search(query)
     if ago:
-        n = _NUMBERS.get(ago["n"].lower()) or int(ago["n"])
+        n = _count(ago["n"])
         back = n * _UNIT_DAYS[ago["unit"].lower()]
         start = today - timedelta(days=back + _UNIT_DAYS[ago["unit"].lower()])
         return Window(start, today - timedelta(days=max(0, back - 1)), ago.group(0))
     return None
+
+
+def _count(said: str) -> int:
+    """How many units a time says ("two", "3"), at most MOST_UNITS: "99999999999 days ago"
+    names no date there is."""
+    return min(_NUMBERS.get(said.lower()) or int(said), MOST_UNITS)
 
 
 def _shift(day: date, by: timedelta) -> date:
