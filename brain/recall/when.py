@@ -89,7 +89,8 @@ _TELLS = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|weekends?|weeks?|months?|years?|ago|"
     + _WEEKDAYS
     + "|"
-    + "|".join(m for m in _MONTHS if len(m) > 4)  # "may" is a verb; "mar", "sun" are words
+    + "|".join(m for m in _MONTHS if len(m) > 4)  # "mar", "sun" are words; "may" is a verb,
+    + "|(?-i:May)"  # so only the capitalised month
     + r"|(?:19|20)\d\d|the\s+[0-3]?\d(?:st|nd|rd|th)|[01]?\d(?::[0-5]\d)?\s*[ap]\.?m\b"
     + r"|[0-2]?\d:[0-5]\d)\b",
     re.IGNORECASE,
@@ -273,4 +274,4 @@ def asks_when(query: str) -> bool:
 def tells_time(text: str) -> bool:
     """Whether a memory's text says when: a day, a date, a month, a year, a time of day, or a
     relative time ("yesterday", "last week", "two months ago")."""
-    return _TELLS.search(text) is not None or re.search(r"\bMay\b", text) is not None
+    return _TELLS.search(text) is not None
