@@ -87,6 +87,8 @@ def describe(why: Mapping[str, Any]) -> str:
         parts.append(f"time ×{why['time']} ({why['time_said']})")
     if why.get("answer", 1.0) != 1.0:  # recall/answers.py: its text gives what was asked
         parts.append(f"answers {why['answer_asked']} ×{why['answer']}")
+    if why.get("asks", 1.0) != 1.0:  # recall/answers.py: part of its text is questions
+        parts.append(f"asks ×{why['asks']}")
     if why.get("time_first"):  # the query asked only when: what was said then comes first
         parts.append(f"asked only when: {why['time_first']}")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it

@@ -68,7 +68,8 @@ def test_full_text_finds_the_reply_through_its_neighbour(brain: Brain, clock: Fi
     plain = TextRetriever(brain.caches.fulltext).search(QUERY, 10, everywhere)
     assert reply not in [oid for oid, _ in plain]  # no word of the question in the reply
     found = [h.id for h in brain.recall(QUERY, mode="text", k=5)]
-    assert found[:2] == [ids[TALK[0]], reply]
+    # The reply leads the question it borrowed from: one asks, the other tells (answers.py).
+    assert found[:2] == [reply, ids[TALK[0]]]
     assert not set(found) & {ids[t] for t in ELSEWHERE}  # another moment lends nothing
 
 
@@ -100,7 +101,8 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
     assert why["retrievers"]["text"]["rank"] == 2
     assert why["retrievers"]["text"]["neighbours"] > 0  # all of its text score is borrowed
     # The query asks when (recall/answers.py): whether the hit says when is given too.
-    assert set(why) == {"retrievers", "fused", "context", "prior", "answer", "answer_asked"}
+    # The question beside it asks and is lowered for it, so "asks" is given too.
+    assert set(why) == {"retrievers", "fused", "context", "prior", "answer", "answer_asked", "asks"}
     assert why["prior"] == 1.0
     assert all(h.explain is None for h in brain.recall(QUERY, k=5))
 
@@ -204,7 +206,7 @@ def test_write_order_survives_reindex(brain: Brain, clock: FixedClock) -> None:
     ids = _converse(brain, clock)
     brain.reindex()  # ids live in the files: the catalog rebuilt from them keeps the order
     found = [h.id for h in brain.recall(QUERY, mode="text", k=5)]
-    assert found[:2] == [ids[TALK[0]], ids[TALK[1]]]
+    assert found[:2] == [ids[TALK[1]], ids[TALK[0]]]  # the reply through its neighbour
 
 
 def test_ulid_bounds() -> None:

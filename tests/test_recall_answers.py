@@ -7,7 +7,16 @@ from typer.testing import CliRunner
 
 from brain.brain import Brain
 from brain.cli import _register, app
-from brain.recall.answers import ANSWER_TYPE, HOW_MANY, WHEN, Asked, asked_for
+from brain.recall.answers import (
+    ANSWER_TYPE,
+    ASKING,
+    HOW_MANY,
+    WHEN,
+    Asked,
+    asked_for,
+    asking_share,
+    with_statements,
+)
 from brain.recall.when import asks_when, tells_time
 
 _register()
@@ -108,3 +117,54 @@ def test_a_question_that_asks_how_many_prefers_a_memory_with_an_amount(brain: Br
     # A question that asks for neither leaves the ranking as it was and says nothing of it.
     hits = brain.recall(asked, k=2, mode="text", explain=True)
     assert all("answer" not in (h.explain or {}) for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("text", "share"),
+    [
+        ("Is it a martial arts place or a yoga studio?", 1.0),
+        ("I'm doing kickboxing and it's giving me so much energy.", 0.0),
+        ("Looks fun! What other classes have you done?", 33 / 43),  # characters in sentences
+        ("Wow!! Did you go? 😊", 11 / 17),
+        ("", 0.0),
+    ],
+)
+def test_the_share_of_a_text_that_asks(text: str, share: float) -> None:
+    assert asking_share(text) == pytest.approx(share)
+
+
+def test_a_memory_that_asks_falls_below_one_that_tells() -> None:
+    ranked = [("asks", 1.0), ("half", 0.9), ("tells", 0.6), ("lower", 0.55)]
+    texts = {
+        "asks": "Is it a martial arts place?",
+        "half": "Yes. Is it?",
+        "tells": "I do kickboxing.",
+        "lower": "Karate, mostly.",
+    }
+    out, factors = with_statements(ranked, texts, "What martial arts has John done?")
+    assert factors == {"asks": 1 - ASKING, "half": pytest.approx(1 - ASKING * 6 / 10)}
+    assert [oid for oid, _ in out] == ["half", "tells", "lower", "asks"]
+    assert dict(out)["asks"] == pytest.approx(1.0 - ASKING)
+    # A query about asking keeps the questions where they were.
+    same, none = with_statements(ranked, texts, "What did John ask about martial arts?")
+    assert (same, none) == (ranked, {})
+
+
+MARTIAL = [
+    "Which martial arts classes have you done at the gym?",
+    "I have done martial arts for two years: kickboxing, and some karate in town.",
+]
+
+
+def test_recall_puts_what_tells_before_what_asks(cli: CliRunner, brain: Brain) -> None:
+    asks, tells = (brain.remember(text).id for text in MARTIAL)
+    # Asked about asking, the question's words match best and it leads.
+    about = brain.recall("Which martial arts classes did I ask about?", k=2, mode="text")
+    assert [h.id for h in about] == [asks, tells]
+    hits = brain.recall("Which martial arts classes has John done?", k=2, mode="text", explain=True)
+    assert [h.id for h in hits] == [tells, asks]
+    assert [(h.explain or {}).get("asks") for h in hits] == [1.0, 1 - ASKING]
+    brain.close()
+    res = cli.invoke(app, ["recall", "Which martial arts classes has John done?", "--explain"])
+    assert res.exit_code == 0, res.output
+    assert f"asks ×{1 - ASKING}" in res.output

@@ -104,8 +104,11 @@ def test_ingest_seed_json_makes_a_recall_note_with_turns(brain: Brain, tmp_path:
     _, section = brain.section(hit.id)
     assert note.body[section.start : section.end] == SEED["transcript"][3]["content"]
     assert section.role == "assistant"
-    first = brain.recall("system requirements")[0]
-    assert first.heading_path == ("Transcript", "User · 2025-01-08T14:30:15Z")
+    # Each turn's heading says who spoke and when. The answer leads the question that asked
+    # for it, whose words it shares (recall/answers.py: a memory that asks does not tell).
+    paths = [h.heading_path for h in brain.recall("system requirements")]
+    assert paths[0] == ("Transcript", "Assistant · 2025-01-08T14:30:45Z")
+    assert ("Transcript", "User · 2025-01-08T14:30:15Z") in paths
     assert brain.ingest(path).unchanged == [note_id]  # idempotent
 
 

@@ -296,9 +296,11 @@ def test_it_finds_what_full_text_and_vectors_miss(
 
     # Each retriever on the whole question and unweighted by who speaks: Calvin is a common
     # speaker here, and recall would otherwise search without his name and lift what he said
-    # (recall/names.py), which is another test's matter.
+    # (recall/names.py), which is another test's matter. So is lowering the two distractors
+    # that ask (recall/answers.py), which lifts the answer in every mode.
     monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
     monkeypatch.setattr("brain.recall.names.NAME_PRIOR", 1.0)
+    monkeypatch.setattr("brain.recall.answers.ASKING", 0.0)
 
     minilm = MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
     b = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)

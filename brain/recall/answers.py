@@ -1,4 +1,5 @@
-"""What a question asks for (a time, an amount) and the memories whose text gives one.
+"""What a question asks for (a time, an amount) and the memories whose text gives one; and
+the memories that ask rather than tell.
 
 A question answering system matches an answer's type to its question's: asked "When did Jon
 go to a fair?", the memory "Yesterday, I went to a fair" answers it and "I love going to
@@ -9,6 +10,16 @@ ANSWER_TYPE and reordered among themselves. 1.2 is a hint weaker than a named ti
 does not lift a weak match over a strong one. Set by that reason, not fitted. On the LoCoMo
 dev split ndcg@10 +0.009 [+0.005, +0.013], hit@1 +0.017, at the cost of one hit@10 of 760
 (docs/benchmarks.md, "A question's type matched to its answer's").
+
+A memory that asks does not tell. "Is it a martial arts place or a yoga studio?" shares the
+words of "What martial arts has John done?" and holds none of its answer; "I'm doing
+kickboxing" holds it. Of the best ANSWER_DEPTH, each is multiplied by 1 - ASKING × the share of
+its text in sentences that end in a question mark: a memory that is all question keeps half its
+score, one that asks one short thing after a long statement nearly all of it. Its neighbours
+still borrow its score (neighbours.py): the reply to a question follows it. A query about
+asking ("What did Nate ask …", "questions for the doctor") leaves them as they are. On the
+LoCoMo dev split, evidence turns have 5% of their text in questions, the other turns of the top
+10 14%. 0.5 is set by reason ("half"), not fitted; docs/benchmarks.md, "A memory that asks".
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from dataclasses import dataclass
 from brain.recall.when import asks_when, tells_time
 
 ANSWER_TYPE = 1.2
+ASKING = 0.5
 ANSWER_DEPTH = 20  # of the ranking; the top 10 are read for their snippets anyway
 
 _ASKS_AMOUNT = re.compile(r"\bhow\s+(?:many|much|often|old|long|far)\b", re.IGNORECASE)
@@ -28,6 +40,11 @@ _NUMBER_WORDS = (
     "thousand|dozen|couple|few|several|once|twice"
 )
 _TELLS_AMOUNT = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_ABOUT_ASKING = re.compile(
+    r"\b(?:ask(?:s|ed|ing)?|question(?:s|ed|ing)?|wonder(?:s|ed|ing)?|enquir\w*|inquir\w*)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -65,3 +82,30 @@ def with_answer_type(
         key=lambda item: (-item[1], item[0]),
     )
     return [*lifted, *ranked[ANSWER_DEPTH:]], factors
+
+
+def asking_share(text: str) -> float:
+    """The share of a text's characters in sentences that end in a question mark."""
+    sentences = [part.strip() for part in _SENTENCE.findall(text)]
+    total = sum(map(len, sentences))
+    asking = sum(len(part) for part in sentences if part.endswith("?"))
+    return asking / total if total else 0.0
+
+
+def with_statements(
+    ranked: Sequence[tuple[str, float]], texts: dict[str, str], query: str
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """The best ANSWER_DEPTH, each multiplied by 1 - ASKING × its share of questions, and all
+    reordered (a head score may now fall below the rest); unchanged when the query is about
+    asking. `texts` holds the head's bodies."""
+    if _ABOUT_ASKING.search(query):
+        return list(ranked), {}
+    factors = {}
+    for oid, _ in ranked[:ANSWER_DEPTH]:
+        share = asking_share(texts[oid])
+        if share:
+            factors[oid] = 1.0 - ASKING * share
+    if not factors:
+        return list(ranked), {}
+    scored = ((oid, score * factors.get(oid, 1.0)) for oid, score in ranked)
+    return sorted(scored, key=lambda item: (-item[1], item[0])), factors

@@ -11,7 +11,7 @@ from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
 from brain.recall import names as naming
-from brain.recall.answers import ANSWER_DEPTH, asked_for, with_answer_type
+from brain.recall.answers import ANSWER_DEPTH, asked_for, with_answer_type, with_statements
 from brain.recall.names import query_names, speakers, subjects, with_names, without
 from brain.recall.neighbours import Blend
 from brain.recall.rank import (
@@ -146,11 +146,15 @@ def recall(
     named, name_factors = with_names(timed, titles, lifted)
     ranked = rank(named, briefs)
     stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
+    head = _read(brain, [oid for oid, _ in ranked[:ANSWER_DEPTH]], stored)
     wants = asked_for(query)  # a time, an amount: what some memories' text gives (answers.py)
     typed: dict[str, float] = {}
     if wants is not None:
-        head = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
-        ranked, typed = with_answer_type(ranked, _texts(brain, head, stored), wants)
+        texts = {oid: "\n".join(fields.values()) for oid, fields in head.items()}
+        ranked, typed = with_answer_type(ranked, texts, wants)
+    # A memory that asks does not tell (answers.py): its body's share of questions lowers it.
+    bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
+    ranked, asking = with_statements(ranked, bodies, query)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
@@ -182,6 +186,8 @@ def recall(
         for oid, entry in why.items() if wants is not None else ():  # what the question asked
             entry["answer"] = typed.get(oid, 1.0)
             entry["answer_asked"] = wants.name if wants is not None else None
+        for oid, entry in why.items() if asking else ():  # what a memory asks, not tells
+            entry["asks"] = round(asking.get(oid, 1.0), 4)
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
             entry["name_said"] = list(lifted)
@@ -192,14 +198,14 @@ def recall(
     return hits
 
 
-def _texts(
+def _read(
     brain: Context, ids: list[str], stored: dict[str, dict[str, str] | None]
-) -> dict[str, str]:
+) -> dict[str, dict[str, str]]:
     """Each memory's title and body as indexed, read into `stored` once a recall."""
     for oid in ids:
         if oid not in stored:
             stored[oid] = brain.caches.fulltext.stored(oid)
-    return {oid: "\n".join((stored[oid] or {}).values()) for oid in ids}
+    return {oid: stored[oid] or {} for oid in ids}
 
 
 def _answers(
