@@ -125,7 +125,10 @@ def test_a_question_that_asks_how_many_prefers_a_memory_with_an_amount(brain: Br
         ("Is it a martial arts place or a yoga studio?", 1.0),
         ("I'm doing kickboxing and it's giving me so much energy.", 0.0),
         ("Looks fun! What other classes have you done?", 33 / 43),  # characters in sentences
-        ("Wow!! Did you go? 😊", 11 / 17),
+        ("Wow!! Did you go? 😊", 11 / 17),  # an emoji after the question is still its end
+        ("How are you? We moved on Friday.", 0.0),  # a question the text goes on from
+        ("Q: How do I reset it? A: Hold the button for ten seconds.", 0.0),
+        ('He asked me "why?"', 17 / 18),  # the closing quote is a stray mark
         ("", 0.0),
     ],
 )

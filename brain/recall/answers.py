@@ -14,12 +14,13 @@ dev split ndcg@10 +0.009 [+0.005, +0.013], hit@1 +0.017, at the cost of one hit@
 A memory that asks does not tell. "Is it a martial arts place or a yoga studio?" shares the
 words of "What martial arts has John done?" and holds none of its answer; "I'm doing
 kickboxing" holds it. Of the best ANSWER_DEPTH, each is multiplied by 1 - ASKING × the share of
-its text in sentences that end in a question mark: a memory that is all question keeps half its
-score, one that asks one short thing after a long statement nearly all of it. Its neighbours
-still borrow its score (neighbours.py): the reply to a question follows it. A query about
-asking ("What did Nate ask …", "questions for the doctor") leaves them as they are. On the
+its text in the questions it ends with: a memory that is all question keeps half its score, one
+that asks one short thing after a long statement nearly all of it, and one that answers its own
+question (a FAQ, "How are you? We moved on Friday.") all of it. Its neighbours still borrow its
+score (neighbours.py): the reply to a question follows it. A query about asking ("What did Nate ask …", "questions for the doctor") leaves them as they are. On the
 LoCoMo dev split, evidence turns have 5% of their text in questions, the other turns of the top
-10 14%. 0.5 is set by reason ("half"), not fitted; docs/benchmarks.md, "A memory that asks".
+10 14%; 2 of 1,349 evidence turns are all question. 0.5 is set by reason ("half"), not fitted
+(docs/benchmarks.md, "A memory that asks does not tell").
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _NUMBER_WORDS = (
 )
 _TELLS_AMOUNT = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_STRAY = 3  # characters: "😊", ":)" after a question are still its end
 _ABOUT_ASKING = re.compile(
     r"\b(?:ask(?:s|ed|ing)?|question(?:s|ed|ing)?|wonder(?:s|ed|ing)?|enquir\w*|inquir\w*)\b",
     re.IGNORECASE,
@@ -85,19 +87,27 @@ def with_answer_type(
 
 
 def asking_share(text: str) -> float:
-    """The share of a text's characters in sentences that end in a question mark."""
+    """The share of a text's characters in the questions it ends with. A text that ends asking
+    waits for its answer elsewhere; a question it answers itself (a FAQ's, a greeting's "How
+    are you? We moved on Friday.") is not counted."""
     sentences = [part.strip() for part in _SENTENCE.findall(text)]
+    sentences = [part for part in sentences if part]
     total = sum(map(len, sentences))
-    asking = sum(len(part) for part in sentences if part.endswith("?"))
+    asking = 0
+    for sentence in reversed(sentences):
+        if sentence.rstrip("!\"')]”’ ").endswith("?"):
+            asking += len(sentence)
+        elif len(sentence) > _STRAY:  # an emoji or a lone mark after the question goes by
+            break
     return asking / total if total else 0.0
 
 
 def with_statements(
     ranked: Sequence[tuple[str, float]], texts: dict[str, str], query: str
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
-    """The best ANSWER_DEPTH, each multiplied by 1 - ASKING × its share of questions, and all
-    reordered (a head score may now fall below the rest); unchanged when the query is about
-    asking. `texts` holds the head's bodies."""
+    """The best ANSWER_DEPTH, each multiplied by 1 - ASKING × the share of the questions it ends
+    with, and all reordered (a head score may now fall below the rest); unchanged when the
+    query is about asking. `texts` holds the head's bodies."""
     if _ABOUT_ASKING.search(query):
         return list(ranked), {}
     factors = {}
