@@ -58,6 +58,15 @@ def test_a_question_that_asks_when_reads_which_memories_say_when(any_brain: Brai
     assert why[plain.id]["answer"] == 1.0
 
 
+def test_a_memory_that_asks_is_read_and_lowered_on_either_storage(any_brain: Brain) -> None:
+    # recall/answers.py reads the questions a memory ends with from either storage's text.
+    asked = any_brain.remember("Is the launch party at the office?", title="Asked")
+    told = any_brain.remember("The launch party is at the office, on Tuesday.", title="Told")
+    hits = any_brain.recall("Where is the launch party?", k=2, mode="text", explain=True)
+    why = {h.id: h.explain or {} for h in hits}
+    assert (why[asked.id]["asks"], why[told.id]["asks"]) == (0.5, 1.0)
+
+
 def test_correct_keeps_history_and_recall_shows_the_current_version(any_brain: Brain) -> None:
     old = any_brain.remember("The launch is in March.", title="Launch date")
     new = any_brain.correct(old.id, "The launch is in April.")

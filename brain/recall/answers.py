@@ -17,9 +17,10 @@ kickboxing" holds it. Of the best ANSWER_DEPTH, each is multiplied by 1 - ASKING
 its text in the questions it ends with: a memory that is all question keeps half its score, one
 that asks one short thing after a long statement nearly all of it, and one that answers its own
 question (a FAQ, "How are you? We moved on Friday.") all of it. Its neighbours still borrow its
-score (neighbours.py): the reply to a question follows it. A query about asking ("What did Nate ask …", "questions for the doctor") leaves them as they are. On the
-LoCoMo dev split, evidence turns have 5% of their text in questions, the other turns of the top
-10 14%; 2 of 1,349 evidence turns are all question. 0.5 is set by reason ("half"), not fitted
+score (neighbours.py): the reply to a question follows it. A query about asking ("What did
+Nate ask …", "questions for the doctor") leaves them as they are. On the LoCoMo dev split,
+evidence turns have 5% of their text in questions, the other turns of the top 10 14%; 2 of
+1,349 evidence turns are all question. 0.5 is set by reason ("half"), not fitted
 (docs/benchmarks.md, "A memory that asks does not tell").
 """
 
