@@ -129,6 +129,7 @@ def test_a_question_that_asks_how_many_prefers_a_memory_with_an_amount(brain: Br
         ("How are you? We moved on Friday.", 0.0),  # a question the text goes on from
         ("Q: How do I reset it? A: Hold the button for ten seconds.", 0.0),
         ('He asked me "why?"', 17 / 18),  # the closing quote is a stray mark
+        ("我们周五搬家了。你什么时候来？", 7 / 15),  # full-width marks
         ("", 0.0),
     ],
 )

@@ -42,7 +42,10 @@ _NUMBER_WORDS = (
     "thousand|dozen|couple|few|several|once|twice"
 )
 _TELLS_AMOUNT = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# Sentence ends and question marks of the scripts people write notes in: Latin, the full-width
+# forms of Chinese and Japanese, Arabic's.
+_SENTENCE = re.compile(r"[^.!?。！？؟]+[.!?。！？؟]*")
+_QUESTION = ("?", "？", "؟")
 _STRAY = 3  # characters: "😊", ":)" after a question are still its end
 _ABOUT_ASKING = re.compile(
     r"\b(?:ask(?:s|ed|ing)?|question(?:s|ed|ing)?|wonder(?:s|ed|ing)?|enquir\w*|inquir\w*)\b",
@@ -96,7 +99,7 @@ def asking_share(text: str) -> float:
     total = sum(map(len, sentences))
     asking = 0
     for sentence in reversed(sentences):
-        if sentence.rstrip("!\"')]”’ ").endswith("?"):
+        if sentence.rstrip("!！\"')]”’」 ").endswith(_QUESTION):
             asking += len(sentence)
         elif len(sentence) > _STRAY:  # an emoji or a lone mark after the question goes by
             break
