@@ -128,7 +128,9 @@ def test_a_question_that_asks_how_many_prefers_a_memory_with_an_amount(brain: Br
         ("Wow!! Did you go? 😊", 11 / 17),  # an emoji after the question is still its end
         ("How are you? We moved on Friday.", 0.0),  # a question the text goes on from
         ("Q: How do I reset it? A: Hold the button for ten seconds.", 0.0),
-        ('He asked me "why?"', 17 / 18),  # the closing quote is a stray mark
+        ('He asked me "why?"', 1.0),  # a closing quote after the mark
+        ("See https://example.com/search?q=tea for the list.", 0.0),  # no question in a link
+        ("It costs 3.50? That is cheap.", 0.0),
         ("我们周五搬家了。你什么时候来？", 7 / 15),  # full-width marks
         ("", 0.0),
     ],

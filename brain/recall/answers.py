@@ -42,9 +42,10 @@ _NUMBER_WORDS = (
     "thousand|dozen|couple|few|several|once|twice"
 )
 _TELLS_AMOUNT = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
-# Sentence ends and question marks of the scripts people write notes in: Latin, the full-width
-# forms of Chinese and Japanese, Arabic's.
-_SENTENCE = re.compile(r"[^.!?。！？؟]+[.!?。！？؟]*")
+# Where one sentence ends and the next begins: after . ! ? (or Arabic's ؟) and a space, so a
+# "?" inside a link ("/search?q=tea") or a "." inside "3.50" ends nothing; after the full-width
+# marks of Chinese and Japanese, which take no space.
+_SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+|(?<=[。！？])")
 _QUESTION = ("?", "？", "؟")
 _STRAY = 3  # characters: "😊", ":)" after a question are still its end
 _ABOUT_ASKING = re.compile(
@@ -94,7 +95,7 @@ def asking_share(text: str) -> float:
     """The share of a text's characters in the questions it ends with. A text that ends asking
     waits for its answer elsewhere; a question it answers itself (a FAQ's, a greeting's "How
     are you? We moved on Friday.") is not counted."""
-    sentences = [part.strip() for part in _SENTENCE.findall(text)]
+    sentences = [part.strip() for part in _SENTENCE_END.split(text)]
     sentences = [part for part in sentences if part]
     total = sum(map(len, sentences))
     asking = 0
