@@ -84,11 +84,7 @@ def with_answer_type(
     each head score only grew). `texts` holds the head's title and body."""
     head = ranked[:ANSWER_DEPTH]
     factors = {oid: ANSWER_TYPE for oid, _ in head if asked.given_by(texts[oid])}
-    lifted = sorted(
-        ((oid, score * factors.get(oid, 1.0)) for oid, score in head),
-        key=lambda item: (-item[1], item[0]),
-    )
-    return [*lifted, *ranked[ANSWER_DEPTH:]], factors
+    return [*_multiplied(head, factors), *ranked[ANSWER_DEPTH:]], factors
 
 
 def asking_share(text: str) -> float:
@@ -120,7 +116,12 @@ def with_statements(
         share = asking_share(texts[oid])
         if share:
             factors[oid] = 1.0 - ASKING * share
-    if not factors:
-        return list(ranked), {}
+    return _multiplied(ranked, factors), factors
+
+
+def _multiplied(
+    ranked: Sequence[tuple[str, float]], factors: dict[str, float]
+) -> list[tuple[str, float]]:
+    """Each score times its factor (1 if it has none), best first."""
     scored = ((oid, score * factors.get(oid, 1.0)) for oid, score in ranked)
-    return sorted(scored, key=lambda item: (-item[1], item[0])), factors
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
