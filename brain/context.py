@@ -152,10 +152,12 @@ class Context:
     @contextlib.contextmanager
     def bulk(self) -> Iterator[None]:
         """Many writes in a row (imports, benchmarks): the lock is taken once, node index
-        files are written once at the end, and each folder is fsynced once at the end.
+        files are written once at the end, each folder is fsynced once at the end, and the
+        catalog commits a batch of writes at a time (Catalog.batched).
 
         Every note file is still written whole (temp, fsync, rename); a crash inside the block
-        may lose the last renames, never tear a file, and the next catch-up repairs the caches.
+        may lose the last renames and the last batch's catalog rows, never tear a file, and the
+        next catch-up repairs the caches.
         Placement inside the block sees the node indexes as they were when it began. Vectors
         are embedded in bounded batches alongside the writes (indexes/pipeline.py).
         """
@@ -166,6 +168,7 @@ class Context:
         try:
             with (
                 self.lock.hold(),
+                self.caches.catalog.batched(),
                 self.node_index.batch(),
                 deferred_dir_sync(),
                 self.caches.embedding_alongside(),

@@ -35,6 +35,10 @@ class PgCatalog(Catalog):
         finally:
             self.tenant_db.end(ok=ok)
 
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        yield  # each write stays a transaction of its own: other instances see it at once
+
     def set_info(self, key: str, value: str) -> None:
         self.db.execute(
             "INSERT INTO info (key, value) VALUES (?, ?) "

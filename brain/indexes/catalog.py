@@ -6,9 +6,10 @@ It is rebuilt from the files by `brain reindex`.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from brain.indexes.queries import Database, Queries
@@ -62,6 +63,9 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 
 
 BUSY_TIMEOUT = 60.0  # seconds a statement waits for another process's lock
+# Inside `Catalog.batched()`: writes are committed together at most this often. Two commits a
+# write were a fifth of bulk ingest's writer time (docs/benchmarks.md).
+BATCH_SECONDS = 0.5
 
 
 def _use_wal(db: sqlite3.Connection) -> None:
@@ -81,6 +85,9 @@ def _use_wal(db: sqlite3.Connection) -> None:
 
 class Catalog(Queries):
     """SQLite in WAL mode: readers never block the one writer."""
+
+    batch_since: float | None = None  # inside `batched()`: when its transaction began
+    depth = 0  # savepoints open inside the outer transaction
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -119,7 +126,42 @@ class Catalog(Queries):
 
     def transaction(self) -> _Tx:
         """`with catalog.transaction():` groups writes into one commit."""
-        return _Tx(self.db)
+        return _Tx(self)
+
+    @contextlib.contextmanager
+    def batched(self) -> Iterator[None]:
+        """Many writes in a row (bulk ingest): one commit every BATCH_SECONDS, not one or two
+        per write. Each write's transaction is a savepoint inside, so a write that fails
+        undoes itself alone; other processes see the writes a batch at a time. A crash loses
+        at most the last batch's rows, which catch-up puts back from the files."""
+        if self.batch_since is not None or self.db.in_transaction:
+            yield  # inside one already: it commits
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        self.batch_since = time.monotonic()
+        try:
+            yield
+        except BaseException:
+            self._end("COMMIT")  # the writes that succeeded are whole: keep them
+            raise
+        self._end("COMMIT")
+
+    def _end(self, how: str) -> None:
+        self.batch_since = None
+        if self.db.in_transaction:
+            try:
+                self.db.execute(how)
+            except sqlite3.Error:
+                self.db.execute("ROLLBACK")  # catch-up puts back what the files hold
+                raise
+
+    def part_done(self) -> None:
+        """A write inside `batched()` ended: commit if the batch has been open long enough."""
+        if self.batch_since is None or time.monotonic() - self.batch_since < BATCH_SECONDS:
+            return
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN IMMEDIATE")
+        self.batch_since = time.monotonic()
 
     # files
     def files(self) -> dict[str, FileRow]:
@@ -326,18 +368,33 @@ class Catalog(Queries):
 
 
 class _Tx:
-    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error); inside an open one, it joins it."""
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error). Inside an open transaction, a savepoint:
+    an error undoes this part alone, and what the outer one holds commits with it (or not)."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
         self.outer = False
 
     def __enter__(self) -> Database:
-        self.outer = not self.db.in_transaction
+        db = self.catalog.db
+        self.outer = not db.in_transaction
         if self.outer:
-            self.db.execute("BEGIN IMMEDIATE")
-        return self.db
+            db.execute("BEGIN IMMEDIATE")
+        else:
+            db.execute("SAVEPOINT part")
+            self.catalog.depth += 1
+        return db
 
     def __exit__(self, kind: object, *_: object) -> None:
+        db = self.catalog.db
         if self.outer:
-            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+            db.execute("COMMIT" if kind is None else "ROLLBACK")
+            return
+        self.catalog.depth -= 1
+        if not db.in_transaction:  # an error already ended the whole transaction
+            return
+        if kind is not None:
+            db.execute("ROLLBACK TO part")
+        db.execute("RELEASE part")
+        if self.catalog.depth == 0:
+            self.catalog.part_done()

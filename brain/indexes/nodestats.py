@@ -95,10 +95,8 @@ class NodeStats:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """One commit for a batch of changes; inside a caller's transaction, join it."""
-        if self.db.in_transaction:
-            yield
-            return
+        """One commit for a batch of changes; inside a caller's transaction, a part of it
+        that an error undoes alone (the catalog's savepoint)."""
         with self.catalog.transaction():
             yield
 

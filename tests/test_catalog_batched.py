@@ -1,0 +1,108 @@
+"""Bulk writes commit the catalog a batch at a time; a failed write undoes itself alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain.brain import Brain, open_vault
+from brain.indexes import catalog as catalogs
+from brain.indexes.catalog import Catalog
+
+
+def _commits(brain: Brain) -> list[str]:
+    seen: list[str] = []
+    brain.caches.catalog.db.set_trace_callback(
+        lambda sql: seen.append(sql) if sql.strip().upper() == "COMMIT" else None
+    )
+    return seen
+
+
+def test_a_bulk_block_commits_the_catalog_once_not_per_write(
+    brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalogs, "BATCH_SECONDS", 3600.0)
+    commits = _commits(brain)
+    with brain.bulk():
+        for n in range(30):
+            brain.remember(f"Memory {n} about the orchard", node="Garden")
+        assert commits == []  # each write was a savepoint of the batch's transaction
+    assert len(commits) == 1
+    outside = _commits(brain)
+    brain.remember("One more about the orchard", node="Garden")
+    assert len(outside) >= 1  # outside a block, a write commits at once, as before
+    assert len(brain.recall("orchard", mode="text", k=50)) == 31
+
+
+def test_other_readers_see_bulk_writes_a_batch_at_a_time(
+    brain: Brain, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = Catalog(vault / ".brain" / "catalog.sqlite")
+    before = reader.count("node='Garden'")
+    monkeypatch.setattr(catalogs, "BATCH_SECONDS", 3600.0)
+    with brain.bulk():
+        brain.remember("A pear tree by the wall", node="Garden")
+        assert reader.count("node='Garden'") == before  # not committed yet
+        monkeypatch.setattr(catalogs, "BATCH_SECONDS", 0.0)  # the batch is now old enough
+        brain.remember("An apple tree by the gate", node="Garden")
+        assert reader.count("node='Garden'") == before + 2  # committed with the second write
+    reader.close()
+
+
+def test_a_failed_write_inside_a_batch_undoes_itself_alone(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    with catalog.batched():
+        with catalog.transaction():
+            catalog.set_info("kept", "1")
+        with pytest.raises(RuntimeError), catalog.transaction():
+            catalog.set_info("undone", "1")
+            with catalog.transaction():  # nested deeper: undone with its parent
+                catalog.set_info("undone too", "1")
+            raise RuntimeError("the write failed halfway")
+        with catalog.transaction():
+            catalog.set_info("after", "1")
+    assert not catalog.db.in_transaction
+    assert (catalog.info("kept"), catalog.info("after")) == ("1", "1")
+    assert catalog.info("undone") is None and catalog.info("undone too") is None
+    catalog.close()
+
+
+def test_an_error_out_of_a_bulk_block_keeps_the_writes_before_it(brain: Brain) -> None:
+    with pytest.raises(RuntimeError), brain.bulk():
+        for n in range(3):
+            brain.remember(f"Kept memory {n} about the beehive", node="Garden")
+        raise RuntimeError("the import stopped")
+    assert not brain.caches.catalog.db.in_transaction
+    assert len(brain.recall("beehive", mode="text", k=10)) == 3
+
+
+KILLED = """
+import os, sys
+from pathlib import Path
+from brain.brain import open_vault
+from brain.indexes import catalog
+catalog.BATCH_SECONDS = 3600.0  # nothing of the block is committed when the process dies
+brain = open_vault(Path(sys.argv[1]))
+with brain.bulk():
+    for n in range(5):
+        brain.remember(f"Written before the crash {n}, about the greenhouse", node="Garden")
+    os._exit(9)
+"""
+
+
+def test_a_process_killed_inside_a_bulk_block_loses_no_note(vault: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED, str(vault)], timeout=300, check=False)
+    assert done.returncode == 9
+    written = [p for p in (vault / "main").rglob("*.md") if "greenhouse" in p.read_text()]
+    assert len(written) == 5
+    raw = Catalog(vault / ".brain" / "catalog.sqlite")
+    assert raw.count("node='Garden'") == 0  # the block's rows died with it
+    raw.close()
+    brain = open_vault(vault)
+    # The catalog lost the block's rows; the files are the truth, and catch-up puts them back.
+    assert len(brain.recall("greenhouse crash", mode="text", k=10)) == 5
+    assert brain.doctor().ok
+    brain.close()
