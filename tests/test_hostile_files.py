@@ -214,3 +214,39 @@ def test_a_path_is_inside_only_when_it_resolves_below_the_vault(tmp_path: Path) 
     for escape in ("../vault-other/a.md", "main/away/a.md", "main/../../x.md", "/etc/passwd"):
         with pytest.raises(InvalidInput, match="leads outside the vault"):
             inside(root, escape)
+
+
+def test_inside_resolves_as_realpath_does_for_every_kind_of_path(tmp_path: Path) -> None:
+    """`inside` looks only at the relative part's components; where it gives a path, it is
+    exactly the path `os.path.realpath` gives, through links, `..`, `.` and missing parts."""
+    import itertools
+    import os
+
+    from brain.errors import InvalidInput
+    from brain.vault.paths import inside
+
+    root = tmp_path / "vault"
+    (root / "main" / "Knowledge" / "Deep").mkdir(parents=True)
+    (root / "main" / "Knowledge" / "a.md").write_text("x")
+    (tmp_path / "out").mkdir()
+    (root / "main" / "near").symlink_to(root / "main" / "Knowledge")  # a link that stays in
+    (root / "main" / "far").symlink_to(tmp_path / "out")  # a link that leaves
+    (root / "main" / "loop").symlink_to(root / "main" / "loop")
+    (root / "main" / "dangling").symlink_to(root / "main" / "nowhere")
+    parts = ["main", "Knowledge", "Deep", "near", "far", "loop", "dangling", "..", ".", "",
+             "missing", "a.md"]  # fmt: skip
+    real_root = os.path.realpath(root)
+    checked = 0
+    for n in (1, 2, 3, 4):
+        for combo in itertools.product(parts, repeat=n):
+            rel = "/".join(combo)
+            want = os.path.realpath(os.path.join(real_root, rel))  # noqa: PTH118 (as inside)
+            inside_want = want == real_root or want.startswith(real_root + os.sep)
+            try:
+                got = str(inside(root, rel))
+            except InvalidInput:
+                assert not inside_want, rel
+                continue
+            assert inside_want and got == want, rel
+            checked += 1
+    assert checked > 5000
