@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,6 +69,44 @@ def test_a_failed_write_inside_a_batch_undoes_itself_alone(tmp_path: Path) -> No
     assert not catalog.db.in_transaction
     assert (catalog.info("kept"), catalog.info("after")) == ("1", "1")
     assert catalog.info("undone") is None and catalog.info("undone too") is None
+    catalog.close()
+
+
+class _NoSecondBegin:
+    """The catalog's connection, refusing to begin its second transaction (as a database
+    locked for a moment by another process would)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db, self.begun = db, 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self.db.in_transaction)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "BEGIN IMMEDIATE":
+            self.begun += 1
+            if self.begun == 2:
+                raise sqlite3.OperationalError("database is locked")
+        return self.db.execute(sql, *args)
+
+
+def test_a_batch_that_cannot_begin_again_commits_each_later_write_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    real = catalog.db
+    catalog.db = _NoSecondBegin(real)  # type: ignore[assignment]
+    monkeypatch.setattr(catalogs, "BATCH_SECONDS", 0.0)
+    with catalog.batched():
+        with catalog.transaction():
+            catalog.set_info("first", "1")  # committed, then the batch cannot begin again
+        assert not real.in_transaction
+        with catalog.transaction():
+            catalog.set_info("second", "1")  # a transaction of its own, committed at once
+        assert not real.in_transaction
+    catalog.db = real
+    assert (catalog.info("first"), catalog.info("second")) == ("1", "1")
     catalog.close()
 
 

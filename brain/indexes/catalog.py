@@ -160,7 +160,11 @@ class Catalog(Queries):
         if self.batch_since is None or time.monotonic() - self.batch_since < BATCH_SECONDS:
             return
         self.db.execute("COMMIT")
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # the write is committed: never fail it now
+            self.batch_since = None  # the block's later writes commit one by one
+            return
         self.batch_since = time.monotonic()
 
     # files
