@@ -389,3 +389,29 @@ def test_placement_on_the_command_line(topics: Brain, vault: Path, cli: CliRunne
     res = cli.invoke(app, ["remember", "Carbonara with guanciale and pecorino", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["path"].startswith("main/Knowledge/Domains/Cooking/")
+
+
+def test_a_bulk_block_reads_each_topic_index_once_and_places_as_outside_it(
+    topics: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Placing a bulk import's memories reads each topic's index.json once per block (the
+    block sees the node indexes as they were when it began), and places them as before."""
+    from brain.indexes import nodeindex
+
+    reads: list[str] = []
+    real = nodeindex.NodeIndex._read_file
+
+    def counted(self: nodeindex.NodeIndex, rel: str) -> dict[str, object] | None:
+        reads.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(nodeindex.NodeIndex, "_read_file", counted)
+    texts = ["A new focaccia: bread flour, olive oil, rosemary and sourdough",
+             "The ingress on the staging cluster needs a new Kubernetes probe"] * 10  # fmt: skip
+    with topics.bulk():
+        placed = [topics.remember(text).node for text in texts]
+    assert placed == ["Knowledge/Domains/Cooking", "Knowledge/Domains/Infra"] * 10
+    assert reads and len(reads) == len(set(reads))  # each file once in the block
+    reads.clear()
+    assert topics.remember(texts[0]).node == "Knowledge/Domains/Cooking"
+    assert reads  # outside a block, the files are looked at again

@@ -94,6 +94,8 @@ class NodeIndex:
     _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
         default_factory=dict, init=False
     )
+    # Inside a batch, each index file as first read: none is written before the batch ends.
+    _batch_read: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.stats = NodeStats(self.catalog)
@@ -130,6 +132,8 @@ class NodeIndex:
             yield
         finally:
             self._depth -= 1
+            if self._depth == 0:
+                self._batch_read.clear()
         if self._depth == 0:
             self.flush()
 
@@ -144,6 +148,8 @@ class NodeIndex:
                 yield
         finally:
             self._depth -= 1
+            if self._depth == 0:
+                self._batch_read.clear()
         self.last_settled = self.settle(store.partitions())
 
     def resume(self, store: NoteStore) -> None:
@@ -272,8 +278,18 @@ class NodeIndex:
         return doc
 
     def read(self, partition: str, node: str) -> dict[str, Any] | None:
-        """A node's index.json as on disk (parsed once per version of the file)."""
+        """A node's index.json as on disk (parsed once per version of the file). Inside a
+        batch, as it was when first read in it: placing a bulk import's memories looked at
+        every topic's file again for each (a path check and a stat each)."""
         rel = index_path(partition, node)
+        if self._depth and rel in self._batch_read:
+            return self._batch_read[rel]
+        doc = self._read_file(rel)
+        if self._depth:
+            self._batch_read[rel] = doc
+        return doc
+
+    def _read_file(self, rel: str) -> dict[str, Any] | None:
         try:
             path = inside(self.root, rel)
             st = path.stat()
