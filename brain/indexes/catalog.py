@@ -141,19 +141,14 @@ class Catalog(Queries):
         self.batch_since = time.monotonic()
         try:
             yield
-        except BaseException:
-            self._end("COMMIT")  # the writes that succeeded are whole: keep them
-            raise
-        self._end("COMMIT")
-
-    def _end(self, how: str) -> None:
-        self.batch_since = None
-        if self.db.in_transaction:
-            try:
-                self.db.execute(how)
-            except sqlite3.Error:
-                self.db.execute("ROLLBACK")  # catch-up puts back what the files hold
-                raise
+        finally:  # after an error too: the writes that succeeded are whole, so kept
+            self.batch_since = None
+            if self.db.in_transaction:
+                try:
+                    self.db.execute("COMMIT")
+                except sqlite3.Error:
+                    self.db.execute("ROLLBACK")  # catch-up puts back what the files hold
+                    raise
 
     def part_done(self) -> None:
         """A write inside `batched()` ended: commit if the batch has been open long enough."""

@@ -133,7 +133,7 @@ class NodeIndex:
         finally:
             self._depth -= 1
             if self._depth == 0:
-                self._batch_read.clear()
+                self._batch_read.clear()  # after an error too: the next batch reads afresh
         if self._depth == 0:
             self.flush()
 

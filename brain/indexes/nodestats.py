@@ -93,12 +93,10 @@ class NodeStats:
             self._write(tally)
             self.catalog.set_info("node_stats", SCHEMA)
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> contextlib.AbstractContextManager[object]:
         """One commit for a batch of changes; inside a caller's transaction, a part of it
         that an error undoes alone (the catalog's savepoint)."""
-        with self.catalog.transaction():
-            yield
+        return self.catalog.transaction()
 
     def put(self, note_id: str, new: NoteStats | None) -> set[tuple[str, str]]:
         """Record a note's contribution (None: it no longer counts); returns the nodes changed."""

@@ -88,22 +88,25 @@ def _resolved_below(real_root: str, relative: str) -> str:
     """os.path.realpath(real_root / relative) for a root with no link in it: only the
     relative part's components are looked at (one lstat each, where realpath also looks at
     every component of the root again). A link, or a `..` above the root, takes realpath."""
-    whole = os.path.join(real_root, relative)  # noqa: PTH118 (text: faster)
     if relative.startswith("/"):
-        return os.path.realpath(whole)
+        return _realpath(real_root, relative)
     base = path = real_root.rstrip(os.sep)  # "" for the root of the file system
     for part in relative.split("/"):  # vault-relative paths are written with "/"
         if part in ("", "."):
             continue
         if part == "..":
             if path == base:  # above the root: realpath says where that leads
-                return os.path.realpath(whole)
+                return _realpath(real_root, relative)
             path = path.rpartition(os.sep)[0]  # lexical, as realpath's
             continue
         path = path + os.sep + part
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                return os.path.realpath(whole)
+                return _realpath(real_root, relative)
         except OSError:  # not there (yet): taken as it is written, as realpath does
             pass
     return path or os.sep
+
+
+def _realpath(real_root: str, relative: str) -> str:
+    return os.path.realpath(os.path.join(real_root, relative))  # noqa: PTH118 (text: faster)
