@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -447,3 +448,38 @@ def test_a_vector_the_index_lost_or_changed_is_embedded_again(vault: Path, clock
     assert sum("apples and pears" in t for t in again) == 1
     assert second.id in {h.id for h in brain.recall("trains", mode="vector")}
     brain.close()
+
+
+class _Recording:
+    """Wraps an onnxruntime session: the shape of every run's input and the thread it ran on."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.runs: list[tuple[tuple[int, ...], str]] = []
+        self.lock = threading.Lock()
+
+    def run(self, names: Any, feeds: dict[str, Any]) -> Any:
+        with self.lock:
+            self.runs.append((feeds["input_ids"].shape, threading.current_thread().name))
+        return self.session.run(names, feeds)
+
+
+@pytest.mark.model
+def test_many_texts_run_in_bounded_batches_side_by_side_with_the_same_vectors(
+    onnx_embedder: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.indexes import embedder as embedding
+    from brain.indexes import onnxrun
+
+    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
+    monkeypatch.setattr(onnxrun, "_pool", None)
+    texts = [f"Note {n}: the kiln reached {n * 10} degrees " * (1 + n % 7) for n in range(120)]
+    alone = np.vstack([onnx_embedder.embed([t]) for t in texts])
+    runner = onnx_embedder._load()
+    recording = _Recording(runner.session)  # type: ignore[attr-defined]
+    monkeypatch.setattr(runner, "session", recording)
+    together = onnx_embedder.embed(texts)
+    assert float((alone * together).sum(axis=1).min()) >= 0.9999
+    shapes = [shape for shape, _ in recording.runs]
+    assert len(shapes) > 2 and all(rows * width <= embedding.TOKEN_BUDGET for rows, width in shapes)
+    assert len({thread for _, thread in recording.runs}) == 2  # one batch per core at once

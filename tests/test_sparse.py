@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -373,3 +374,28 @@ def test_padding_never_changes_a_text_s_terms(splade: SpladeEncoder) -> None:
     together = splade.encode([long, short])[1]
     assert np.array_equal(alone[0], together[0])
     assert np.abs(alone[1] - together[1]).max() < 1e-5
+
+
+@pytest.mark.model
+def test_many_texts_in_batches_side_by_side_keep_each_text_s_terms(
+    splade: SpladeEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.indexes import onnxrun, sparse
+
+    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
+    monkeypatch.setattr(onnxrun, "_pool", None)
+    texts = [f"Melanie painted a lake at dawn on day {n} " * (1 + n % 5) for n in range(60)]
+    alone = [splade.encode([t])[0] for t in texts]
+    runs: list[int] = []
+    run, _ = splade._load()
+
+    def counting(feeds: dict[str, Any]) -> Any:
+        runs.append(feeds["input_ids"].size)  # rows × width: the batch's tokens, padded
+        return run(feeds)
+
+    monkeypatch.setattr(splade, "_run", counting)
+    together = splade.encode(texts)
+    for (terms, weights), (want_terms, want_weights) in zip(together, alone, strict=True):
+        assert np.array_equal(terms, want_terms)
+        assert np.abs(weights - want_weights).max() < 1e-5
+    assert len(runs) > 2 and max(runs) <= sparse.TOKEN_BUDGET

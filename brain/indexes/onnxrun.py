@@ -1,0 +1,89 @@
+"""onnxruntime sessions for the encoders, one thread each, and batches spread over the cores.
+
+A session that parallelises each operator over every core stalls whenever another thread
+needs a core: its threads meet at every operator, and one that was preempted holds up the
+rest. Bulk ingest always has another thread (the writer of files and catalog), and so does a
+recall (its own search) and a shared machine (other processes). So each session runs on one
+thread, and a call with several batches runs them side by side, one per core. Alone the two
+ways are equally fast here; beside a busy thread MiniLM ran 124 texts/s against 95 and SPLADE
+318 against 242 (docs/benchmarks.md, "The encoders one thread a batch").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+THREADS = 1  # intra-op threads per session
+
+_pool: ThreadPoolExecutor | None = None
+_made = threading.Lock()
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def session(onnx_file: Path, threads: int = THREADS) -> Any:
+    """An inference session on the CPU, quiet, with no busy-waiting between operators."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: onnxruntime's choice (a thread per core)
+    options.log_severity_level = 3  # errors only: the core never prints
+    # No spinning: on a shared 2-core machine spinning threads fight the other processes, and
+    # a query embedding took 52 ms at p50 with it, 15 without.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+
+
+def by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """The positions of `lengths` in batches of similar length, shortest first, each at most
+    `budget` tokens once padded to its longest (a longer text is a batch alone): little
+    work spent on padding, and a batch's buffers stay bounded however long the texts."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and (len(batches[-1]) + 1) * lengths[i] <= budget:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def each(run: Callable[[T], R], batches: Sequence[T]) -> list[R]:
+    """`run` of every batch, in order; several at once, one per core, when there are more.
+    onnxruntime and tokenizers release the GIL, and a session may run on several threads.
+    The batches come shortest first (sorted by length); they are run longest first, so the
+    last to run are short and no core waits long for the others at the end."""
+    if len(batches) < 2 or cores() < 2:
+        return [run(batch) for batch in batches]
+    return list(_workers().map(run, batches[::-1]))[::-1]
+
+
+def _workers() -> ThreadPoolExecutor:
+    global _pool
+    with _made:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=cores(), thread_name_prefix="brain-model")
+        return _pool
+
+
+def _forget() -> None:
+    """In a forked child only the forking thread lives on: it makes its own workers."""
+    global _pool, _made
+    _pool, _made = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
