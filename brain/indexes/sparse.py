@@ -37,8 +37,9 @@ CHECKSUMS = {
 EXPORT_VERSION = "2"  # bump when _export changes: every machine exports afresh
 MAX_TOKENS = 256
 # Tokens per batch: the MLM head makes (batch × sequence × 30522) floats, 4 MB per 32 tokens,
-# so batches are cut by tokens, not texts: a batch of long chunks stays ~65 MB, and one per
-# core run at once (onnxrun.py), ~130 MB on two.
+# so batches are cut by tokens, not texts: ~31 MB a batch, one per core at once (onnxrun.py).
+# 256 ran fastest that way (128 and 512 slower: docs/benchmarks.md, "The encoders one thread
+# a batch").
 TOKEN_BUDGET = 256
 EXPORT_TIMEOUT = 900.0
 INT8 = False  # int8 head (`sparse: splade-int8`): faster, rankings move a little (benchmarks.md)
