@@ -28,6 +28,16 @@ def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Encoder batches run side by side on two cores (brain/indexes/onnxrun.py), with workers
+    made afresh for the test whatever the machine."""
+    from brain.indexes import onnxrun
+
+    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
+    monkeypatch.setattr(onnxrun, "_pool", None)
+
+
+@pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(T0)
 

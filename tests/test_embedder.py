@@ -465,14 +465,12 @@ class _Recording:
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("two_cores")
 def test_many_texts_run_in_bounded_batches_side_by_side_with_the_same_vectors(
     onnx_embedder: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from brain.indexes import embedder as embedding
-    from brain.indexes import onnxrun
 
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
-    monkeypatch.setattr(onnxrun, "_pool", None)
     texts = [f"Note {n}: the kiln reached {n * 10} degrees " * (1 + n % 7) for n in range(120)]
     alone = np.vstack([onnx_embedder.embed([t]) for t in texts])
     runner = onnx_embedder._load()

@@ -22,11 +22,8 @@ def test_batches_hold_every_text_once_shortest_first_within_the_budget() -> None
     assert [300] in [[lengths[i] for i in batch] for batch in batches]
 
 
-def test_several_batches_run_at_once_and_come_back_in_order(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
-    monkeypatch.setattr(onnxrun, "_pool", None)  # made afresh with two workers
+@pytest.mark.usefixtures("two_cores")
+def test_several_batches_run_at_once_and_come_back_in_order() -> None:
     both = threading.Barrier(2, timeout=10)  # passes only when two runs are inside at once
     threads: set[str] = set()
 
@@ -41,8 +38,8 @@ def test_several_batches_run_at_once_and_come_back_in_order(
     assert len(threads) == 2 and threading.current_thread().name not in threads
 
 
-def test_the_longest_batches_run_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
+@pytest.mark.usefixtures("two_cores")
+def test_the_longest_batches_run_first() -> None:
     began: list[int] = []
     lock = threading.Lock()
 
@@ -73,8 +70,8 @@ def test_one_batch_or_one_core_runs_on_the_callers_thread(
     assert set(seen) == {here}
 
 
-def test_an_error_in_one_batch_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
+@pytest.mark.usefixtures("two_cores")
+def test_an_error_in_one_batch_reaches_the_caller() -> None:
 
     def run(batch: int) -> int:
         if batch == 3:

@@ -377,13 +377,12 @@ def test_padding_never_changes_a_text_s_terms(splade: SpladeEncoder) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("two_cores")
 def test_many_texts_in_batches_side_by_side_keep_each_text_s_terms(
     splade: SpladeEncoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes import onnxrun, sparse
+    from brain.indexes import sparse
 
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
-    monkeypatch.setattr(onnxrun, "_pool", None)
     texts = [f"Melanie painted a lake at dawn on day {n} " * (1 + n % 5) for n in range(60)]
     alone = [splade.encode([t])[0] for t in texts]
     runs: list[int] = []

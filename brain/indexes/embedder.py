@@ -194,7 +194,6 @@ class _OnnxRunner:
         # (each batch is padded to its own longest, in _run).
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.no_padding()
-        self.pad = self.tokenizer.token_to_id("[PAD]") or 0
 
     def __call__(self, texts: list[str]) -> Vectors:
         import numpy as np
@@ -210,17 +209,12 @@ class _OnnxRunner:
     def _run(self, encodings: list[Any]) -> Vectors:
         import numpy as np
 
-        width = max(len(e.ids) for e in encodings)
-        ids = np.full((len(encodings), width), self.pad, dtype=np.int64)
-        mask = np.zeros((len(encodings), width), dtype=np.int64)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feeds = onnxrun.padded(encodings)
+        feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])  # one sentence a text
         (tokens,) = self.session.run(
             ["token_embeddings"], {k: v for k, v in feeds.items() if k in self.inputs}
         )
-        return _mean_pool(tokens, mask)
+        return _mean_pool(tokens, feeds["attention_mask"])
 
 
 FUSED = ".fused.onnx"  # the export after onnxruntime's BERT optimiser, beside it

@@ -62,6 +62,20 @@ def by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:
     return batches
 
 
+def padded(encodings: Sequence[Any]) -> dict[str, Any]:
+    """A batch's token ids, padded with 0 ([PAD] in BERT's vocabulary, which both models use)
+    to its longest, and the mask of the real tokens."""
+    import numpy as np
+
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    return {"input_ids": ids, "attention_mask": mask}
+
+
 def each(run: Callable[[T], R], batches: Sequence[T]) -> list[R]:
     """`run` of every batch, in order; several at once, one per core, when there are more.
     onnxruntime and tokenizers release the GIL, and a session may run on several threads.

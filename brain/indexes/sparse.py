@@ -113,7 +113,7 @@ class SpladeEncoder:
         out: list[Terms | None] = [None] * len(texts)
         # Similar lengths together waste less on padding; cut batches by their token count.
         batches = onnxrun.by_tokens([len(e.ids) for e in encodings], TOKEN_BUDGET)
-        done = onnxrun.each(lambda rows: run(_feeds([encodings[i] for i in rows])), batches)
+        done = onnxrun.each(lambda rows: run(onnxrun.padded([encodings[i] for i in rows])), batches)
         for rows, weights in zip(batches, done, strict=True):
             for row, vector in zip(rows, weights, strict=True):
                 terms = np.flatnonzero(vector).astype(np.int32)
@@ -192,20 +192,8 @@ def _tokenizer(path: Path) -> Any:
 
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.no_padding()  # padded per batch in _feeds, once batches are cut by length
+    tokenizer.no_padding()  # padded per batch (onnxrun.padded), once batches are cut by length
     return tokenizer
-
-
-def _feeds(encodings: Sequence[Any]) -> dict[str, Any]:
-    import numpy as np
-
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(encodings), width), dtype=np.int64)
-    mask = np.zeros((len(encodings), width), dtype=np.int64)
-    for row, encoding in enumerate(encodings):
-        ids[row, : len(encoding.ids)] = encoding.ids
-        mask[row, : len(encoding.ids)] = 1
-    return {"input_ids": ids, "attention_mask": mask}
 
 
 def _session(onnx_file: Path, threads: int = onnxrun.THREADS) -> Callable[[dict[str, Any]], Any]:
@@ -271,7 +259,7 @@ def _export(model: Path, target: Path, int8: bool = False) -> None:
             return torch.log1p(torch.relu(products.amax(dim=1) + heads.bias))
 
     mlm = AutoModelForMaskedLM.from_pretrained(str(model), attn_implementation="eager").eval()
-    feeds = _feeds(_tokenizer(model / "tokenizer.json").encode_batch(list(_PROBES)))
+    feeds = onnxrun.padded(_tokenizer(model / "tokenizer.json").encode_batch(list(_PROBES)))
     inputs = tuple(torch.from_numpy(feeds[n]) for n in ("input_ids", "attention_mask"))
     with torch.no_grad():
         logits = mlm(input_ids=inputs[0], attention_mask=inputs[1]).logits
