@@ -127,12 +127,12 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out
+            return np.zeros((0, self.dim), dtype=np.float32)
         run = self._load()
         if self._backend == "onnx":  # batches cut by tokens, side by side (_OnnxRunner)
             return run(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Batches of similar length waste less work on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
