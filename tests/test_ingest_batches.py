@@ -160,3 +160,55 @@ def test_a_slow_encoder_holds_the_writer_back(
         assert len(b.caches.sparse.ids()) >= 60
     finally:
         b.close()
+
+
+class Held(HashingSparse):
+    """A sparse encoder held at its first batch of the block until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+        self.sizes: list[int] = []
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        if any("spindle" in t for t in texts):
+            self.sizes.append(len(texts))
+            self.go.wait(timeout=5)
+        return super().encode(texts)
+
+
+def test_an_idle_worker_starts_after_a_few_writes_and_a_busy_one_gets_whole_batches(
+    vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The models begin after LEAST writes, not a whole batch; while they are busy the writer
+    hands over whole batches, and never more than a batch at a time."""
+    monkeypatch.setattr(pipeline, "BATCH", 16)
+    monkeypatch.setattr(pipeline, "LEAST", 4)
+    held = Held()
+    seen: list[pipeline.VectorPipeline] = []
+    real = pipeline.VectorPipeline.__init__
+
+    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
+        seen.append(self)
+
+    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=held)
+    try:
+        with b.bulk():
+            for n in range(4):
+                b.remember(f"Memory {n} about the spindle and yarn {n}")
+            (running,) = seen
+            assert running.sizes == [4]  # the idle worker took the first four
+            for n in range(4, 40):
+                b.remember(f"Memory {n} about the spindle and yarn {n}")
+                if n == 38:
+                    # Held at its first batch, the worker took nothing more: whole batches
+                    # wait for it (the writer would stop once DEPTH of them wait).
+                    assert running.sizes == [4, 16, 16]
+                    held.go.set()
+        assert held.sizes[0] == 4 and max(held.sizes) <= 16
+        assert sum(running.sizes) == 40 and max(running.sizes) <= 16
+        assert len(b.caches.sparse.ids()) >= 40 and len(b.caches.vectors) >= 40
+    finally:
+        held.go.set()
+        b.close()
