@@ -20,11 +20,6 @@ if TYPE_CHECKING:
 BATCH = 512
 # Batches waiting for the worker before the writer waits too: memory stays bounded.
 DEPTH = 2
-# A worker with nothing to do takes what is queued once there are this many, not a whole
-# batch: at the start of a block the models begin after a few writes instead of BATCH (each
-# with its fsync), and the batches grow while the writer gets ahead (docs/benchmarks.md,
-# "Ingest: the worker never waits for a whole batch").
-LEAST = 32
 
 Batch = tuple[list[str], list[tuple[str, str, str]]]  # ids to remove; (id, hash, text) to embed
 
@@ -61,15 +56,13 @@ class VectorPipeline:
         self._new = 0  # queue entries written since then (counted, not queried)
         self._failed: list[BaseException] = []
         self._lane = queue.Queue[Batch | None](maxsize=DEPTH)  # bounded: so is memory
-        self._idle = threading.Event()  # the worker waits with nothing queued
         self._worker = threading.Thread(target=self._run, name="embed", daemon=True)
         self._worker.start()
 
     def on_change(self, objects: Sequence[Any], gone: Sequence[str]) -> None:
-        """A cache listener: count what was queued; hand over a batch once there is one, or
-        LEAST entries to a worker that has nothing to do."""
+        """A cache listener: count what was queued; hand over a batch once there is one."""
         self._new += len(objects) + len(gone)
-        if self._new >= self.batch or (self._new >= LEAST and self._idle.is_set()):
+        if self._new >= self.batch:
             self.feed()
 
     def feed(self) -> None:
@@ -93,7 +86,6 @@ class VectorPipeline:
                     items.append((oid, data["hash"], data["text"]))
             self.sizes.append(len(chunk))
             self._lane.put((removes, items))  # blocks while DEPTH batches wait: bounded memory
-            self._idle.clear()  # it has work now, until it says otherwise
             self._taken = chunk[-1][0]
 
     def finish(self) -> int:
@@ -114,7 +106,7 @@ class VectorPipeline:
         self._worker.join()
 
     def _run(self) -> None:
-        while (batch := self._next()) is not None:
+        while (batch := self._lane.get()) is not None:
             if self._failed:
                 continue  # drain: the caller sees the error at its next feed
             try:
@@ -123,13 +115,6 @@ class VectorPipeline:
                     self._terms(batch)
             except BaseException as exc:  # handed to the caller's thread
                 self._failed.append(exc)
-
-    def _next(self) -> Batch | None:
-        if self._lane.empty():
-            self._idle.set()
-        batch = self._lane.get()
-        self._idle.clear()
-        return batch
 
     def _vectors(self, batch: Batch) -> None:
         removes, items = batch
