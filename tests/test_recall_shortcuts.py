@@ -167,3 +167,33 @@ def test_a_forked_child_encodes_ahead_on_its_own_worker() -> None:
         os._exit(0 if ahead("otters") == "OTTERS" else 1)
     _pid, status = os.waitpid(child, 0)  # a hang here: the child waited on the parent's worker
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(
+    brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding the query needs nothing of the vault: its models begin before this thread
+    catches up with hand edits and flushes what is pending, so those overlap it too."""
+    brain.remember("The otters returned to the weir in March", node="Nature")
+    steps: list[str] = []
+    real_start, real_catch_up, real_flush = Ahead.start, brain.catch_up, brain.flush
+
+    def start(self: Ahead[Any], query: str) -> None:
+        steps.append("encode")
+        real_start(self, query)
+
+    def catch_up(**kwargs: Any) -> Any:
+        steps.append("catch up")
+        return real_catch_up(**kwargs)
+
+    def flush(**kwargs: Any) -> Any:
+        steps.append("flush")
+        return real_flush(**kwargs)
+
+    monkeypatch.setattr(Ahead, "start", start)
+    monkeypatch.setattr(brain, "catch_up", catch_up)
+    monkeypatch.setattr(brain, "flush", flush)
+    hits = brain.recall("when did the otters come back", mode="hybrid")
+    assert steps[0] == "encode"  # the vector retriever's model (this vault has no sparse one)
+    assert steps.index("catch up") > 0 and steps.index("flush") > 0
+    assert hits and "otters" in hits[0].snippet

@@ -71,6 +71,13 @@ def recall(
         raise InvalidInput(f"-k must be between 1 and 100, not {k}")
     if mode not in MODES:
         raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
+    read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
+    retrievers = _retrievers(brain, mode, read)
+    first, *others = retrievers
+    # Their models encode the query on a worker while this thread catches up, flushes and
+    # searches the full text: the encoding needs nothing of the vault.
+    for r in others:
+        r.start(query)
     check_recallable(brain.store, brain.partition)
     brain.catch_up()
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
@@ -85,16 +92,11 @@ def recall(
         # for, a search of a node the person names (--node, or --scope with a node).
         exclude_kinds=() if node or names_a_node(scope) else UPKEEP_KINDS,
     )
-    read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
-    retrievers = _retrievers(brain, mode, read)
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     depth = max(k * 5, CANDIDATES)
     # A person the query names (recall/names.py): a prior on what they said; a speaker's name
     # is no search word. The first retriever (full text, cheap) says who the names are, so
     # the others search once, with or without them.
-    first, *others = retrievers
-    for r in others:  # their models encode the query on a worker while the full text is searched
-        r.start(query)
     lists = {first.name: first.search(query, depth, filters)}
     names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
