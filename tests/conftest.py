@@ -32,9 +32,10 @@ def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Encoder batches run side by side on two cores (brain/indexes/onnxrun.py), with workers
     made afresh for the test whatever the machine."""
     from brain.indexes import onnxrun
+    from brain.indexes.workers import Workers
 
     monkeypatch.setattr(onnxrun, "cores", lambda: 2)
-    monkeypatch.setattr(onnxrun, "_pool", None)
+    monkeypatch.setattr(onnxrun, "_workers", Workers(lambda: 2, "brain-model"))
 
 
 @pytest.fixture

@@ -12,19 +12,16 @@ ways were equally fast here; beside one busy Python thread MiniLM ran 119-125 te
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+
+from brain.indexes.workers import Workers
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 THREADS = 1  # intra-op threads per session
-
-_pool: ThreadPoolExecutor | None = None
-_made = threading.Lock()
 
 
 def cores() -> int:
@@ -83,21 +80,7 @@ def each(run: Callable[[T], R], batches: Sequence[T]) -> list[R]:
     last to run are short and no core waits long for the others at the end."""
     if len(batches) < 2 or cores() < 2:
         return [run(batch) for batch in batches]
-    return list(_workers().map(run, batches[::-1]))[::-1]
+    return list(_workers.get().map(run, batches[::-1]))[::-1]
 
 
-def _workers() -> ThreadPoolExecutor:
-    global _pool
-    with _made:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=cores(), thread_name_prefix="brain-model")
-        return _pool
-
-
-def _forget() -> None:
-    """In a forked child only the forking thread lives on: it makes its own workers."""
-    global _pool, _made
-    _pool, _made = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget)
+_workers = Workers(cores, "brain-model")  # one per core

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Generic, TypeVar
+
+from brain.indexes.workers import Workers
 
 T = TypeVar("T")
 
@@ -15,26 +15,7 @@ T = TypeVar("T")
 # both run while this thread searches the full text and reads the catalog. One worker, taking
 # them in the order the retrievers want them: two at once did worse beside the recall's own
 # thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage").
-_worker: ThreadPoolExecutor | None = None
-_made = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _worker
-    with _made:
-        if _worker is None:
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brain-encode")
-        return _worker
-
-
-def _forget() -> None:
-    """In a forked child: only the forking thread lives on, so the child makes its own worker
-    (the parent's would take work and never run it)."""
-    global _worker, _made
-    _worker, _made = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget)
+_worker = Workers(lambda: 1, "brain-encode")
 
 
 class Ahead(Generic[T]):
@@ -51,7 +32,7 @@ class Ahead(Generic[T]):
         # on the worker, its memory came from the worker's own malloc arena, and the process
         # peaked ~25 MB higher (10k memories, 100 recalls: 333-347 MB against 318).
         if getattr(self.model, "loaded", True):
-            self._begun = (query, _pool().submit(self.encode, query))
+            self._begun = (query, _worker.get().submit(self.encode, query))
 
     def __call__(self, query: str) -> T:
         """The encoding of this query: the one begun ahead if it was of the same text (a
