@@ -39,6 +39,41 @@ def test_several_batches_run_at_once_and_come_back_in_order() -> None:
 
 
 @pytest.mark.usefixtures("two_cores")
+def test_two_callers_at_once_share_the_cores() -> None:
+    """Bulk ingest's two stages each hand their model's batches over at once: between them
+    no more run than there are cores, and each caller gets its own results back."""
+    lock = threading.Lock()
+    inside, most = 0, 0
+
+    def run(batch: list[int]) -> list[int]:
+        nonlocal inside, most
+        with lock:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.01)
+        with lock:
+            inside -= 1
+        return [n * 10 for n in batch]
+
+    results: dict[str, list[list[int]]] = {}
+
+    def call(name: str, base: int) -> None:
+        results[name] = onnxrun.each(run, [[base + n] for n in range(8)])
+
+    callers = [threading.Thread(target=call, args=(name, base)) for name, base in
+               (("embed", 0), ("encode", 100))]  # fmt: skip
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert results == {
+        "embed": [[n * 10] for n in range(8)],
+        "encode": [[(100 + n) * 10] for n in range(8)],
+    }
+    assert most == 2
+
+
+@pytest.mark.usefixtures("two_cores")
 def test_the_longest_batches_run_first() -> None:
     began: list[int] = []
     lock = threading.Lock()

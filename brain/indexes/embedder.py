@@ -470,8 +470,10 @@ class EmbeddingCache:
         embedder: Embedder,
         items: Sequence[tuple[str, str, str]],
         indexed: Indexed | None = None,
+        batch: int | None = None,
     ) -> Vectors:
-        """Vectors for (object id, content hash, text) items, in order; only misses are embedded.
+        """Vectors for (object id, content hash, text) items, in order; only misses are embedded,
+        `batch` (else the cache's batch size) to a call of the model.
 
         With `indexed` (the vector index's lookup by id), the cache keeps no second copy of a
         vector the index holds: a row records the text's hash and a fingerprint of its vector,
@@ -511,22 +513,23 @@ class EmbeddingCache:
                     todo.setdefault((object_id, content_hash), []).append(row)
                     texts[(object_id, content_hash)] = text
         misses = list(todo)
-        for start in range(0, len(misses), self.batch_size):
-            batch = misses[start : start + self.batch_size]
-            vectors = embedder.embed([texts[k] for k in batch])
-            if vectors.shape != (len(batch), embedder.dim):
+        size = batch or self.batch_size
+        for start in range(0, len(misses), size):
+            chunk = misses[start : start + size]
+            vectors = embedder.embed([texts[k] for k in chunk])
+            if vectors.shape != (len(chunk), embedder.dim):
                 raise ValueError(f"{embedder.name} returned shape {vectors.shape}")
             # Half precision: cosine to the vector as computed ≥ 0.99999, the same neighbours
             # (docs/benchmarks.md, "disk"); fresh and cached vectors are the same numbers.
             halves = np.asarray(vectors, dtype="<f2")
             rows = [
                 (oid, key, h[:cut], _vector_mark(v) if indexed else v.tobytes())
-                for (oid, h), v in zip(batch, halves, strict=True)
+                for (oid, h), v in zip(chunk, halves, strict=True)
             ]
             # Commit per batch: an interrupted reindex keeps what it has paid for.
             with self._lock, self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-            for k, vector in zip(batch, halves, strict=True):
+            for k, vector in zip(chunk, halves, strict=True):
                 out[todo[k]] = vector
         if whole:
             with self._lock, self._db:

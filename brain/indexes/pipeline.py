@@ -1,11 +1,11 @@
-"""Bulk ingest at the models' pace: queued objects embedded in bounded batches on a worker."""
+"""Bulk ingest at the models' pace: queued objects encoded in bounded batches beside the writes."""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,27 +15,31 @@ if TYPE_CHECKING:
     from brain.indexes.sparse import SparseEncoder
     from brain.indexes.vectors import VectorIndex
 
-# Objects per batch handed to the worker: big enough for the model to run full batches,
+# Objects per batch handed to the stages: big enough for the model to run full batches,
 # small enough that a batch's texts, tokens and vectors stay a few MB.
 BATCH = 512
-# Batches waiting for the worker before the writer waits too: memory stays bounded.
+# Batches waiting for each stage before the one handing them over waits too: memory stays
+# bounded (at most 2 * DEPTH + 2 batches between the writer and the last stage).
 DEPTH = 2
 
 Batch = tuple[list[str], list[tuple[str, str, str]]]  # ids to remove; (id, hash, text) to embed
 
 
 class VectorPipeline:
-    """While a bulk block writes files, catalog and full text on the caller's thread, a worker
-    embeds the vector queue batch by batch: MiniLM's vectors into the vector index, then, with
-    `sparse`, SPLADE's terms into the sparse index.
+    """While a bulk block writes files, catalog and full text on the caller's thread, the
+    vector queue is encoded batch by batch in two stages, each on its own thread: "embed" puts
+    MiniLM's vectors into the vector index, then hands the batch to "encode", which (with
+    `sparse`) puts SPLADE's terms into the sparse index.
 
-    One encoder after the other, each spreading its batches over every core (onnxrun.py): the
-    two models side by side fought for two cores and ingest ran 10-25% slower on an idle
-    machine (docs/benchmarks.md, "Ingest: the encoders in turn").
-    The worker owns both indexes; the caller's thread owns the catalog: it takes batches off
-    the queue (`feed`, after each write) and dequeues them once the worker is done (`finish`).
-    The index is saved once, at the end; a crash before leaves the queue in place, and the
-    caches keep what was paid for.
+    Both stages run their models on the one pool of a thread per core (onnxrun.py), so between
+    them no more batches run than there are cores. What two stages gain over one worker doing
+    both in turn: while one stage tokenizes or stores, the other's batches keep the cores busy
+    (docs/benchmarks.md, "Ingest: two stages on one pool"). Each model is given a whole batch
+    in one call, as the benchmark's encoders alone are timed.
+    Each stage owns its index; the caller's thread owns the catalog: it takes batches off
+    the queue (`feed`, after each write) and dequeues them once both stages are done
+    (`finish`). The vector index is saved once, at the end; a crash before leaves the queue in
+    place, and the caches keep what was paid for.
     """
 
     def __init__(
@@ -52,12 +56,17 @@ class VectorPipeline:
         self.batch = batch
         self.sparse = sparse  # terms beside the vectors
         self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
-        self._taken = 0  # the last queue sequence number handed to the worker
+        self._taken = 0  # the last queue sequence number handed over
         self._new = 0  # queue entries written since then (counted, not queried)
         self._failed: list[BaseException] = []
-        self._lane = queue.Queue[Batch | None](maxsize=DEPTH)  # bounded: so is memory
-        self._worker = threading.Thread(target=self._run, name="embed", daemon=True)
-        self._worker.start()
+        # The writer → "embed" → "encode"; bounded lanes: so is memory.
+        self._lane = queue.Queue[Batch | None](maxsize=DEPTH)
+        self._to_terms = queue.Queue[Batch | None](maxsize=DEPTH)
+        self._stages = [threading.Thread(target=self._embed, name="embed", daemon=True)]
+        if sparse is not None:
+            self._stages.append(threading.Thread(target=self._encode, name="encode", daemon=True))
+        for stage in self._stages:
+            stage.start()
 
     def on_change(self, objects: Sequence[Any], gone: Sequence[str]) -> None:
         """A cache listener: count what was queued; hand over a batch once there is one."""
@@ -66,7 +75,7 @@ class VectorPipeline:
             self.feed()
 
     def feed(self) -> None:
-        """Hand what is queued to the worker, `batch` entries at a time."""
+        """Hand what is queued to the first stage, `batch` entries at a time."""
         self._raise()
         rows = list(self.catalog.db.execute(
             "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
@@ -89,7 +98,7 @@ class VectorPipeline:
             self._taken = chunk[-1][0]
 
     def finish(self) -> int:
-        """Hand over the rest, wait for the worker, save the index, dequeue; how many entries."""
+        """Hand over the rest, wait for both stages, save the index, dequeue; how many entries."""
         try:
             self.feed()
         finally:
@@ -101,26 +110,42 @@ class VectorPipeline:
         return sum(self.sizes)
 
     def stop(self) -> None:
-        """Leave after an error: the worker ends, the queue stays for the next flush."""
+        """Leave after an error: the stages end, the queue stays for the next flush."""
         self._lane.put(None)
-        self._worker.join()
+        for stage in self._stages:
+            stage.join()
 
-    def _run(self) -> None:
-        while (batch := self._lane.get()) is not None:
-            if self._failed:
-                continue  # drain: the caller sees the error at its next feed
-            try:
-                self._vectors(batch)
+    def _embed(self) -> None:
+        """The first stage: each batch's vectors, then the batch on to the second."""
+        try:
+            while (batch := self._lane.get()) is not None:
+                self._step(self._vectors, batch)
                 if self.sparse is not None:
-                    self._terms(batch)
-            except BaseException as exc:  # handed to the caller's thread
-                self._failed.append(exc)
+                    self._to_terms.put(batch)
+        finally:
+            self._to_terms.put(None)
+
+    def _encode(self) -> None:
+        """The second stage: each batch's sparse terms, in the order the first handed them."""
+        while (batch := self._to_terms.get()) is not None:
+            self._step(self._terms, batch)
+
+    def _step(self, stage: Callable[[Batch], None], batch: Batch) -> None:
+        if self._failed:
+            return  # drain: the caller sees the error at its next feed
+        try:
+            stage(batch)
+        except BaseException as exc:  # handed to the caller's thread
+            self._failed.append(exc)
 
     def _vectors(self, batch: Batch) -> None:
         removes, items = batch
         self.index.remove(removes)
         if items:
-            vectors = self.embeddings.embed_cached(self.embedder, items, self.index.vectors)
+            # The whole batch in one call of the model, as the benchmark's encoders alone run.
+            vectors = self.embeddings.embed_cached(
+                self.embedder, items, self.index.vectors, batch=self.batch
+            )
             self.index.upsert([oid for oid, _, _ in items], vectors)
 
     def _terms(self, batch: Batch) -> None:
@@ -128,7 +153,7 @@ class VectorPipeline:
         terms, encoder = self.sparse
         removes, items = batch
         terms.remove(removes)
-        terms.encode_missing(encoder, items)
+        terms.encode_missing(encoder, items, batch=self.batch)
 
     def _raise(self) -> None:
         if self._failed:

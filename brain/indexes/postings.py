@@ -81,19 +81,22 @@ class SparseIndex:
             # As stored (half precision), so this process scores them as every other one does.
             self._changed({oid: unpack(pack(terms)) for oid, _, terms in rows})
 
-    def encode_missing(self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]]) -> int:
+    def encode_missing(
+        self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]], batch: int = 256
+    ) -> int:
         """Encode and store the (object id, content hash, text) items not held with that hash
-        already (a reindex re-encodes nothing unchanged); returns how many were encoded."""
+        already (a reindex re-encodes nothing unchanged), `batch` to a call of the model;
+        returns how many were encoded."""
         held = self.hashes([oid for oid, _, _ in items])
         todo = [
             (oid, h, text)
             for oid, h, text in items
             if held.get(oid, "")[:HASH_CHARS] != h[:HASH_CHARS]
         ]
-        for start in range(0, len(todo), 256):  # committed per batch: a stop keeps what was paid
-            batch = todo[start : start + 256]
-            encoded = encoder.encode([text for _, _, text in batch])
-            self.upsert([(oid, h, t) for (oid, h, _), t in zip(batch, encoded, strict=True)])
+        for start in range(0, len(todo), batch):  # committed per batch: a stop keeps what was paid
+            chunk = todo[start : start + batch]
+            encoded = encoder.encode([text for _, _, text in chunk])
+            self.upsert([(oid, h, t) for (oid, h, _), t in zip(chunk, encoded, strict=True)])
         return len(todo)
 
     def remove(self, ids: Iterable[str]) -> int:
