@@ -32,6 +32,7 @@ from typing import Any
 from bench.metrics import percentile
 from brain import open_vault
 from brain.indexes import approximate
+from brain.indexes.caches import embedding_input
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.settings import model_cache_dir
@@ -317,9 +318,15 @@ def run(
     return report
 
 
+def encoded_texts(count: int) -> list[str]:
+    """What the encoders see of the first `count` memories when they are remembered: a memory's
+    text, after its title when it has one of its own (caches.embedding_input)."""
+    return [embedding_input(m.title or "", m.text) for m in memories(count)]
+
+
 def model_rate(embedder: Embedder, count: int) -> dict[str, Any]:
     """The embedding model alone on the first `count` memories' texts, in batches of 256."""
-    texts = [m.text for m in memories(count)]
+    texts = encoded_texts(count)
     start = time.perf_counter()
     for begin in range(0, count, 256):
         embedder.embed(texts[begin : begin + 256])
@@ -332,7 +339,7 @@ def encoders_rate(embedder: Embedder, sparse: SparseEncoder, count: int) -> dict
     ingest's size, one model after the other on each batch, as its worker runs them."""
     from brain.indexes.pipeline import BATCH
 
-    texts = [m.text for m in memories(count)]
+    texts = encoded_texts(count)
     start = time.perf_counter()
     for begin in range(0, count, BATCH):
         embedder.embed(texts[begin : begin + BATCH])

@@ -479,12 +479,16 @@ def _collapse(queue: Sequence[tuple[int, str, str | None]]) -> tuple[int, dict[s
 
 
 def embed_text(obj: IndexObject) -> str:
-    """What the embedder sees: a real title gives a short note its topic; one derived from
+    return embedding_input(obj.row.title, obj.text)
+
+
+def embedding_input(title: str, text: str) -> str:
+    """What the encoders see: a real title gives a short note its topic; one derived from
     the text's first words would only repeat them."""
-    stem = obj.row.title.rstrip("…").strip()
-    if not stem or obj.text.lstrip().startswith(stem):
-        return obj.text
-    return f"{obj.row.title}\n{obj.text}"
+    stem = title.rstrip("…").strip()
+    if not stem or text.lstrip().startswith(stem):
+        return text
+    return f"{title}\n{text}"
 
 
 def _vector_json(obj: IndexObject) -> str:
