@@ -365,7 +365,7 @@ class Caches:
 
     @contextlib.contextmanager
     def embedding_alongside(self) -> Iterator[None]:
-        """Inside: writes are embedded in bounded batches on a worker while more are written
+        """Inside: writes are encoded in bounded batches, by two stages, while more are written
         (pipeline.py); at the end the vector index is complete and saved. Lock held."""
         from brain.indexes.pipeline import VectorPipeline
         from brain.indexes.vectors import StaleIndex
