@@ -336,7 +336,8 @@ def model_rate(embedder: Embedder, count: int) -> dict[str, Any]:
 
 def encoders_rate(embedder: Embedder, sparse: SparseEncoder, count: int) -> dict[str, Any]:
     """MiniLM and SPLADE alone on the first `count` memories' texts, in batches of bulk
-    ingest's size, one model after the other on each batch, as its worker runs them."""
+    ingest's size, one model after the other on each batch: each model's own rate, with
+    nothing beside it (ingest runs them as two stages on the same cores)."""
     from brain.indexes.pipeline import BATCH
 
     texts = encoded_texts(count)
