@@ -29,6 +29,20 @@ class Counting:
         return self.inner.embed(texts)
 
 
+def watch_pipelines(monkeypatch: pytest.MonkeyPatch) -> list[pipeline.VectorPipeline]:
+    """Every pipeline a bulk block makes from here on, in order, each with the batch size the
+    test set on `pipeline.BATCH` (the default argument was bound at import)."""
+    made: list[pipeline.VectorPipeline] = []
+    real = pipeline.VectorPipeline.__init__
+
+    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
+        made.append(self)
+
+    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    return made
+
+
 def test_bulk_embeds_in_bounded_batches_during_the_block(
     brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -37,14 +51,7 @@ def test_bulk_embeds_in_bounded_batches_during_the_block(
     counting = Counting(brain.caches.embedder)
     brain.caches.embedder = counting
     brain.embedder = counting
-    seen: list[Any] = []
-    real = pipeline.VectorPipeline.__init__
-
-    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
-        seen.append(self)
-
-    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    seen = watch_pipelines(monkeypatch)
     with brain.bulk():
         for n in range(50):
             brain.remember(f"Memory {n} about the orchard and pear {n}", node="Garden")
@@ -117,11 +124,9 @@ def test_each_batch_is_embedded_then_encoded_by_two_stages(
         assert {thread for _, thread in embeds} == {"embed"}
         assert {thread for _, thread in encodes} == {"encode"}
         # The k-th batch reaches SPLADE's stage only after MiniLM's is done with it.
-        kinds = [kind for kind, _, _ in both.calls]
-        for k in range(len(embeds)):
-            assert [i for i, kind in enumerate(kinds) if kind == "embed"][k] < [
-                i for i, kind in enumerate(kinds) if kind == "encode"
-            ][k]
+        at = {kind: [i for i, (k, _, _) in enumerate(both.calls) if k == kind]
+              for kind in ("embed", "encode")}  # fmt: skip
+        assert all(e < t for e, t in zip(at["embed"], at["encode"], strict=True))
         # Nothing lost on either side: every memory has its vector and its terms.
         assert not b.caches.vectors_pending()
         assert set(ids) <= set(b.caches.sparse.ids())
@@ -140,14 +145,7 @@ def test_each_batch_goes_to_each_model_in_one_call(
     monkeypatch.setattr(pipeline, "BATCH", 300)
     both = InTurn()
     b = open_vault(vault, clock=clock, embedder=both, sparse=both)
-    seen: list[pipeline.VectorPipeline] = []
-    real = pipeline.VectorPipeline.__init__
-
-    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
-        seen.append(self)
-
-    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    seen = watch_pipelines(monkeypatch)
     try:
         with b.bulk():
             for n in range(610):
@@ -163,16 +161,16 @@ def test_each_batch_goes_to_each_model_in_one_call(
 class Lagging(HashingSparse):
     """A sparse encoder that, at its first call, waits a while for the writer to finish."""
 
-    def __init__(self) -> None:
+    def __init__(self, running: list[pipeline.VectorPipeline]) -> None:
         self.written = threading.Event()
         self.ahead: list[int] = []  # batches handed over but not yet taken, at each call
-        self.running: pipeline.VectorPipeline | None = None
+        self.running = running  # the block's pipeline, once it is made
 
     def encode(self, texts: Sequence[str]) -> Any:
-        if self.running is not None and any("loom" in t for t in texts):  # the block's batches
+        if self.running and any("loom" in t for t in texts):  # the block's batches
             if not self.ahead:
                 self.written.wait(timeout=2)  # a bounded queue stops the writer before: no wait
-            self.ahead.append(len(self.running.sizes) - len(self.ahead) - 1)
+            self.ahead.append(len(self.running[0].sizes) - len(self.ahead) - 1)
         return super().encode(texts)
 
 
@@ -180,14 +178,7 @@ def test_a_slow_encoder_holds_the_writer_back(
     vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pipeline, "BATCH", 4)
-    lagging = Lagging()
-    real = pipeline.VectorPipeline.__init__
-
-    def keep(self: pipeline.VectorPipeline, *args: Any, **kwargs: Any) -> None:
-        real(self, *args, **{**kwargs, "batch": pipeline.BATCH})
-        lagging.running = self
-
-    monkeypatch.setattr(pipeline.VectorPipeline, "__init__", keep)
+    lagging = Lagging(watch_pipelines(monkeypatch))
     b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=lagging)
     try:
         with b.bulk():
