@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,10 @@ from brain.indexes import caches as indexing
 from brain.indexes import pipeline
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.sparse import HashingSparse
+from brain.sources import connectors as conn
+from brain.sources import documents
+from brain.vault import files
+from tests.test_recalls import SEED, chatgpt, zipped
 
 
 class Counting:
@@ -192,3 +197,62 @@ def test_a_slow_encoder_holds_the_writer_back(
         assert len(b.caches.sparse.ids()) >= 60
     finally:
         b.close()
+
+
+def test_an_import_embeds_alongside_in_bounded_batches(
+    brain: Brain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`brain import` is a bulk block: its turns are encoded while the notes are written."""
+    monkeypatch.setattr(pipeline, "BATCH", 8)
+    seen = watch_pipelines(monkeypatch)
+    report = brain.import_export("chatgpt", zipped(tmp_path, chatgpt(12), "chatgpt.zip"))
+    assert len(report.added) == 12
+    (running,) = seen  # one pipeline for the whole import (none before: all at the next flush)
+    assert running.sizes and max(running.sizes) <= 8 and sum(running.sizes) >= 12 * 3
+    assert not brain.caches.vectors_pending()  # every note and turn encoded by the import
+    hit = brain.recall("prune fig tree 7 bud", mode="vector", k=3)[0]
+    assert hit.title == "Fig pruning 7"
+    # One transcript (`brain ingest`) is a single write: its vectors wait for the next flush.
+    path = tmp_path / "widget.json"
+    path.write_text(json.dumps(SEED))
+    brain.ingest(path)
+    assert len(seen) == 1 and brain.caches.vectors_pending()
+
+
+def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
+    brain: Brain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's documents are written in a bulk block; the connector's record of them is
+    saved after it, once every rename in the block is durable."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for n in range(10):
+        (folder / f"pear {n}.md").write_text(f"# Pear {n}\n\nPear tree {n} wants pruning.\n")
+    decl = conn.Declared("notes", str(folder), partition=brain.partition)
+    ident = conn.identity(folder)
+    assert ident is not None
+    with brain.lock.hold():
+        documents.confirm(brain, decl, ident)
+    monkeypatch.setattr(pipeline, "BATCH", 8)
+    seen = watch_pipelines(monkeypatch)
+    order: list[str] = []
+    real_sync, real_save = files.fsync_dir, conn.State.save
+
+    def sync_dir(folder: Path) -> None:
+        if files._deferred.get() is None:  # made durable now, not postponed by a block
+            order.append("dir")
+        real_sync(folder)
+
+    def save(state: conn.State) -> None:
+        order.append("state")
+        real_save(state)
+
+    monkeypatch.setattr(files, "fsync_dir", sync_dir)
+    monkeypatch.setattr(conn.State, "save", save)
+    (report,) = brain.sync(["notes"])
+    assert len(report.added) == 10
+    (running,) = seen
+    assert max(running.sizes) <= 8 and sum(running.sizes) >= 10
+    assert not brain.caches.vectors_pending()
+    # The block's postponed folder syncs come before the state that names the new notes.
+    assert "dir" in order and order.index("state") > order.index("dir")

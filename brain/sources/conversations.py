@@ -81,9 +81,14 @@ def read_export(platform: str, path: Path) -> list[Transcript]:
 def store_transcripts(
     brain: Context, transcripts: Sequence[Transcript], via: str, progress: Progress | None = None
 ) -> ImportReport:
-    """Write each transcript as a recall note (or leave it, when already there). Lock taken."""
+    """Write each transcript as a recall note (or leave it, when already there). Lock taken.
+
+    Several (an export) are a bulk block: the catalog committed a batch at a time, and the
+    vectors encoded while the notes are written (indexes/pipeline.py). One (`brain ingest`)
+    leaves its vectors to the next flush, as any single write does: no model is loaded for it.
+    """
     report = ImportReport()
-    with brain.lock.hold():
+    with brain.bulk() if len(transcripts) > 1 else brain.lock.hold():
         brain.catch_up()
         for done, transcript in enumerate(transcripts, 1):
             _store(brain, transcript, via, report)

@@ -183,51 +183,56 @@ def sync_connector(
     report.skipped.extend(found.skipped)
     # Documents of files that exist but cannot be read now are kept, not forgotten.
     kept = {rel for rel, reason in found.skipped if reason.startswith("cannot")}
-    present = set()
-    for item in found.files:
-        record = entry["files"].get(item.rel)
-        row = existing.get(item.rel)
-        if (
-            record and row and row.source.get("hash") == record["hash"]
-            and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
-        ):  # fmt: skip # one condition, broken at its parts
+    # A folder of documents is a bulk import: the lock taken once, vectors encoded while
+    # the files are written (indexes/pipeline.py). The state is saved after the block,
+    # when every rename in it is durable: a record never names a note a crash lost.
+    with brain.bulk():
+        present = set()
+        for item in found.files:
+            record = entry["files"].get(item.rel)
+            row = existing.get(item.rel)
+            if (
+                record and row and row.source.get("hash") == record["hash"]
+                and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
+            ):  # fmt: skip # one condition, broken at its parts
+                present.add(item.rel)
+                report.unchanged += 1
+                continue
+            data, problem = _read(decl, item)
+            if problem == "vanished":
+                report.skipped.append((item.rel, "vanished during sync"))
+                continue
             present.add(item.rel)
-            report.unchanged += 1
-            continue
-        data, problem = _read(decl, item)
-        if problem == "vanished":
-            report.skipped.append((item.rel, "vanished during sync"))
-            continue
-        present.add(item.rel)
-        if data is None:
-            report.skipped.append((item.rel, problem))
-            kept.add(item.rel)
-            continue
-        digest = content_hash(data)
-        if state.excluded(decl.name, item.rel, digest):
-            report.skipped.append((item.rel, "forgotten by you (edit the file to bring it back)"))
-            continue
-        if row is None or row.source.get("hash") != digest:
-            try:
-                note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
-            except InvalidInput as exc:
-                report.skipped.append((item.rel, exc.message))
+            if data is None:
+                report.skipped.append((item.rel, problem))
                 kept.add(item.rel)
                 continue
-            brain.save(note)
-            (report.added if row is None else report.updated).append(item.rel)
-            note_id = note.id
-        else:
-            report.unchanged += 1
-            note_id = row.id
-        entry["files"][item.rel] = {
-            "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
-        }  # fmt: skip # one record's fields, grouped
-    for rel, row in existing.items():
-        if rel not in present and rel not in kept and not _under_kept(rel, kept):
-            _delete(brain, row)
-            entry["files"].pop(rel, None)
-            report.removed.append(rel)
+            digest = content_hash(data)
+            if state.excluded(decl.name, item.rel, digest):
+                why = "forgotten by you (edit the file to bring it back)"
+                report.skipped.append((item.rel, why))
+                continue
+            if row is None or row.source.get("hash") != digest:
+                try:
+                    note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
+                except InvalidInput as exc:
+                    report.skipped.append((item.rel, exc.message))
+                    kept.add(item.rel)
+                    continue
+                brain.save(note)
+                (report.added if row is None else report.updated).append(item.rel)
+                note_id = note.id
+            else:
+                report.unchanged += 1
+                note_id = row.id
+            entry["files"][item.rel] = {
+                "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
+            }  # fmt: skip # one record's fields, grouped
+        for rel, row in existing.items():
+            if rel not in present and rel not in kept and not _under_kept(rel, kept):
+                _delete(brain, row)
+                entry["files"].pop(rel, None)
+                report.removed.append(rel)
     state.save()
     return report
 
