@@ -151,13 +151,16 @@ class Context:
 
     @contextlib.contextmanager
     def bulk(self) -> Iterator[None]:
-        """Many writes in a row (imports, benchmarks): the lock is taken once, node index
-        files are written once at the end, each folder is fsynced once at the end, and the
-        catalog commits a batch of writes at a time (Catalog.batched).
+        """Many writes in a row (imports, connectors, benchmarks): the lock is taken once,
+        node index files are written once at the end, each folder is fsynced once at the end,
+        and the catalog commits a batch of writes at a time (Catalog.batched).
 
-        Every note file is still written whole (temp, fsync, rename); a crash inside the block
-        may lose the last renames and the last batch's catalog rows, never tear a file, and the
-        next catch-up repairs the caches.
+        Note files are made durable a group at a time (NoteStore.grouped): each is written to
+        a temp file, and before each catalog commit one sync puts the group on disk, then each
+        is renamed into place. So a write is durable when the block ends, not when it returns;
+        a crash inside the block may lose the notes written since the last commit and the
+        last renames, never tear a file, and the next catch-up repairs the caches. With git
+        autocommit on, each operation commits its own files, so they are put in place at once.
         Placement inside the block sees the node indexes as they were when it began. Vectors
         are embedded in bounded batches alongside the writes (indexes/pipeline.py).
         """
@@ -168,6 +171,7 @@ class Context:
         try:
             with (
                 self.lock.hold(),
+                self._grouped_notes(),  # its last group goes with the catalog's last commit
                 self.caches.catalog.batched(),
                 self.node_index.batch(),
                 deferred_dir_sync(),
@@ -176,6 +180,21 @@ class Context:
                 yield
         finally:
             self._bulk_names = None
+
+    @contextlib.contextmanager
+    def _grouped_notes(self) -> Iterator[None]:
+        """Inside a bulk block: note files made durable a group at a time, each group before
+        the catalog commits the rows that name its files."""
+        if self.changes.enabled:  # git commits each operation's files: they must be in place
+            yield
+            return
+        catalog = self.caches.catalog
+        with self.store.grouped():
+            catalog.before_commit.append(self.store.commit_group)
+            try:
+                yield
+            finally:
+                catalog.before_commit.remove(self.store.commit_group)
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock.

@@ -20,7 +20,8 @@ from brain.brain import open_vault
 from brain.clock import FixedClock
 from brain.errors import BrokenNote
 
-# A worker: `open` (open the vault, recall, close, N times), `remember`, `ingest` or `import`.
+# A worker: `open` (open the vault, recall, close, N times), `remember`, `bulk` (blocks of
+# eight remembers in `bulk()`), `ingest` or `import`.
 # Each acknowledged write prints `ack <id> <word>` only once its call has returned.
 WORKER = textwrap.dedent(
     """
@@ -45,6 +46,12 @@ WORKER = textwrap.dedent(
         if job == "remember":
             note = brain.remember(f"the {word} is remembered", title=f"Note {word}")
             ack(note.id, word)
+        elif job == "bulk":  # a block's writes are durable, so acknowledged, when it ends
+            with brain.bulk():
+                notes = [brain.remember(f"the {word}y{n} is remembered", title=f"Bulk {word}y{n}")
+                         for n in range(8)]
+            for n, note in enumerate(notes):
+                ack(note.id, f"{word}y{n}")
         elif job == "ingest":
             path = root.parent / f"{word}.json"
             turns = [{"role": "user", "content": f"tell me about {word}"},
@@ -96,7 +103,7 @@ def _seed(vault: Path, clock: FixedClock, count: int = 12) -> None:
     brain.close()
 
 
-_TOKEN = re.compile(r"\b(?:remember|ingest|import)word\d+x\d+(?:y\d+)?\b")
+_TOKEN = re.compile(r"\b(?:remember|bulk|ingest|import)word\d+x\d+(?:y\d+)?\b")
 
 
 def _check_whole(vault: Path, clock: FixedClock, acked: list[str]) -> None:
@@ -216,7 +223,7 @@ def test_a_reader_never_deletes_an_index_being_built(vault: Path, clock: FixedCl
 
 
 # kill -9 at random points -------------------------------------------------------------------
-@pytest.mark.parametrize("job", ["remember", "ingest", "import"])
+@pytest.mark.parametrize("job", ["remember", "bulk", "ingest", "import"])
 def test_kill_9_mid_write_loses_no_acknowledged_write(
     vault: Path, clock: FixedClock, tmp_path: Path, job: str
 ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from brain.indexes.queries import Database, Queries
@@ -91,6 +91,9 @@ class Catalog(Queries):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # Run before each commit (a bulk block's notes put in place first: a row committed
+        # names a file that is there).
+        self.before_commit: list[Callable[[], None]] = []
         with owner_only():  # the database, its -wal and -shm are born here
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
@@ -145,7 +148,7 @@ class Catalog(Queries):
             self.batch_since = None
             if self.db.in_transaction:
                 try:
-                    self.db.execute("COMMIT")
+                    self.commit()
                 except sqlite3.Error:
                     self.db.execute("ROLLBACK")  # catch-up puts back what the files hold
                     raise
@@ -154,13 +157,25 @@ class Catalog(Queries):
         """A write inside `batched()` ended: commit if the batch has been open long enough."""
         if self.batch_since is None or time.monotonic() - self.batch_since < BATCH_SECONDS:
             return
-        self.db.execute("COMMIT")
+        self.commit()
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError:  # the write is committed: never fail it now
             self.batch_since = None  # the block's later writes commit one by one
             return
         self.batch_since = time.monotonic()
+
+    def commit(self) -> None:
+        """COMMIT the open transaction, after what must come first (`before_commit`). If that
+        fails, the transaction is rolled back: no row names a file that is not there (rows
+        of files already in place come back with the next catch-up)."""
+        try:
+            for first in self.before_commit:
+                first()
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # files
     def files(self) -> dict[str, FileRow]:
@@ -387,7 +402,10 @@ class _Tx:
     def __exit__(self, kind: object, *_: object) -> None:
         db = self.catalog.db
         if self.outer:
-            db.execute("COMMIT" if kind is None else "ROLLBACK")
+            if kind is not None:
+                db.execute("ROLLBACK")
+                return
+            self.catalog.commit()
             return
         self.catalog.depth -= 1
         if not db.in_transaction:  # an error already ended the whole transaction

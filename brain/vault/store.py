@@ -13,7 +13,14 @@ from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
 from brain.vault import notefile
 from brain.vault.cold import ColdCodec, hot_path, is_cold
-from brain.vault.files import atomic_write, fsync_dir, remove_file
+from brain.vault.files import (
+    atomic_write,
+    discard,
+    fsync_dir,
+    make_durable,
+    remove_file,
+    write_temp,
+)
 from brain.vault.paths import CACHE_DIR, COLD_DIR, inside
 
 # Top-level folders that are not partitions.
@@ -29,6 +36,62 @@ class NoteStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
+        # Inside `grouped()`: the notes written and not yet renamed into place, by path, each
+        # with its temp file and the path it goes to.
+        self._group: dict[str, tuple[Path, Path]] | None = None
+
+    # a group of writes made durable together (bulk blocks) ------------------------
+    @contextlib.contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Inside: each note written goes to a temp file, not yet synced; `commit_group` makes
+        the group durable with one sync and renames each into place. It runs when the block
+        ends (after an error too: what was written whole is kept), before the catalog commits
+        (Context.bulk), and before anything here but a write, a read, `exists` or `stat` (which
+        see the group): whatever lists, moves or deletes files sees them in place.
+
+        A crash loses the group's notes (their temp files are never renamed) and never leaves
+        a torn or empty one: the same as the block's postponed folder syncs already allow.
+        """
+        if self._group is not None:  # nested: the outer block commits
+            yield
+            return
+        self._group = {}
+        try:
+            yield
+        finally:
+            try:
+                self.commit_group()
+            finally:
+                self._group = None
+
+    def commit_group(self) -> None:
+        """The notes written since the last commit: on disk (one sync), then renamed into place."""
+        if not self._group:
+            return
+        group = list(self._group.values())
+        self._group.clear()
+        try:
+            make_durable([tmp for tmp, _ in group])
+        except BaseException:
+            for tmp, _ in group:
+                discard(tmp)
+            raise
+        for done, (tmp, target) in enumerate(group):
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                for rest, _ in group[done:]:
+                    discard(rest)
+                raise
+        for folder in dict.fromkeys(target.parent for _, target in group):
+            fsync_dir(folder)  # once each (or once at the end of the block)
+
+    def _pending(self, rel: str) -> Path | None:
+        """The temp file holding a note written in this group, if it is one."""
+        if not self._group:
+            return None
+        found = self._group.get(rel)
+        return found[0] if found else None
 
     def partitions(self) -> list[str]:
         return sorted(
@@ -47,6 +110,7 @@ class NoteStore:
         given, receives each folder looked into (and the vault and `local-only` folders) with
         its stat, taken before it is listed, so a later change to it always shows.
         """
+        self.commit_group()
         if folders is not None:
             for rel in ("", LOCAL_ONLY):
                 with contextlib.suppress(OSError):
@@ -61,6 +125,7 @@ class NoteStore:
         self, rel: str, folders: Folders | None = None
     ) -> Iterator[tuple[str, os.stat_result]]:
         """The note files at any depth below one folder of the vault, as `walk()` finds them."""
+        self.commit_group()
         yield from self._walk(rel, ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md", folders)
 
     def _walk_root(
@@ -111,6 +176,7 @@ class NoteStore:
     def stat_note(self, rel: str) -> os.stat_result | None:
         """The stat of one file as `walk()` would see it: None when it is gone, not a regular
         file, or reached through a symbolic link (no link is followed, file or folder)."""
+        self.commit_group()
         folder = rel.rpartition("/")[0]
         try:
             if folder and self._linked(folder):
@@ -130,6 +196,7 @@ class NoteStore:
 
     def entries(self, rel: str) -> list[os.DirEntry[str]]:
         """One folder's entries, names starting with a dot left out (as every walk does)."""
+        self.commit_group()
         try:
             return [e for e in os.scandir(self.root / rel) if not e.name.startswith(".")]
         except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -156,16 +223,20 @@ class NoteStore:
                 yield child, entry.stat(follow_symlinks=False)
 
     def path(self, rel: str) -> Path:
+        """The absolute path of a note, for any use: the group is in place first."""
+        self.commit_group()
         return inside(self.root, rel)
 
     def stat(self, rel: str) -> os.stat_result:
-        """The stat of a file just written (its size and mtime fingerprint the caches)."""
-        return self.path(rel).stat()
+        """The stat of a file just written (its size and mtime fingerprint the caches). A
+        note still in the group: its temp file's, the same inode, size and mtime once renamed."""
+        return (self._pending(rel) or inside(self.root, rel)).stat()
 
     def read_walked(self, rel: str) -> tuple[bytes, os.stat_result]:
         """A file `walk()` listed, read with the stat of what was read. No path is resolved
         (two resolves a file were a fifth of a reindex): the walk followed no link, and the
         file itself is opened refusing one. Gone, or no longer a regular file: FileNotFoundError."""
+        self.commit_group()
         try:
             fd = os.open(self.root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
@@ -187,7 +258,8 @@ class NoteStore:
 
     def read_bytes(self, rel: str) -> bytes:
         """The file as stored (a cold note: its compressed frame)."""
-        return self.path(rel).read_bytes()
+        pending = self._pending(rel)
+        return (pending or inside(self.root, rel)).read_bytes()
 
     def note_bytes(self, rel: str) -> bytes:
         """The Markdown bytes of a note, hot or cold."""
@@ -218,7 +290,15 @@ class NoteStore:
     def write_bytes(self, rel: str, markdown: bytes) -> bytes:
         """Store a note's exact Markdown (compressed under `cold/`); returns the stored bytes."""
         data = self.cold.compress(markdown) if is_cold(rel) else markdown
-        atomic_write(self.path(rel), data)
+        if self._group is None:
+            atomic_write(self.path(rel), data)
+            return data
+        target = inside(self.root, rel)
+        tmp = write_temp(target, data, durable=False)
+        replaced = self._group.pop(rel, None)  # written twice in one group: the last counts
+        if replaced is not None:
+            discard(replaced[0])
+        self._group[rel] = (tmp, target)
         return data
 
     def delete(self, rel: str) -> None:
@@ -242,16 +322,18 @@ class NoteStore:
         return []
 
     def is_folder(self, rel: str) -> bool:
-        try:
-            return self.path(rel).is_dir()
+        try:  # folders are made as a group's notes are written: they are all in place
+            return inside(self.root, rel).is_dir()
         except InvalidInput:
             return False
 
     def exists(self, rel: str) -> bool:
         """Whether a note file is there; a path that leads out of the vault (through a link)
         holds no note of it."""
+        if self._pending(rel) is not None:
+            return True
         try:
-            return self.path(rel).is_file()
+            return inside(self.root, rel).is_file()
         except InvalidInput:
             return False
 
