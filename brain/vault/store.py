@@ -49,8 +49,8 @@ class NoteStore:
         (Context.bulk), and before anything here but a write, a read, `exists` or `stat` (which
         see the group): whatever lists, moves or deletes files sees them in place.
 
-        A crash loses the group's notes (their temp files are never renamed) and never leaves
-        a torn or empty one: the same as the block's postponed folder syncs already allow.
+        A crash loses the group's notes (their temp files are never renamed; `brain sleep`
+        clears them away later) and never leaves a torn or empty note in place.
         """
         if self._group is not None:  # nested: the outer block commits
             yield
