@@ -13,12 +13,12 @@ import pytest
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.indexes import caches as indexing
+from brain.indexes import catalog as catalogs
 from brain.indexes import pipeline
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.sparse import HashingSparse
 from brain.sources import connectors as conn
 from brain.sources import documents
-from brain.vault import files
 from tests.test_recalls import SEED, chatgpt, zipped
 
 
@@ -223,7 +223,7 @@ def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
     brain: Brain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A folder's documents are written in a bulk block; the connector's record of them is
-    saved after it, once every rename in the block is durable."""
+    saved after it, once every note of the block is in place and durable."""
     folder = tmp_path / "notes"
     folder.mkdir()
     for n in range(10):
@@ -235,24 +235,21 @@ def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
         documents.confirm(brain, decl, ident)
     monkeypatch.setattr(pipeline, "BATCH", 8)
     seen = watch_pipelines(monkeypatch)
-    order: list[str] = []
-    real_sync, real_save = files.fsync_dir, conn.State.save
-
-    def sync_dir(folder: Path) -> None:
-        if files._deferred.get() is None:  # made durable now, not postponed by a block
-            order.append("dir")
-        real_sync(folder)
+    seen_at_save: list[tuple[int, int]] = []  # (notes in place, temp files) at each save
+    real_save = conn.State.save
 
     def save(state: conn.State) -> None:
-        order.append("state")
+        notes = [p for p in brain.root.rglob("*.md") if "wants pruning" in p.read_text()]
+        temps = [p for p in brain.root.rglob(".*.tmp") if ".brain" not in p.parts]
+        seen_at_save.append((len(notes), len(temps)))
         real_save(state)
 
-    monkeypatch.setattr(files, "fsync_dir", sync_dir)
+    monkeypatch.setattr(catalogs, "BATCH_SECONDS", 3600.0)  # the group waits for the block's end
     monkeypatch.setattr(conn.State, "save", save)
     (report,) = brain.sync(["notes"])
     assert len(report.added) == 10
     (running,) = seen
     assert max(running.sizes) <= 8 and sum(running.sizes) >= 10
     assert not brain.caches.vectors_pending()
-    # The block's postponed folder syncs come before the state that names the new notes.
-    assert "dir" in order and order.index("state") > order.index("dir")
+    # The state names the new notes only once the block put every one of them in place.
+    assert seen_at_save == [(10, 0)]
