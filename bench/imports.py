@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.scale import memories, rss_mb
+from bench.scale import memories, rss_mb, texts_rate
 from brain import open_vault
 from brain.indexes.caches import embed_text, objects_of, text_hash
-from brain.indexes.embedder import Embedder, load_embedder
-from brain.indexes.sparse import SparseEncoder, load_sparse
+from brain.indexes.embedder import load_embedder
+from brain.indexes.sparse import load_sparse
 from brain.settings import model_cache_dir
 from brain.vault.template import init_vault
 
@@ -57,17 +57,6 @@ def export(path: Path, conversations: int, turns: int) -> Path:
         archive.writestr("conversations.json", json.dumps(chats))
         archive.writestr("user.json", "{}")
     return path
-
-
-def encoders_rate(embedder: Embedder, sparse: SparseEncoder, texts: list[str]) -> float:
-    """Texts a second through MiniLM then SPLADE, a bulk batch at a time, nothing beside."""
-    from brain.indexes.pipeline import BATCH
-
-    start = time.perf_counter()
-    for begin in range(0, len(texts), BATCH):
-        embedder.embed(texts[begin : begin + BATCH])
-        sparse.encode(texts[begin : begin + BATCH])
-    return len(texts) / (time.perf_counter() - start)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for obj in objects_of(note, text_hash(note.body))
         ]
         first.close()
-        before = encoders_rate(embedder, sparse, texts)
+        before = texts_rate(embedder, sparse, texts)
         load = os.getloadavg()[0]
         start = time.perf_counter()
         report = brain.import_export("chatgpt", zipped)
@@ -111,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         took = time.perf_counter() - start
         rss = rss_mb()
         brain.close()
-        after = encoders_rate(embedder, sparse, texts)
+        after = texts_rate(embedder, sparse, texts)
     rate = len(texts) / took
     result = {
         "conversations": len(report.added), "texts": len(texts),

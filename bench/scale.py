@@ -335,18 +335,22 @@ def model_rate(embedder: Embedder, count: int) -> dict[str, Any]:
 
 
 def encoders_rate(embedder: Embedder, sparse: SparseEncoder, count: int) -> dict[str, Any]:
-    """MiniLM and SPLADE alone on the first `count` memories' texts, in batches of bulk
-    ingest's size, one model after the other on each batch: each model's own rate, with
-    nothing beside it (ingest runs them as two stages on the same cores)."""
+    """MiniLM and SPLADE alone on the first `count` memories' texts (`texts_rate`)."""
+    per_s = texts_rate(embedder, sparse, encoded_texts(count))
+    return {"per_s": round(per_s, 1), "texts": count, "load": round(os.getloadavg()[0], 2)}
+
+
+def texts_rate(embedder: Embedder, sparse: SparseEncoder, texts: Sequence[str]) -> float:
+    """Texts a second through MiniLM then SPLADE, in batches of bulk ingest's size, one model
+    after the other on each batch: each model's own rate, with nothing beside it (ingest runs
+    them as two stages on the same cores)."""
     from brain.indexes.pipeline import BATCH
 
-    texts = encoded_texts(count)
     start = time.perf_counter()
-    for begin in range(0, count, BATCH):
+    for begin in range(0, len(texts), BATCH):
         embedder.embed(texts[begin : begin + BATCH])
         sparse.encode(texts[begin : begin + BATCH])
-    took = time.perf_counter() - start
-    return {"per_s": round(count / took, 1), "texts": count, "load": round(os.getloadavg()[0], 2)}
+    return len(texts) / (time.perf_counter() - start)
 
 
 def approximate_vectors(root: Path, embedder: Embedder, n_queries: int) -> dict[str, Any]:
