@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import BrainError, InvalidInput, NotFound
 from brain.sessions import Gate
-from tests.conftest import pushed
+from tests.conftest import flushed_first, pushed
 
 SEED = {
     "recall_id": "widget-pro-specs",
@@ -231,6 +232,23 @@ def test_the_learned_sparse_terms_on_either_storage(
     hits = b.recall("otters holding hands", mode="sparse", explain=True)
     assert [h.id for h in hits] == [otters.id]
     assert hits[0].explain is not None and hits[0].explain["retrievers"]["sparse"]["rank"] == 1
+    searched: list[str] = []  # by which thread: the database's one connection is the recall's
+    real = type(b.caches.sparse).search
+    with pytest.MonkeyPatch.context() as patch:
+        flushed_first(b, patch)
+        patch.setattr(
+            type(b.caches.sparse),
+            "search",
+            lambda self, *a, **kw: (
+                searched.append(threading.current_thread().name) or real(self, *a, **kw)
+            ),
+        )
+        assert b.recall("otters holding hands")[0].id == otters.id
+    me = threading.current_thread().name
+    if storage == "postgres":  # never searched ahead on the recall's worker
+        assert searched and set(searched) == {me}
+    else:
+        assert any(thread.startswith("brain-encode") for thread in searched)
     assert b.caches.sparse_on and len(b.caches.sparse) == held + 2
     b.forget(otters.id)
     assert b.recall("otters holding hands", mode="sparse") == []

@@ -13,12 +13,16 @@ import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
+from brain.indexes.caches import Caches
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.fulltext import Filters
+from brain.indexes.postings import SparseIndex, StaleSparse
 from brain.indexes.sparse import HashingSparse
+from brain.indexes.vectors import VectorIndex
 from brain.recall.ahead import Ahead
-from brain.recall.rank import Briefs, filtered
+from brain.recall.rank import CANDIDATES, Briefs, fetched, filtered
+from tests.conftest import flushed_first
 
 TALKS = {
     "Knowledge/Talks": [
@@ -77,8 +81,19 @@ def test_the_shortcuts_change_no_hit_nor_score(
     def every_time(self: Briefs, ids: Sequence[str]) -> dict[str, Brief]:
         return self.catalog.briefs(list(dict.fromkeys(ids)))
 
+    def named_at_once(
+        self: VectorIndex, vector: Any, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
+        return list(real_ranked(self, vector, k, allowed))
+
+    real_ranked = VectorIndex.ranked
     monkeypatch.setattr(Briefs, "of", every_time)  # read afresh at each ask, as before
-    monkeypatch.setattr(Ahead, "start", lambda self, query: None)  # encoded when searched
+    # encoded when searched, every hit named at once
+    monkeypatch.setattr(Ahead, "start", lambda self, query, then=None: None)
+    monkeypatch.setattr(VectorIndex, "ranked", named_at_once)
+    assert _answers(talked) == fast
+    monkeypatch.undo()
+    monkeypatch.setattr(Caches, "search_ahead", False)  # the sparse terms searched here
     assert _answers(talked) == fast
 
 
@@ -178,9 +193,9 @@ def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(
     steps: list[str] = []
     real_start, real_catch_up, real_flush = Ahead.start, brain.catch_up, brain.flush
 
-    def start(self: Ahead[Any], query: str) -> None:
+    def start(self: Ahead[Any], query: str, then: Any = None) -> None:
         steps.append("encode")
-        real_start(self, query)
+        real_start(self, query, then)
 
     def catch_up(**kwargs: Any) -> Any:
         steps.append("catch up")
@@ -197,3 +212,110 @@ def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(
     assert steps[0] == "encode"  # the vector retriever's model (this vault has no sparse one)
     assert steps.index("catch up") > 0 and steps.index("flush") > 0
     assert hits and "otters" in hits[0].snippet
+
+
+def test_a_vector_search_names_only_the_hits_that_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """faiss gives numbers; each is named by a lookup in the ids table, and recall reads the
+    best 50 and a quarter of a search 200 deep unless too few pass its filters."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((300, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    index = VectorIndex(tmp_path / "vectors", 16, "hashing")
+    index.upsert([f"m{i:03d}" for i in range(300)], matrix)
+    named: list[int] = []
+    real_names = index._names
+
+    def names(fids: Sequence[int]) -> dict[int, str]:
+        named.extend(fids)
+        return real_names(fids)
+
+    monkeypatch.setattr(index, "_names", names)
+    everything = index.search(matrix[0], 200)
+    assert len(named) == 200 and everything[0][0] == "m000"
+    named.clear()
+    filters = Filters(partition="main")
+    everyone = _Rows(set())
+    kept = filtered(Briefs(everyone), lambda n, allowed: index.ranked(matrix[0], n), 50, filters)  # type: ignore[arg-type]
+    assert kept == everything[:50]
+    assert len(named) == 62  # 50 and a quarter: the other 138 are never named
+    named.clear()
+    hidden = {oid for oid, _ in everything[:30]}
+    some = _Rows(hidden)
+    kept = filtered(Briefs(some), lambda n, allowed: index.ranked(matrix[0], n), 50, filters)  # type: ignore[arg-type]
+    assert kept == everything[30:80]  # too few passed: the rest read and named, as before
+    assert len(named) == 200
+
+
+def _sparse_searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, bool]]:
+    """Each search of the sparse index: the thread it ran on, its depth, whether unfiltered."""
+    searches: list[tuple[str, int, bool]] = []
+    real = SparseIndex.search
+
+    def search(self: SparseIndex, query: Any, k: int, allowed: set[str] | None = None) -> Any:
+        searches.append((threading.current_thread().name, k, allowed is None))
+        return real(self, query, k, allowed)
+
+    monkeypatch.setattr(SparseIndex, "search", search)
+    return searches
+
+
+def test_the_sparse_terms_first_search_is_made_on_the_worker(
+    talked: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the terms are encoded, the worker searches with them while this thread searches
+    the vectors: the unfiltered search `filtered` asks for first, made once."""
+    query = "the lopsided bowl from the workshop"
+    before = talked.recall(query, k=8)
+    flushed_first(talked, monkeypatch)
+    searches = _sparse_searches(monkeypatch)
+    assert talked.recall(query, k=8) == before
+    depth = fetched(max(8 * 5, CANDIDATES))
+    ahead = [s for s in searches if s[1] == depth and s[2]]
+    assert len(ahead) == 1 and ahead[0][0].startswith("brain-encode")
+    me = threading.current_thread().name
+    assert all(thread == me for thread, _k, _all in searches if (_k, _all) != (depth, True))
+
+
+def test_nothing_is_searched_ahead_before_the_indexes_are_caught_up(
+    talked: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.recall.sparse import SparseInContext
+
+    talked.flush(vectors=True)
+    filters = Filters(partition=talked.partition)
+    retriever = SparseInContext(talked.caches, HashingSparse())
+    searches = _sparse_searches(monkeypatch)
+    current = threading.Event()  # not set: the vault was not caught up when encoded
+    retriever.start("pottery workshop", CANDIDATES, current)
+    found = retriever.search("pottery workshop", CANDIDATES, filters)
+    assert found
+    assert [thread for thread, _k, _all in searches] == [threading.current_thread().name]
+    searches.clear()
+    current.set()  # caught up first: searched ahead, the same
+    retriever.start("pottery workshop", CANDIDATES, current)
+    assert retriever.search("pottery workshop", CANDIDATES, filters) == found
+    assert [thread[:12] for thread, _k, _all in searches] == ["brain-encode"]
+
+
+def test_a_failed_search_ahead_is_made_again_on_the_recalls_thread(
+    talked: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = "the lopsided bowl from the workshop"
+    before = talked.recall(query)
+    flushed_first(talked, monkeypatch)
+    real = SparseIndex.search
+    threads: list[str] = []
+
+    def search(self: SparseIndex, terms: Any, k: int, allowed: set[str] | None = None) -> Any:
+        threads.append(threading.current_thread().name)
+        if threading.current_thread().name.startswith("brain-encode"):
+            raise StaleSparse("the sparse index changed under the worker")
+        return real(self, terms, k, allowed)
+
+    monkeypatch.setattr(SparseIndex, "search", search)
+    assert talked.recall(query) == before
+    assert threads[0].startswith("brain-encode") and threading.current_thread().name in threads

@@ -27,6 +27,7 @@ class PgCaches(Caches):
     written through one server is found by vector through every other at once)."""
 
     filter_text_hits = False  # the database filters by the tenant's prefix and indexes
+    search_ahead = False  # one connection to the database, used by the recall's own thread
 
     def __init__(
         self, db: TenantDatabase, embedder: Embedder | None, sparse: SparseEncoder | None = None

@@ -176,6 +176,10 @@ class PgVectors(VectorIndex):
         )
         return [(str(oid), float(score)) for oid, score in rows]
 
+    def ranked(self, vector: Any, k: int, allowed: set[str] | None = None) -> Any:
+        """`search`: the database names its rows."""
+        return self.search(vector, k, allowed)
+
     def _small(self) -> bool:
         """Whether this tenant has few enough vectors to score them all (counted up to the
         bound only, through the primary key)."""

@@ -87,6 +87,9 @@ class Caches:
 
     # Recall filters full-text hits on the catalog's rows (recall/rank.py, TextRetriever).
     filter_text_hits: ClassVar[bool] = True
+    # The sparse index may be searched on recall's worker thread (recall/sparse.py): it is
+    # in this process, behind its own lock.
+    search_ahead: ClassVar[bool] = True
     folder: Path
     embedder: Embedder | None = None  # None: full text only
     # Learned-sparse terms, encoded from the vector queue beside the vectors (none without them).

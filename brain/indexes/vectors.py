@@ -6,7 +6,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,30 @@ class Rebuild:
     def build(self) -> Any:
         """The new index, from the copy; holds no lock (searches and writes go on)."""
         return approximate.build(self.matrix, self.fids, self.target)
+
+
+class Found:
+    """The nearest ids of one search, best first, each faiss id named as it is read: recall
+    filters the best few of a deep search (recall/rank.py, `filtered`), and naming is a
+    lookup in the ids table (at 100k memories ~0.5 ms a recall when all 200 were named).
+    A faiss id the table does not know (it was cleared since) is left out."""
+
+    def __init__(
+        self, hits: list[tuple[int, float]], name: Callable[[Sequence[int]], dict[int, str]]
+    ) -> None:
+        self._hits = hits
+        self._name = name
+
+    def __len__(self) -> int:
+        return len(self._hits)
+
+    def __getitem__(self, part: slice) -> list[tuple[str, float]]:
+        hits = self._hits[part]
+        names = self._name([f for f, _ in hits])
+        return [(names[f], score) for f, score in hits if f in names]
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        return iter(self[:])
 
 
 class StaleIndex(BrainError):
@@ -128,6 +152,10 @@ class VectorIndex:
         self, vector: ArrayLike, k: int, allowed: set[str] | None = None
     ) -> list[tuple[str, float]]:
         """The k nearest ids by inner product, best first; only ids in `allowed` if given."""
+        return list(self.ranked(vector, k, allowed))
+
+    def ranked(self, vector: ArrayLike, k: int, allowed: set[str] | None = None) -> Found:
+        """`search`, its ids named as they are read."""
         import faiss
         import numpy as np
 
@@ -136,7 +164,7 @@ class VectorIndex:
         with self._lock:
             index = self._ensure()
             if k <= 0 or index.ntotal == 0 or (allowed is not None and not allowed):
-                return []
+                return Found([], self._names)
             k = min(k, index.ntotal)
             selector = None
             if allowed is not None:
@@ -153,8 +181,7 @@ class VectorIndex:
             faiss.omp_set_num_threads(1)
             scores, labels = index.search(query, k, params=params)
             hits = [(int(f), float(s)) for f, s in zip(labels[0], scores[0], strict=True) if f >= 0]
-            names = self._names([f for f, _ in hits])
-        return [(names[f], score) for f, score in hits if f in names]
+        return Found(hits, self._names)
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vector of each of these ids that the index holds (for neighbour context)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -74,10 +75,13 @@ def recall(
     read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
     retrievers = _retrievers(brain, mode, read)
     first, *others = retrievers
+    depth = max(k * 5, CANDIDATES)
     # Their models encode the query on a worker while this thread catches up, flushes and
-    # searches the full text: the encoding needs nothing of the vault.
+    # searches the full text: the encoding needs nothing of the vault. What needs the
+    # indexes waits for `current`.
+    current = threading.Event()
     for r in others:
-        r.start(query)
+        r.start(query, depth, current)
     check_recallable(brain.store, brain.partition)
     brain.catch_up()
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
@@ -93,7 +97,7 @@ def recall(
         exclude_kinds=() if node or names_a_node(scope) else UPKEEP_KINDS,
     )
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
-    depth = max(k * 5, CANDIDATES)
+    current.set()
     # A person the query names (recall/names.py): a prior on what they said; a speaker's name
     # is no search word. The first retriever (full text, cheap) says who the names are, so
     # the others search once, with or without them.

@@ -16,6 +16,8 @@ from brain.recall.ahead import Ahead
 from brain.terms import content_words, words
 
 if TYPE_CHECKING:
+    from threading import Event
+
     from brain.indexes.caches import Caches
     from brain.indexes.embedder import Embedder
 
@@ -66,8 +68,10 @@ class Retriever(Protocol):
 
     name: str
 
-    def start(self, query: str) -> None:
-        """Begin what can run ahead of the search: encoding the query (recall/ahead.py)."""
+    def start(self, query: str, depth: int, current: Event) -> None:
+        """Begin what can run ahead of the search of `depth`: encoding the query
+        (recall/ahead.py), and what needs the indexes once `current` is set (they are caught
+        up with the vault for this recall)."""
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]: ...
 
@@ -90,7 +94,7 @@ class TextRetriever:
     filter_above: int = FILTER_HITS_ABOVE
     briefs: Briefs | None = None  # this recall's, shared with the other stages
 
-    def start(self, query: str) -> None:
+    def start(self, query: str, depth: int, current: Event) -> None:
         """Nothing to begin ahead: the words are the query's own."""
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
@@ -124,7 +128,8 @@ class VectorRetriever:
     def floor(self) -> float:
         return MIN_SIMILARITY.get(self.embedder.name, 0.0)
 
-    def start(self, query: str) -> None:
+    def start(self, query: str, depth: int, current: Event) -> None:
+        # Only the encoding: the recall's thread waits for it whatever runs after it here.
         self.encoded.start(query)
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
@@ -133,16 +138,24 @@ class VectorRetriever:
     def nearest(self, vector: Any, k: int, filters: Filters) -> list[tuple[str, float]]:
         index = self.caches.vectors
         rows = self.briefs or Briefs(self.caches.catalog)
-        kept = filtered(rows, lambda n, allowed: index.search(vector, n, allowed), k, filters)
+        kept = filtered(rows, lambda n, allowed: index.ranked(vector, n, allowed), k, filters)
         return [(oid, s) for oid, s in kept if s >= self.floor]
 
 
 Scored = list[tuple[str, float]]
 
 
+class Ranked(Protocol):
+    """A search's hits, best first, read a slice at a time (a list, or `vectors.Found`)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, part: slice, /) -> Scored: ...
+
+
 def filtered(
     briefs: Briefs,
-    search: Callable[[int, set[str] | None], Scored],
+    search: Callable[[int, set[str] | None], Ranked],
     k: int,
     filters: Filters,
     again: Callable[[], Scored] | None = None,
@@ -153,20 +166,29 @@ def filtered(
     if filters.ids is not None:  # a few named objects: exactly those that pass
         named = briefs.of(sorted(filters.ids))
         return search(k, {oid for oid, row in named.items() if passes(row, filters)})[:k]
-    fetch = max(k * 4, 200)
+    fetch = fetched(k)
     found = search(fetch, None)
     kept: Scored = []
     # The catalog's rows are read for the best k and a quarter first: under the usual filters
     # nearly every memory passes, and the rest of the fetch is only read when too few did.
+    # Each part is read (its ids named, for faiss) only when it is needed.
     first = k + k // 4
-    for part in (found[:first], found[first:]):
-        rows = briefs.of([oid for oid, _ in part])
-        kept += [(oid, s) for oid, s in part if oid in rows and passes(rows[oid], filters)]
+    for part in (slice(first), slice(first, None)):
+        hits = found[part]
+        rows = briefs.of([oid for oid, _ in hits])
+        kept += [(oid, s) for oid, s in hits if oid in rows and passes(rows[oid], filters)]
         if len(kept) >= k:
             break
     if len(kept) < k and len(found) == fetch:
-        kept = again() if again is not None else search(k, briefs.catalog.ids_matching(filters))
+        if again is not None:
+            return again()[:k]
+        return search(k, briefs.catalog.ids_matching(filters))[:k]
     return kept[:k]
+
+
+def fetched(k: int) -> int:
+    """How deep `filtered` first searches an index for its best k."""
+    return max(k * 4, 200)
 
 
 def passes(row: Brief, filters: Filters) -> bool:
