@@ -142,7 +142,8 @@ class SparseIndex:
         found = np.flatnonzero(scores > 0)
         if len(found) > k:
             found = found[np.argpartition(-scores[found], k - 1)[:k]]
-        hits = [(lists.ids[r], float(scores[r])) for r in found.tolist()]
+        ids, best = lists.ids, scores[found].tolist()
+        hits = [(ids[r], score) for r, score in zip(found.tolist(), best, strict=True)]
         hits += [
             (oid, score)
             for oid, score in lists.score_added(terms, weights)
