@@ -164,7 +164,7 @@ class VectorIndex:
         with self._lock:
             index = self._ensure()
             if k <= 0 or index.ntotal == 0 or (allowed is not None and not allowed):
-                return Found([], self._names)
+                return Found([], self._named)
             k = min(k, index.ntotal)
             selector = None
             if allowed is not None:
@@ -181,7 +181,7 @@ class VectorIndex:
             faiss.omp_set_num_threads(1)
             scores, labels = index.search(query, k, params=params)
             hits = [(int(f), float(s)) for f, s in zip(labels[0], scores[0], strict=True) if f >= 0]
-        return Found(hits, self._names)
+        return Found(hits, self._named)
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vector of each of these ids that the index holds (for neighbour context)."""
@@ -402,6 +402,11 @@ class VectorIndex:
             with db:
                 db.executemany("INSERT INTO ids VALUES (?, ?)", new.items())
         return list(names)
+
+    def _named(self, fids: Sequence[int]) -> dict[int, str]:
+        """`_names` for a `Found` read after its search: under the lock, as the search was."""
+        with self._lock:
+            return self._names(fids)
 
     def _names(self, fids: Sequence[int]) -> dict[int, str]:
         db = self._connect(check=False)
