@@ -129,7 +129,9 @@ class VectorRetriever:
         return MIN_SIMILARITY.get(self.embedder.name, 0.0)
 
     def start(self, query: str, depth: int, current: Event) -> None:
-        # Only the encoding: the recall's thread waits for it whatever runs after it here.
+        # Only the encoding: the recall's thread waits for the vector, and a search made here
+        # too put SPLADE's encoding later and was slower (docs/benchmarks.md, "hits named as
+        # they are read").
         self.encoded.start(query)
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
