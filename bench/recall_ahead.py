@@ -1,0 +1,77 @@
+"""Warm hybrid recall with and without the sparse search made ahead on the encoding worker
+(recall/sparse.py), query by query in one process, in turn.
+
+    python -m bench.recall_ahead --vault DIR [--queries 400] [--out F.json]
+
+DIR: a vault kept by `bench.scale --keep`. Ten queries warm it. Then each query is answered
+twice, once with `Caches.search_ahead` on and once off, the order alternating from one query to
+the next. Both answers meet the same machine at the same moment. Printed: each side's p50 and
+p95, and the median of the paired differences (on − off, ms) with a 95% bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.scale import queries, summarise
+from brain import open_vault
+from brain.indexes.caches import Caches
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    asked = queries(args.queries)
+    brain = open_vault(args.vault)
+    brain.catch_up_every = 600.0  # a long-lived process whose watcher follows the files
+    for query in asked[:10]:
+        brain.recall(query)
+    load = os.getloadavg()[0]
+    times: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        for n, query in enumerate(asked):
+            for ahead in (True, False) if n % 2 else (False, True):
+                Caches.search_ahead = ahead
+                start = time.perf_counter()
+                brain.recall(query)
+                times[ahead].append((time.perf_counter() - start) * 1000)
+    finally:
+        Caches.search_ahead = True
+        brain.close()
+    diffs = [on - off for on, off in zip(times[True], times[False], strict=True)]
+    rng = random.Random(0)
+    spread = sorted(median(rng.choices(diffs, k=len(diffs))) for _ in range(1000))
+    report = {
+        "vault": str(args.vault),
+        "ahead": summarise(times[True]),
+        "here": summarise(times[False]),
+        "diff_ms": round(median(diffs), 3),
+        "diff_95": [round(spread[25], 3), round(spread[974], 3)],
+        "load": round((load + os.getloadavg()[0]) / 2, 2),
+    }
+    text = json.dumps(report, sort_keys=True)
+    if args.out:
+        with args.out.open("a") as out:
+            out.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
