@@ -12,15 +12,14 @@ p95, and the median of the paired differences (on − off, ms) with a 95% bootst
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.recall_kept import emit, warmed
 from bench.scale import queries, summarise
-from brain import open_vault
 from brain.indexes.caches import Caches
 
 
@@ -38,10 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     asked = queries(args.queries)
-    brain = open_vault(args.vault)
-    brain.catch_up_every = 600.0  # a long-lived process whose watcher follows the files
-    for query in asked[:10]:
-        brain.recall(query)
+    brain = warmed(args.vault, asked)
     load = os.getloadavg()[0]
     times: dict[bool, list[float]] = {True: [], False: []}
     try:
@@ -65,11 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "diff_95": [round(spread[25], 3), round(spread[974], 3)],
         "load": round((load + os.getloadavg()[0]) / 2, 2),
     }
-    text = json.dumps(report, sort_keys=True)
-    if args.out:
-        with args.out.open("a") as out:
-            out.write(text + "\n")
-    print(text)
+    emit(report, args.out)
     return 0
 
 
