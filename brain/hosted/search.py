@@ -176,7 +176,9 @@ class PgVectors(VectorIndex):
         )
         return [(str(oid), float(score)) for oid, score in rows]
 
-    def ranked(self, vector: Any, k: int, allowed: set[str] | None = None) -> Any:
+    def ranked(
+        self, vector: Any, k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
         """`search`: the database names its rows."""
         return self.search(vector, k, allowed)
 

@@ -154,8 +154,10 @@ class VectorIndex:
         """The k nearest ids by inner product, best first; only ids in `allowed` if given."""
         return list(self.ranked(vector, k, allowed))
 
-    def ranked(self, vector: ArrayLike, k: int, allowed: set[str] | None = None) -> Found:
-        """`search`, its ids named as they are read."""
+    def ranked(
+        self, vector: ArrayLike, k: int, allowed: set[str] | None = None
+    ) -> Found | list[tuple[str, float]]:
+        """`search`, its ids named as they are read (a list where the storage names them)."""
         import faiss
         import numpy as np
 

@@ -61,10 +61,8 @@ class SparseInContext:
         rows = self.briefs or Briefs(self.caches.catalog)
 
         def search(n: int, allowed: set[str] | None) -> Scored:
-            nonlocal ahead
             if ahead is not None and allowed is None and n == ahead[0]:
-                found, ahead = ahead[1], None
-                return found
+                return ahead[1]
             return index.search(terms, n, allowed)
 
         kept = filtered(rows, search, k, filters)
