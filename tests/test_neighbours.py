@@ -16,7 +16,7 @@ from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.fulltext import Filters
-from brain.recall.neighbours import Neighbourhood, blend_scores, order_key
+from brain.recall.neighbours import Neighbourhood, blend_scores, blend_vectors, order_key
 from brain.recall.rank import TextRetriever, VectorRetriever
 from tests.conftest import T0
 
@@ -58,6 +58,37 @@ def test_blend_lifts_neighbours_and_brings_them_in() -> None:
     blend = blend_scores([("b", 4.0)], around, 0.5)
     assert dict(blend.scores) == {"b": 4.0, "a": 2.0, "c": 2.0}
     assert blend.own == {"b": 4.0}
+
+
+def test_blend_vectors_mixes_each_vector_with_its_neighbours_mean(tmp_path: Path) -> None:
+    """Each found memory's vector plus its neighbours' mean (renormalised) against the query;
+    a memory without a stored vector is left out, and lends nothing as a neighbour."""
+    import numpy as np
+
+    from brain.indexes.vectors import VectorIndex
+
+    rows = np.eye(4, dtype=np.float32)
+    index = VectorIndex(tmp_path / "v", 4, "hashing")
+    index.upsert(["a", "b", "c", "d"], rows)
+    around = {"a": ("b", "c", "gone"), "b": ("a",), "c": (), "gone": ("a",)}
+    query = np.array([0.1, 0.2, 0.3, 0.9], dtype=np.float32)
+    blend = blend_vectors(query, [("a", 0.5), ("gone", 0.4), ("d", 0.3)], around, index, 1.0)
+
+    def mixed(own: np.ndarray, near: list[np.ndarray]) -> float:
+        v = own + (sum(near) / len(near) if near else 0)
+        return float(np.dot(v / np.linalg.norm(v), query))
+
+    want = {
+        "a": mixed(rows[0], [rows[1], rows[2]]),  # "gone" holds no vector: not in the mean
+        "b": mixed(rows[1], [rows[0]]),  # brought in as a's neighbour
+        "c": mixed(rows[2], []),
+        "d": mixed(rows[3], []),
+    }
+    assert [oid for oid, _ in blend.scores] == sorted(want, key=lambda oid: -want[oid])
+    assert dict(blend.scores) == pytest.approx(want)
+    assert blend.own == pytest.approx({oid: float(query[i]) for i, oid in enumerate("abcd")})
+    assert index.stacked(["d", "gone", "a"])[0] == ["d", "a"]  # in order, the absent left out
+    index.close()
 
 
 def test_full_text_finds_the_reply_through_its_neighbour(brain: Brain, clock: FixedClock) -> None:

@@ -191,17 +191,19 @@ class PgVectors(VectorIndex):
         )
         return int(counted) <= EXACT_BELOW
 
-    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+    def stacked(self, ids: Sequence[str]) -> tuple[list[str], Any]:
         import numpy as np
 
-        if not ids:
-            return {}
-        rows = self.db.execute(
-            "SELECT id, embedding::text FROM vectors WHERE id = ANY(?) AND dims = ?",
-            (list(ids), self.dim),
-        )
-        found = {str(i): np.array(t.strip("[]").split(","), dtype=np.float32) for i, t in rows}
-        return {oid: found[oid] for oid in ids if oid in found}
+        found: dict[str, Any] = {}
+        if ids:
+            rows = self.db.execute(
+                "SELECT id, embedding::text FROM vectors WHERE id = ANY(?) AND dims = ?",
+                (list(ids), self.dim),
+            )
+            found = {str(i): np.array(t.strip("[]").split(","), np.float32) for i, t in rows}
+        names = [oid for oid in ids if oid in found]
+        matrix = np.array([found[oid] for oid in names], np.float32).reshape(len(names), self.dim)
+        return names, matrix
 
     def ids(self) -> list[str]:
         rows = self.db.execute("SELECT id FROM vectors WHERE dims = ? ORDER BY id", (self.dim,))

@@ -159,19 +159,20 @@ def blend_vectors(
     needed = dict.fromkeys(pool)
     for oid in pool:
         needed.update(dict.fromkeys(around.get(oid, ())))
-    vectors = index.vectors(list(needed))
-    names = [oid for oid in pool if oid in vectors]
+    stored, matrix = index.stacked(list(needed))
+    row = {oid: i for i, oid in enumerate(stored)}
+    names = [oid for oid in pool if oid in row]
     if not names:
         return Blend([], {})
-    row = {oid: i for i, oid in enumerate(vectors)}
     # One row of zeros after the vectors: a memory with fewer neighbours points the rest of
     # its slots there, so each mean is a plain sum over the slots, divided by the count.
-    matrix = np.stack([*vectors.values(), np.zeros_like(next(iter(vectors.values())))])
+    empty = len(stored)
+    matrix = np.vstack([matrix, np.zeros((1, matrix.shape[1]), matrix.dtype)])
     near = [[row[n] for n in around.get(oid, ()) if n in row] for oid in names]
-    width = max(1, max(map(len, near)))
-    empty = len(vectors)
-    slots = np.array([rows + [empty] * (width - len(rows)) for rows in near], dtype=np.int64)
-    counts = np.array([[max(1, len(rows))] for rows in near], dtype=np.float32)
+    slots = np.full((len(names), max(1, max(map(len, near)))), empty, dtype=np.int64)
+    for i, rows in enumerate(near):
+        slots[i, : len(rows)] = rows
+    counts = np.maximum(1, (slots != empty).sum(axis=1, keepdims=True)).astype(np.float32)
     means = matrix[slots].sum(axis=1) / counts  # 0 for a memory without neighbours
     mine = matrix[[row[oid] for oid in names]]
     mixed = mine + weight * means
