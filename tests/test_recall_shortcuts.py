@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,7 @@ def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
 
     ahead = Ahead(encode, model=None)
     ahead.start("otters")
+    _wait_for(lambda: bool(calls))  # begun on the worker (else this thread would take it)
     assert ahead("otters") == "OTTERS"
     assert ahead("otters") == "OTTERS"  # the same text again (a named time's search): kept
     me = threading.current_thread().name
@@ -172,16 +174,93 @@ def test_the_encoding_begun_ahead_is_taken_for_the_same_text() -> None:
     assert later("otters") == "OTTERS" and calls == [("otters", me)]
 
 
+def _wait_for(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not done():
+        assert time.monotonic() < deadline, "the worker never ran it"
+        time.sleep(0.001)
+
+
 def test_a_forked_child_encodes_ahead_on_its_own_worker() -> None:
-    ahead = Ahead(str.upper, model=None)
+    threads: list[str] = []
+
+    def encode(text: str) -> str:
+        threads.append(threading.current_thread().name)
+        return text.upper()
+
+    ahead = Ahead(encode, model=None)
     ahead.start("warm")  # the parent's worker exists now
     assert ahead("warm") == "WARM"
     child = os.fork()
     if child == 0:  # pragma: no cover (runs in the forked child)
+        threads.clear()
         ahead.start("otters")
-        os._exit(0 if ahead("otters") == "OTTERS" else 1)
-    _pid, status = os.waitpid(child, 0)  # a hang here: the child waited on the parent's worker
+        _wait_for(lambda: bool(threads))  # never, on the parent's worker (it is not here)
+        os._exit(0 if ahead("otters") == "OTTERS" and threads[0].startswith("brain-") else 1)
+    _pid, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_recall_that_would_wait_encodes_what_the_worker_has_not_begun() -> None:
+    """While the worker runs the first model, the recall's thread encodes with the second
+    rather than wait (the two side by side); what follows that encoding goes to the worker."""
+    me = threading.current_thread().name
+    ran: dict[str, str] = {}
+    first_begun, first_may_end = threading.Event(), threading.Event()
+
+    def first(text: str) -> str:
+        ran["first"] = threading.current_thread().name
+        first_begun.set()
+        assert first_may_end.wait(10)
+        return text.upper()
+
+    def second(text: str) -> str:
+        ran["second"] = threading.current_thread().name
+        first_may_end.set()  # only once this thread took the second over may the first end
+        return text[::-1]
+
+    def then(encoded: str) -> str:
+        ran["then"] = threading.current_thread().name
+        return encoded + "!"
+
+    one, two = Ahead(first, model=None), Ahead(second, model=None)
+    one.start("otters")
+    assert first_begun.wait(10)
+    two.start("herons", then)
+    assert one("otters") == "OTTERS"  # waited: took the second over meanwhile
+    assert two("herons") == "snoreh" and two.followed() == "snoreh!"
+    assert ran["first"].startswith("brain-") and ran["second"] == me
+    assert ran["then"].startswith("brain-")
+
+    # The worker busy elsewhere: a recall encodes its own text rather than wait its turn.
+    busy = threading.Event()
+    blocker = Ahead(lambda text: busy.wait(10) and text, model=None)
+    blocker.start("later")
+    own = Ahead(second, model=None)
+    own.start("otters")
+    assert own("otters") == "sretto" and ran["second"] == me
+    busy.set()
+    assert blocker("later") == "later"
+
+
+def test_an_encoding_taken_over_that_fails_is_made_again_when_asked_for() -> None:
+    busy = threading.Event()
+    blocker = Ahead(lambda text: busy.wait(10) and text, model=None)
+    blocker.start("later")
+    tries: list[str] = []
+
+    def broken(text: str) -> str:
+        tries.append(threading.current_thread().name)
+        raise ValueError("the model failed")
+
+    failing = Ahead(broken, model=None)
+    failing.start("otters")
+    with pytest.raises(ValueError, match="the model failed"):
+        failing("otters")
+    me = threading.current_thread().name
+    assert tries == [me, me]  # taken over, failed, made again where the error is raised
+    busy.set()
+    assert blocker("later") == "later"
 
 
 def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(

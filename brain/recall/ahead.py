@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
@@ -14,8 +16,10 @@ T = TypeVar("T")
 # 10k memories), and onnxruntime and tokenizers release the GIL: begun at the start of a recall,
 # both run while this thread searches the full text and reads the catalog. One worker, taking
 # them in the order the retrievers want them: two at once did worse beside the recall's own
-# thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage").
+# thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage"). But a recall
+# that would wait for the first takes the next one over (`Ahead.__call__`).
 _worker = Workers(lambda: 1, "brain-encode")
+_begun_here = threading.local()  # `pending`: the encodings this thread began, not yet taken
 
 
 class Ahead(Generic[T]):
@@ -24,7 +28,9 @@ class Ahead(Generic[T]):
     def __init__(self, encode: Callable[[str], T], model: object) -> None:
         self.encode = encode
         self.model = model
+        # The text, and the encoding with what `then` gave (or a future of it, run apart)
         self._begun: tuple[str, Future[tuple[T, Any]]] | None = None
+        self._follow: Callable[[T], Any] | None = None  # the `then` of the encoding begun
         self._last: tuple[str, T] | None = None  # a second search of the same text reuses it
         self._then: Any = None  # what `then` gave for the encoding last returned, until taken
 
@@ -36,20 +42,26 @@ class Ahead(Generic[T]):
         # peaked ~25 MB higher (10k memories, 100 recalls: 333-347 MB against 318).
         if getattr(self.model, "loaded", True):
             self._begun = (query, _worker.get().submit(self._ahead, query, then))
+            self._follow = then
+            _pending().add(self)
 
     def _ahead(self, query: str, then: Callable[[T], Any] | None) -> tuple[T, Any]:
         encoded = self.encode(query)
-        if then is None:
-            return encoded, None
-        try:
-            return encoded, then(encoded)
-        except Exception:  # only work done ahead: the recall's own thread does it again, and
-            return encoded, None  # any error is raised there, where it is handled
+        return encoded, None if then is None else _followed(then, encoded)
 
     def __call__(self, query: str) -> T:
         """The encoding of this query: the one begun ahead if it was of the same text (a
         search without a speaker's name asks for another), else made now."""
+        # Rather than wait, this thread encodes what the worker has not begun: this one, or
+        # the next (SPLADE's, while MiniLM runs: the two models side by side on the two cores,
+        # where one after the other left the sparse list the last to come).
+        waiting = self._begun is not None and not self._begun[1].done()
+        if waiting and not self._take():
+            for other in list(_pending()):
+                if other is not self and other._take():
+                    break
         begun, self._begun = self._begun, None
+        _pending().discard(self)
         self._then = None
         if begun is not None and begun[0] == query:
             encoded, self._then = begun[1].result()
@@ -58,8 +70,41 @@ class Ahead(Generic[T]):
             self._last = (query, self.encode(query))
         return self._last[1]
 
+    def _take(self) -> bool:
+        """Encode here the text begun ahead if the worker has not begun it; its `then` goes
+        to the worker still. False if there was nothing to take."""
+        if self._begun is None or not self._begun[1].cancel():
+            return False
+        query, then = self._begun[0], self._follow
+        _pending().discard(self)
+        try:
+            encoded = self.encode(query)
+        except Exception:  # encoded again when asked for, where the error is handled
+            self._begun = None
+            return True
+        done: Future[tuple[T, Any]] = Future()
+        done.set_result(
+            (encoded, None if then is None else _worker.get().submit(_followed, then, encoded))
+        )
+        self._begun = (query, done)
+        return True
+
     def followed(self) -> Any:
         """What `then` gave for the encoding the last call returned (None if nothing ran, or
         it failed), once: a second call of the same text finds nothing."""
         then, self._then = self._then, None
-        return then
+        return then.result() if isinstance(then, Future) else then
+
+
+def _pending() -> weakref.WeakSet[Ahead[Any]]:
+    pending: weakref.WeakSet[Ahead[Any]] | None = getattr(_begun_here, "pending", None)
+    if pending is None:
+        pending = _begun_here.pending = weakref.WeakSet()
+    return pending
+
+
+def _followed(then: Callable[[Any], Any], encoded: Any) -> Any:
+    try:
+        return then(encoded)
+    except Exception:  # only work done ahead: the recall's own thread does it again, and
+        return None  # any error is raised there, where it is handled
