@@ -17,7 +17,7 @@ from brain.clock import FixedClock
 from brain.indexes.caches import Caches
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.fulltext import Filters
+from brain.indexes.fulltext import Filters, FullText
 from brain.indexes.postings import SparseIndex, StaleSparse
 from brain.indexes.sparse import HashingSparse
 from brain.indexes.vectors import VectorIndex
@@ -87,8 +87,17 @@ def test_the_shortcuts_change_no_hit_nor_score(
     ) -> list[tuple[str, float]]:
         return list(real_ranked(self, vector, k, allowed))
 
+    def one_by_one(self: FullText, ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
+        t, out = self._t, {}
+        for oid in ids:  # a search for each id, as before
+            found = self.index.searcher().search(t.Query.term_query(self.schema, "id", oid), 1)
+            doc = self.index.searcher().doc(found.hits[0][1]) if found.hits else None
+            out[oid] = {"title": doc["title"][0], "body": doc["body"][0]} if doc else None
+        return out
+
     real_ranked = VectorIndex.ranked
     monkeypatch.setattr(Briefs, "of", every_time)  # read afresh at each ask, as before
+    monkeypatch.setattr(FullText, "stored_many", one_by_one)
     # encoded when searched, every hit named at once
     monkeypatch.setattr(Ahead, "start", lambda self, query, then=None: None)
     monkeypatch.setattr(VectorIndex, "ranked", named_at_once)
@@ -113,6 +122,27 @@ def test_a_brief_is_read_once_a_recall(talked: Brain) -> None:
     assert briefs.of(["no-such-id", some[0]]) == {some[0]: first[some[0]]}
     assert set(first) == set(some) and sorted(asked) == sorted([*some, "no-such-id"])
     catalog.close()
+
+
+def test_a_recalls_texts_are_read_in_one_search(
+    talked: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fulltext = talked.caches.fulltext
+    ids = [hit.id for hit in talked.recall("pottery workshop lake", k=5)]
+    texts = fulltext.stored_many([ids[1], "no-such-id", *ids, ids[1]])
+    assert list(texts) == [ids[1], "no-such-id", *[oid for oid in ids if oid != ids[1]]]
+    assert texts["no-such-id"] is None and all(texts[oid] == fulltext.stored(oid) for oid in ids)
+    assert "pottery" in str(texts[ids[0]]) or "lake" in str(texts[ids[0]])
+    asked: list[list[str]] = []
+    real = FullText.stored_many
+
+    def counted(self: FullText, wanted: Sequence[str]) -> dict[str, dict[str, str] | None]:
+        asked.append(list(wanted))
+        return real(self, wanted)
+
+    monkeypatch.setattr(FullText, "stored_many", counted)
+    assert [hit.id for hit in talked.recall("pottery workshop lake", k=5)] == ids
+    assert len(asked) == 1 and set(ids) <= set(asked[0])  # the best ones' texts at once
 
 
 class _Rows:

@@ -103,8 +103,16 @@ class PgFullText(FullText):
         return int(found) / int(total) if total else 0.0
 
     def stored(self, object_id: str) -> dict[str, str] | None:
-        row = self.db.execute("SELECT title, body FROM texts WHERE id=?", (object_id,)).fetchone()
-        return {"title": str(row[0]), "body": str(row[1])} if row else None
+        return self.stored_many([object_id])[object_id]
+
+    def stored_many(self, ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
+        out: dict[str, dict[str, str] | None] = dict.fromkeys(ids)
+        if out:
+            rows = self.db.execute(
+                "SELECT id, title, body FROM texts WHERE id = ANY(?)", (list(out),)
+            )
+            out.update((str(i), {"title": str(t), "body": str(b)}) for i, t, b in rows)
+        return out
 
 
 def _literal(vector: Any) -> str:

@@ -285,13 +285,22 @@ class FullText:
 
     def stored(self, object_id: str) -> dict[str, str] | None:
         """Title and body as indexed, for snippets (no note file read)."""
+        return self.stored_many([object_id])[object_id]
+
+    def stored_many(self, ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
+        """`stored` of each of these ids (None for one not indexed), in one search: a recall
+        reads its best 20 (one search each took ~3 times as long at 100k memories)."""
         t = self._t
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, dict[str, str] | None] = dict.fromkeys(wanted)
+        if not wanted:
+            return out
+        terms = [(t.Occur.Should, t.Query.term_query(self.schema, "id", i)) for i in wanted]
         searcher = self.index.searcher()
-        result = searcher.search(t.Query.term_query(self.schema, "id", object_id), 1)
-        if not result.hits:
-            return None
-        doc = searcher.doc(result.hits[0][1])
-        return {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+        for _score, address in searcher.search(t.Query.boolean_query(terms), len(wanted)).hits:
+            doc = searcher.doc(address)
+            out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+        return out
 
 
 def _float32(value: float) -> float:

@@ -208,9 +208,9 @@ def _read(
     brain: Context, ids: list[str], stored: dict[str, dict[str, str] | None]
 ) -> dict[str, dict[str, str]]:
     """Each memory's title and body as indexed, read into `stored` once a recall."""
-    for oid in ids:
-        if oid not in stored:
-            stored[oid] = brain.caches.fulltext.stored(oid)
+    unread = [oid for oid in ids if oid not in stored]
+    if unread:
+        stored.update(brain.caches.fulltext.stored_many(unread))
     return {oid: stored[oid] or {} for oid in ids}
 
 
