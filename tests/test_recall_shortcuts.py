@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -143,6 +144,41 @@ def test_a_recalls_texts_are_read_in_one_search(
     monkeypatch.setattr(FullText, "stored_many", counted)
     assert [hit.id for hit in talked.recall("pottery workshop lake", k=5)] == ids
     assert len(asked) == 1 and set(ids) <= set(asked[0])  # the best ones' texts at once
+
+
+def test_the_full_text_is_reloaded_only_after_a_commit(talked: Brain) -> None:
+    """Each recall asks whether the full text changed: it reloads only when a commit (of this
+    process or another) wrote a new meta.json, and a removed index is not searched."""
+    from brain.indexes.fulltext import TextDoc
+
+    reloads: list[int] = []
+
+    class Counted:
+        def __init__(self, index: Any) -> None:
+            self.index = index
+
+        def reload(self) -> None:
+            reloads.append(1)
+            self.index.reload()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.index, name)
+
+    fulltext = talked.caches.fulltext
+    fulltext.index = Counted(fulltext.index)
+    talked.recall("pottery workshop")
+    reloads.clear()
+    for _ in range(3):
+        assert talked.recall("pottery workshop")
+    assert reloads == []  # nothing committed since
+    other = FullText(fulltext.folder)  # another process writes a memory
+    other.upsert([TextDoc("x1", "x1", talked.partition, "Inbox", "active", "normal",
+                          "memory", "Quinces", "Quinces ripen in October.")])  # fmt: skip
+    assert talked.caches.fulltext_whole() and reloads == [1]
+    assert fulltext.stored("x1") == {"title": "Quinces", "body": "Quinces ripen in October."}
+    assert talked.caches.fulltext_whole() and reloads == [1]
+    shutil.rmtree(fulltext.folder)
+    assert not talked.caches.fulltext_whole()
 
 
 class _Rows:

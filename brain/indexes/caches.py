@@ -141,7 +141,7 @@ class Caches:
         """Whether the full-text index may be searched as it is (after a flush): not empty
         beside a full catalog, its folder still there (it may go away under this process)."""
         try:
-            self.fulltext.index.reload()
+            self.fulltext.refresh()
             return len(self.fulltext) > 0 or not self.catalog.count()
         except (AttributeError, OSError, ValueError):
             return False

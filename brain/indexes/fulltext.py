@@ -70,6 +70,7 @@ class FullText:
         self.index: Any = None
         self.problem = self._open()
         self._writer: Any = None
+        self._seen: tuple[int, int, int] | None = None  # meta.json when last reloaded
 
     def _open(self) -> str | None:
         """Open the index if it is whole and of this schema; else say what is wrong with it."""
@@ -199,6 +200,16 @@ class FullText:
             finally:
                 writer.wait_merging_threads()
         self.index.reload()
+
+    def refresh(self) -> None:
+        """See the index as last committed, by this process or another. Reloaded only when
+        its meta.json changed (a commit writes a new one): each recall asks, and a reload
+        that finds nothing new took ~0.1 ms at 100k memories. OSError if the index is gone."""
+        stat = (self.folder / "meta.json").stat()
+        seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if seen != self._seen:
+            self.index.reload()
+            self._seen = seen
 
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
