@@ -175,6 +175,29 @@ def test_other_embedder_or_dim_is_stale(index: VectorIndex, tmp_path: Path) -> N
         len(VectorIndex(folder, DIM, "hashing"))
 
 
+def test_a_reader_checks_what_the_index_was_built_for_as_it_reads_it(
+    index: VectorIndex, tmp_path: Path
+) -> None:
+    """A long-lived reader reads the id map's info when it reads an index file, not at every
+    search; an index another process rebuilt for another embedder is stale at the next one."""
+    index.save()
+    reader = VectorIndex(tmp_path / "vectors", DIM, "hashing")
+    assert reader.search(basis(0), 1)
+    asked: list[str] = []
+    reader._connect(check=False).set_trace_callback(asked.append)
+    for _ in range(3):
+        assert reader.search(basis(0), 1) and len(reader) == 3
+    assert not [sql for sql in asked if "FROM info" in sql]
+    other = VectorIndex(tmp_path / "vectors", DIM, "minilm")  # another process rebuilds
+    other.clear()
+    other.upsert(["z"], basis(1).reshape(1, -1))
+    other.save()
+    with pytest.raises(StaleIndex, match="embedder 'minilm'"):
+        reader.search(basis(0), 1)
+    reader.close()
+    other.close()
+
+
 def test_wrong_sized_vectors_are_stale(index: VectorIndex) -> None:
     with pytest.raises(StaleIndex):
         index.upsert(["x"], np.ones((1, DIM + 1)))
