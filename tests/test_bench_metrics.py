@@ -396,3 +396,21 @@ def test_load_dev_split() -> None:
     assert len({t.session for t in conv26.turns}) == 19  # 35 date keys, 19 sessions with turns
     (packed,) = [q for q in conv26.questions if q.gold == {"D8:6", "D9:17"}]
     assert packed.category in {1, 2, 3, 4}
+
+
+def test_recall_swap_puts_the_other_checkouts_piece_in_place(tmp_path: Path) -> None:
+    """bench.recall_swap loads another checkout's copy of a module beside this one and names
+    the piece to swap."""
+    from bench import recall_ahead
+    from bench.recall_swap import swaps
+
+    other = tmp_path / "bench"
+    other.mkdir()
+    (other / "recall_ahead.py").write_text("def median(values):\n    return -1.0\n")
+    ((owner, attr, mine, theirs),) = swaps(tmp_path, ["bench.recall_ahead:median"])
+    assert owner is recall_ahead and attr == "median" and mine is recall_ahead.median
+    assert mine([1.0, 2.0, 3.0]) == 2.0 and theirs([1.0, 2.0, 3.0]) == -1.0
+    with pytest.raises(SystemExit, match="MODULE:NAME"):
+        swaps(tmp_path, ["bench.recall_ahead"])
+    with pytest.raises(SystemExit, match="no "):
+        swaps(tmp_path, ["bench.recall_kept:warmed"])
