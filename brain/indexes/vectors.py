@@ -195,11 +195,11 @@ class VectorIndex:
         one matrix (neighbour context, recall/neighbours.py, reads ~200 a recall)."""
         import numpy as np
 
+        if not ids:
+            return [], np.zeros((0, self.dim), np.float32)
         fids = np.fromiter((faiss_id(i) for i in ids), dtype=np.int64, count=len(ids))
         with self._lock:
             index = self._ensure()
-            if not ids:
-                return [], np.zeros((0, index.d), np.float32)
             try:
                 return list(ids), index.reconstruct_batch(fids)
             except RuntimeError:  # some are not in the index (not embedded yet, or forgotten)
