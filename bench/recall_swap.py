@@ -23,14 +23,13 @@ import argparse
 import importlib
 import importlib.util
 import os
-import random
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.recall_ahead import median
+from bench.recall_ahead import paired
 from bench.recall_kept import emit, warmed
 from bench.scale import queries, summarise
 
@@ -92,15 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(owner, attr, mine)
         brain.close()
     diffs = [a - b for a, b in zip(times[True], times[False], strict=True)]
-    rng = random.Random(0)
-    spread = sorted(median(rng.choices(diffs, k=len(diffs))) for _ in range(2000))
+    middle, interval = paired(diffs, 2000)
     emit({
         "vault": str(args.vault),
         "swapped": args.swap,
         "here": summarise(times[True]),
         "other": summarise(times[False]),
-        "diff_ms": round(median(diffs), 3),
-        "diff_ci95": [round(spread[50], 3), round(spread[1949], 3)],
+        "diff_ms": middle,
+        "diff_ci95": interval,
         "load": round((load + os.getloadavg()[0]) / 2, 2),
     }, args.out)  # fmt: skip
     return 0

@@ -102,9 +102,6 @@ class PgFullText(FullText):
         total, found = row if row else (0, 0)  # an aggregate always answers one row
         return int(found) / int(total) if total else 0.0
 
-    def stored(self, object_id: str) -> dict[str, str] | None:
-        return self.stored_many([object_id])[object_id]
-
     def stored_many(self, ids: Sequence[str]) -> dict[str, dict[str, str] | None]:
         out: dict[str, dict[str, str] | None] = dict.fromkeys(ids)
         if out:

@@ -28,9 +28,8 @@ class Ahead(Generic[T]):
     def __init__(self, encode: Callable[[str], T], model: object) -> None:
         self.encode = encode
         self.model = model
-        # The text, and the encoding with what `then` gave (or a future of it, run apart)
-        self._begun: tuple[str, Future[tuple[T, Any]]] | None = None
-        self._follow: Callable[[T], Any] | None = None  # the `then` of the encoding begun
+        # The text, the encoding with what `then` gave (or a future of it, run apart), `then`
+        self._begun: tuple[str, Future[tuple[T, Any]], Callable[[T], Any] | None] | None = None
         self._last: tuple[str, T] | None = None  # a second search of the same text reuses it
         self._then: Any = None  # what `then` gave for the encoding last returned, until taken
 
@@ -41,8 +40,7 @@ class Ahead(Generic[T]):
         # on the worker, its memory came from the worker's own malloc arena, and the process
         # peaked ~25 MB higher (10k memories, 100 recalls: 333-347 MB against 318).
         if getattr(self.model, "loaded", True):
-            self._begun = (query, _worker.get().submit(self._ahead, query, then))
-            self._follow = then
+            self._begun = (query, _worker.get().submit(self._ahead, query, then), then)
             _pending().add(self)
 
     def _ahead(self, query: str, then: Callable[[T], Any] | None) -> tuple[T, Any]:
@@ -75,7 +73,7 @@ class Ahead(Generic[T]):
         to the worker still. False if there was nothing to take."""
         if self._begun is None or not self._begun[1].cancel():
             return False
-        query, then = self._begun[0], self._follow
+        query, _future, then = self._begun
         _pending().discard(self)
         try:
             encoded = self.encode(query)
@@ -86,7 +84,7 @@ class Ahead(Generic[T]):
         done.set_result(
             (encoded, None if then is None else _worker.get().submit(_followed, then, encoded))
         )
-        self._begun = (query, done)
+        self._begun = (query, done, then)
         return True
 
     def followed(self) -> Any:
