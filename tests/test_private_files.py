@@ -163,7 +163,7 @@ def test_a_daemon_whose_home_is_deleted_exits(vault: Path, deleted: str) -> None
     pid = running_pid(vault)
     assert pid is not None and _alive(pid)
     if deleted == ".brain":
-        shutil.rmtree(vault / ".brain")
+        _remove(vault / ".brain")
         _until_gone(pid)
         again = run_brain(vault, "daemon", "start", daemon=True)  # one writer again, not two
         try:
@@ -172,13 +172,17 @@ def test_a_daemon_whose_home_is_deleted_exits(vault: Path, deleted: str) -> None
         finally:
             run_brain(vault, "daemon", "stop", daemon=True)
     else:
-        # The daemon may still be writing its caches (its first walk, the watcher's mark) as
-        # they are deleted, so an rmtree can meet a file born meanwhile: again, until gone.
-        deadline = time.monotonic() + 60
-        while vault.exists():
-            assert time.monotonic() < deadline, "the vault could not be removed"
-            shutil.rmtree(vault, ignore_errors=True)
+        _remove(vault)
         _until_gone(pid)
+
+
+def _remove(folder: Path) -> None:
+    """The daemon may still be writing its caches (its first walk, the watcher's mark) as
+    they are deleted, so an rmtree can meet a file born meanwhile: again, until gone."""
+    deadline = time.monotonic() + 60
+    while folder.exists():
+        assert time.monotonic() < deadline, f"{folder} could not be removed"
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_merge_drivers_flag_is_born_private(vault: Path) -> None:
