@@ -157,3 +157,59 @@ def test_a_process_killed_inside_a_bulk_block_keeps_what_was_committed(
         brain.store.read(rel)  # every note in place parses: none is torn
     assert brain.doctor().ok
     brain.close()
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from brain.indexes.catalog import Catalog
+from brain.indexes.rows import ObjectRow
+
+catalog = Catalog(Path(sys.argv[1]))
+action = sys.argv[2]
+if action == "grow":
+    rows = [
+        ObjectRow(
+            id=f"0A{n:08d}", note_id=f"0A{n:08d}", path=f"Garden/{n}.md", partition="main",
+            node="Garden", title=f"Note {n} " + "words " * 40, norm_title=f"note {n}",
+            kind="note", status="active", visibility="normal", created="2026-01-01T00:00:00Z",
+            touched="2026-01-01T00:00:00Z", parent=None, supersedes=None, defining=None,
+            tags=(), source={}, heading_path=(), text_hash=str(n),
+        )
+        for n in range(4000)
+    ]
+    with catalog.transaction():
+        catalog.put_objects(rows)
+    catalog.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the mapped file itself
+else:
+    with catalog.transaction():
+        for n in range(10, 4000):
+            catalog.drop_note(f"0A{n:08d}")
+    catalog.compact()
+catalog.close()
+"""
+
+
+def test_a_mapped_catalog_reads_what_another_process_grew_and_shrank(tmp_path: Path) -> None:
+    """The catalog is read through a memory map (catalog.MAPPED_BYTES); another process's writes,
+    which grow the file, and its compaction, which shrinks it, are read as they are."""
+    path = tmp_path / "catalog.sqlite"
+    reader = Catalog(path)
+    assert reader.db.execute("PRAGMA mmap_size").fetchone()[0] == catalogs.MAPPED_BYTES >= 1 << 28
+    assert reader.briefs(["0A00000001"]) == {}
+    size = path.stat().st_size
+
+    def write(action: str) -> None:
+        subprocess.run([sys.executable, "-c", _WRITER, str(path), action], check=True)
+
+    write("grow")
+    assert path.stat().st_size > size + 1_000_000  # past what was mapped at the first read
+    ids = [f"0A{n:08d}" for n in range(4000)]
+    assert set(reader.briefs(ids)) == set(ids)
+    assert reader.titles(["0A00003999"])["0A00003999"].startswith("Note 3999 ")
+    grown = path.stat().st_size
+    write("shrink")
+    assert path.stat().st_size < grown // 4  # compacted: the mapped tail is gone
+    assert set(reader.briefs(ids)) == set(ids[:10])
+    assert reader.count("1") == 10
+    reader.close()
