@@ -15,6 +15,7 @@ import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
+from brain.indexes import onnxrun
 from brain.indexes.caches import Caches
 from brain.indexes.catalog import Brief, Catalog
 from brain.indexes.embedder import HashingEmbedder
@@ -22,6 +23,7 @@ from brain.indexes.fulltext import Filters, FullText
 from brain.indexes.postings import SparseIndex, StaleSparse
 from brain.indexes.sparse import HashingSparse
 from brain.indexes.vectors import VectorIndex
+from brain.recall import ahead as ahead_module
 from brain.recall.ahead import Ahead
 from brain.recall.rank import CANDIDATES, Briefs, fetched, filtered
 from tests.conftest import flushed_first
@@ -307,6 +309,46 @@ def test_a_recall_that_would_wait_encodes_what_the_worker_has_not_begun() -> Non
     assert own("otters") == "sretto" and ran["second"] == me
     busy.set()
     assert blocker("later") == "later"
+
+
+def test_a_recall_goes_on_once_its_first_encoding_has_begun_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recall's thread lets the worker reach the model before it checks the vault, and
+    goes on as the model's run begins: not at its end, nor after the longest wait."""
+    monkeypatch.setattr(ahead_module, "BEGIN_WAIT", 60.0)
+    entered, release = threading.Event(), threading.Event()
+
+    class Model:  # an onnxruntime session's stand-in, inside onnxrun's wrapper
+        def run(self, outputs: list[str], feeds: dict[str, Any]) -> list[str]:
+            entered.set()
+            assert release.wait(10)
+            return ["OTTERS"]
+
+    session = onnxrun.Session(Model())
+
+    def encode(text: str) -> str:
+        time.sleep(0.05)  # the tokenizer and the feeds, before the model
+        return str(session.run(["weights"], {})[0])
+
+    ahead = Ahead(encode, model=None)
+    ahead.start("otters")
+    assert entered.is_set()  # the run had begun when start returned
+    assert not release.is_set()  # and had not ended: start did not wait for the encoding
+    release.set()
+    assert ahead("otters") == "OTTERS"
+
+    # The worker busy with another encoding: nothing to wait for, start returns at once.
+    busy = threading.Event()
+    blocker = Ahead(lambda text: busy.wait(10) and text, model=None)
+    monkeypatch.setattr(ahead_module, "BEGIN_WAIT", 0.0)
+    blocker.start("later")
+    monkeypatch.setattr(ahead_module, "BEGIN_WAIT", 60.0)
+    own = Ahead(str.upper, model=None)
+    own.start("otters")  # would wait 60 s for the blocker to end, if it waited
+    assert not busy.is_set()
+    busy.set()
+    assert own("otters") == "OTTERS" and blocker("later") == "later"
 
 
 def test_an_encoding_taken_over_that_fails_is_made_again_when_asked_for() -> None:

@@ -12,7 +12,9 @@ ways were equally fast here; beside one busy Python thread MiniLM ran 119-125 te
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,7 +34,37 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def session(onnx_file: Path, threads: int = THREADS) -> Any:
+_told = threading.local()  # `running`: called as this thread's next model run begins
+
+
+@contextmanager
+def telling(running: Callable[[], None]) -> Iterator[None]:
+    """Within: `running()` is called as a model run on this thread begins, once the GIL is
+    about to be let go for the model's own work (recall/ahead.py waits for that)."""
+    _told.running = running
+    try:
+        yield
+    finally:
+        _told.running = None
+
+
+class Session:
+    """An onnxruntime session whose `run` first tells `telling`'s caller that it begins."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def run(self, outputs: list[str], feeds: dict[str, Any]) -> Any:
+        running = getattr(_told, "running", None)
+        if running is not None:
+            running()
+        return self.inner.run(outputs, feeds)
+
+    def get_inputs(self) -> Any:
+        return self.inner.get_inputs()
+
+
+def session(onnx_file: Path, threads: int = THREADS) -> Session:
     """An inference session on the CPU, quiet, with no busy-waiting between operators."""
     import onnxruntime
 
@@ -42,7 +74,9 @@ def session(onnx_file: Path, threads: int = THREADS) -> Any:
     # No spinning: on a shared 2-core machine spinning threads fight the other processes, and
     # a query embedding took 52 ms at p50 with it, 15 without.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+    return Session(
+        onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+    )
 
 
 def by_tokens(lengths: Sequence[int], budget: int) -> list[list[int]]:

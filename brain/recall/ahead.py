@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+from brain.indexes import onnxrun
 from brain.indexes.workers import Workers
 
 T = TypeVar("T")
@@ -19,6 +20,15 @@ T = TypeVar("T")
 # thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage"). But a recall
 # that would wait for the first takes the next one over (`Ahead.__call__`).
 _worker = Workers(lambda: 1, "brain-encode")
+# A recall's first encoding is let begin before its thread goes on. Woken, the worker needs the
+# GIL to reach the model, and the recall's thread, checking the vault and the caches in Python,
+# let it have it only at a system call: the model began ~0.2 ms later at 100k memories
+# (docs/benchmarks.md, "The model begun first"). The wait ends as the model's run begins (it
+# lets the GIL go), when the encoding ends (a model without onnxruntime), or after this many
+# seconds. No wait when the worker has other encodings: this one would not begin soon.
+BEGIN_WAIT = 0.001
+_queued = 0  # encodings given to the worker and not yet done or taken back
+_counting = threading.Lock()
 _begun_here = threading.local()  # `pending`: the encodings this thread began, not yet taken
 
 
@@ -40,11 +50,25 @@ class Ahead(Generic[T]):
         # on the worker, its memory came from the worker's own malloc arena, and the process
         # peaked ~25 MB higher (10k memories, 100 recalls: 333-347 MB against 318).
         if getattr(self.model, "loaded", True):
-            self._begun = (query, _worker.get().submit(self._ahead, query, then), then)
+            global _queued
+            begun = threading.Event()
+            future = _worker.get().submit(self._ahead, query, then, begun)
+            with _counting:
+                idle, _queued = _queued == 0, _queued + 1
+            future.add_done_callback(_done)  # run, failed or cancelled (taken over)
+            self._begun = (query, future, then)
             _pending().add(self)
+            if idle:
+                begun.wait(BEGIN_WAIT)
 
-    def _ahead(self, query: str, then: Callable[[T], Any] | None) -> tuple[T, Any]:
-        encoded = self.encode(query)
+    def _ahead(
+        self, query: str, then: Callable[[T], Any] | None, begun: threading.Event
+    ) -> tuple[T, Any]:
+        try:
+            with onnxrun.telling(begun.set):
+                encoded = self.encode(query)
+        finally:
+            begun.set()  # a model without onnxruntime (the hashing one): at its end
         return encoded, None if then is None else _followed(then, encoded)
 
     def __call__(self, query: str) -> T:
@@ -99,6 +123,12 @@ def _pending() -> weakref.WeakSet[Ahead[Any]]:
     if pending is None:
         pending = _begun_here.pending = weakref.WeakSet()
     return pending
+
+
+def _done(_future: Future[Any]) -> None:
+    global _queued
+    with _counting:
+        _queued -= 1
 
 
 def _followed(then: Callable[[Any], Any], encoded: Any) -> Any:
