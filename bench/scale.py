@@ -445,6 +445,7 @@ def recall(root: Path, embedder: Embedder, n_queries: int) -> dict[str, Any]:
     """Warm recall in a process that opened the vault afresh, as the daemon does."""
     brain = open_vault(root, embedder=embedder)
     brain.catch_up_every = 5.0
+    brain.caches.catalog.hold_briefs()  # as the daemon does
     asked = queries(n_queries)
     for query in asked[:10]:
         brain.recall(query)  # warm: index files read, caches filled

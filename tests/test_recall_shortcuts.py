@@ -190,6 +190,9 @@ class _Rows:
         self.hidden = hidden
         self.asked: list[str] = []
 
+    def held(self) -> None:  # not held in memory: each brief is asked for
+        return None
+
     def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
         self.asked.extend(ids)
         status = {oid: "superseded" if oid in self.hidden else "active" for oid in ids}

@@ -324,6 +324,7 @@ def run(root: Path, log: Log) -> int:
         brain = open_vault(root)
         config = daemon_settings(brain.settings)
         brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        brain.caches.catalog.hold_briefs()  # read whole at the first recall
         daemon = Daemon(brain, config, log)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda _s, _f: daemon.stopping.set())

@@ -6,15 +6,21 @@ It is rebuilt from the files by `brain reindex`.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from brain.indexes.queries import Database, Queries
+from brain.indexes.queries import BRIEF_COLUMNS, Database, Queries, shows
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.vault.files import owner_only
+
+if TYPE_CHECKING:
+    from brain.indexes.fulltext import Filters
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
 
@@ -54,6 +60,15 @@ CREATE INDEX IF NOT EXISTS objects_supersedes ON objects(supersedes);
 CREATE INDEX IF NOT EXISTS objects_status ON objects(status);
 CREATE INDEX IF NOT EXISTS objects_order ON objects(partition, node, id, status, visibility, kind);
 CREATE INDEX IF NOT EXISTS objects_created ON objects(partition, created);
+-- Every change to an object, in commit order, whoever made it: a process that holds the briefs
+-- in memory (Catalog.hold_briefs) reads what changed since it last looked.
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS objects_added AFTER INSERT ON objects
+BEGIN INSERT INTO changes (id) VALUES (new.id); END;
+CREATE TRIGGER IF NOT EXISTS objects_changed AFTER UPDATE ON objects
+BEGIN INSERT INTO changes (id) VALUES (old.id); INSERT INTO changes (id) VALUES (new.id); END;
+CREATE TRIGGER IF NOT EXISTS objects_removed AFTER DELETE ON objects
+BEGIN INSERT INTO changes (id) VALUES (old.id); END;
 CREATE TABLE IF NOT EXISTS relations (
     source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL, weight REAL
 );
@@ -68,6 +83,12 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 # way, so mapping adds no memory, though the process's RSS counts those it touched
 # (docs/benchmarks.md, "The catalog mapped").
 MAPPED_BYTES = 1 << 30
+# The briefs held in memory catch up change by change up to this many changes; past it (a bulk
+# import by another process, a reindex) they are read whole again.
+CATCH_UP_MOST = 20_000
+# The change log keeps this many changes when the catalog is compacted: a process that held the
+# briefs and missed more reads them whole.
+CHANGES_KEPT = 20_000
 BUSY_TIMEOUT = 60.0  # seconds a statement waits for another process's lock
 # Inside `Catalog.batched()`: writes are committed together at most this often. Two commits a
 # write were a fifth of bulk ingest's writer time (docs/benchmarks.md).
@@ -94,6 +115,8 @@ class Catalog(Queries):
 
     batch_since: float | None = None  # inside `batched()`: when its transaction began
     depth = 0  # savepoints open inside the outer transaction
+    _hold = False  # hold_briefs() was called
+    _held: Held | None = None
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -307,13 +330,56 @@ class Catalog(Queries):
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
-            query = (
-                "SELECT id, partition, node, status, visibility, kind, created, defining "
-                "FROM objects "
-                f"WHERE id IN ({marks})"
-            )
+            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks})"
             for row in self.db.execute(query, batch):
                 out[row[0]] = Brief._make(row)
+        return out
+
+    def hold_briefs(self) -> None:
+        """Keep every object's brief in memory from now on, and the order they were written
+        in, for a long-lived process (the daemon): a recall at 100k memories reads ~300 briefs
+        and ~40 neighbourhoods, 0.5-0.8 ms from SQLite. They are read whole at the first use
+        (~0.3 s at 100k, ~40 MB); each later `held()` first reads what the change log says
+        changed since, by this process or any other."""
+        self._hold = True
+
+    def held(self) -> Held | None:
+        """The held briefs as the catalog is now (a recall takes them once, at its start), or
+        None: not held, or inside a transaction of this connection, whose writes are not
+        committed yet (read the catalog then)."""
+        if not self._hold or self.db.in_transaction:
+            return None
+        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
+        last = int(row[0]) if row else 0
+        held = self._held
+        if held is None or held.seq != last:
+            held = self._held = self._caught_up(held, last)
+        return held
+
+    def _caught_up(self, held: Held | None, last: int) -> Held:
+        """`held` with the changes since it was read, or all the briefs read again. Each read
+        comes after the change log's, so what changes meanwhile is read again next time."""
+        if held is not None and last > held.seq:
+            changed = self.db.execute(
+                "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
+                (held.seq, CATCH_UP_MOST + 1),
+            ).fetchall()
+            # The log must go on from where `held` stopped (not pruned past it, or cleared).
+            if changed and changed[0][0] == held.seq + 1 and len(changed) <= CATCH_UP_MOST:
+                ids = list({oid for _seq, oid in changed})
+                held.change(ids, self._rows_of(ids))
+                held.seq = changed[-1][0]
+                return held
+        return Held.of(self.db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects"), last)
+
+    def _rows_of(self, ids: Sequence[str]) -> dict[str, Sequence[Any]]:
+        """The BRIEF_COLUMNS of these ids, those the catalog holds."""
+        out: dict[str, Sequence[Any]] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks})"
+            out.update((row[0], row) for row in self.db.execute(query, batch))
         return out
 
     def titles(self, ids: Sequence[str]) -> dict[str, str]:
@@ -346,6 +412,7 @@ class Catalog(Queries):
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM objects")
+        self.db.execute("DELETE FROM changes")  # each held copy is read whole again
         self.db.execute("DELETE FROM files")
         self.db.execute("DELETE FROM folders")
         self.db.execute("DELETE FROM text_queue")
@@ -382,10 +449,99 @@ class Catalog(Queries):
         self.db.execute(f"DELETE FROM {queue} WHERE seq <= ?", (upto,))
 
     def compact(self) -> None:
-        """Rewrite the database so deleted rows leave the disk (free pages and the WAL too)."""
+        """Rewrite the database so deleted rows leave the disk (free pages and the WAL too);
+        the change log keeps its last CHANGES_KEPT."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM changes WHERE seq <= "
+                "(SELECT seq FROM sqlite_sequence WHERE name='changes') - ?",
+                (CHANGES_KEPT,),
+            )
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.execute("VACUUM")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@dataclass
+class Held:
+    """Every object's brief, as of the change log's `seq`, and for each partition and node
+    the ids of its memories (not sections) in write order: their neighbourhoods. Read by
+    the thread that took it from `Catalog.held()`; changed only inside that call."""
+
+    briefs: dict[str, Brief]
+    order: dict[tuple[str, str], list[str]]
+    seq: int
+    _strings: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, rows: Iterable[Sequence[Any]], seq: int) -> Held:
+        """From the catalog's rows of BRIEF_COLUMNS."""
+        held = cls({}, {}, seq)
+        order = held.order
+        for row in rows:
+            brief = held.brief(row)
+            held.briefs[brief.id] = brief
+            if "#" not in brief.id:
+                order.setdefault((brief.partition, brief.node), []).append(brief.id)
+        for ids in order.values():
+            ids.sort()
+        return held
+
+    def brief(self, row: Sequence[Any]) -> Brief:
+        """A row of BRIEF_COLUMNS as a Brief, its partition, node, status, visibility and kind
+        each one string however many hold it (~250 bytes a memory less: ~35 MB at 100k)."""
+        one = self._strings.setdefault
+        oid, partition, node, status, visibility, kind, created, defining = row
+        return Brief(
+            oid, one(partition, partition), one(node, node), one(status, status),
+            one(visibility, visibility), one(kind, kind), created, defining,
+        )  # fmt: skip
+
+    def near(
+        self, brief: Brief, low: str, high: str, n: int, filters: Filters
+    ) -> tuple[list[str], list[str]]:
+        """`Queries.written_near`, read from memory."""
+        run, me = self.order.get((brief.partition, brief.node), []), brief.id
+        at = bisect.bisect_left(run, me)
+        before: list[str] = []
+        for i in range(at - 1, -1, -1):
+            if len(before) == n or run[i] < low:
+                break
+            if shows(self.briefs[run[i]], filters):
+                before.append(run[i])
+        after: list[str] = []
+        for i in range(at + 1 if at < len(run) and run[at] == me else at, len(run)):
+            if len(after) == n or run[i] >= high:
+                break
+            if shows(self.briefs[run[i]], filters):
+                after.append(run[i])
+        return before, after
+
+    def change(self, ids: Sequence[str], rows: dict[str, Sequence[Any]]) -> None:
+        """These ids as the catalog now has them (their `rows`; none: removed)."""
+        moved: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # gone, come
+        for oid in ids:
+            old = self.briefs.pop(oid, None)
+            new = self.brief(rows[oid]) if oid in rows else None
+            if new is not None:
+                self.briefs[oid] = new
+            if "#" in oid:
+                continue
+            if old is not None:
+                moved.setdefault((old.partition, old.node), (set(), set()))[0].add(oid)
+            if new is not None:
+                moved.setdefault((new.partition, new.node), (set(), set()))[1].add(oid)
+        for where, (gone, come) in moved.items():
+            run = self.order.setdefault(where, [])
+            if len(gone) + len(come) > 32:  # many: sorted again (most of it in order already)
+                run[:] = sorted((set(run) - gone) | come)
+                continue
+            for oid in gone - come:
+                at = bisect.bisect_left(run, oid)
+                if at < len(run) and run[at] == oid:
+                    del run[at]
+            for oid in come - gone:
+                bisect.insort(run, oid)
 
 
 class _Tx:

@@ -35,7 +35,7 @@ class Database(Protocol):
     def close(self) -> None: ...
 
 
-_BRIEF = "id, partition, node, status, visibility, kind, created, defining"
+BRIEF_COLUMNS = "id, partition, node, status, visibility, kind, created, defining"
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -86,6 +86,18 @@ def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
         where.append(f"kind NOT IN ({','.join('?' * len(filters.exclude_kinds))})")
         params += list(filters.exclude_kinds)
     return where, params
+
+
+def shows(brief: Brief, filters: Filters) -> bool:
+    """`shown_sql` and `written_near`'s own condition on a brief in memory: the filters'
+    status, visibility and kinds let it through, and it is no section or document."""
+    if brief.kind in SECTIONED_KINDS or brief.status in filters.exclude_status:
+        return False
+    if filters.visibility is not None and brief.visibility not in filters.visibility:
+        return False
+    if filters.kinds is not None and brief.kind not in filters.kinds:
+        return False
+    return brief.kind not in filters.exclude_kinds
 
 
 class Queries:
@@ -298,15 +310,14 @@ class Queries:
     # recall's neighbour context (recall/neighbours.py) -----------------------------------
     def sections(self, note_id: str) -> list[Brief]:
         """The sections (`<note id>#<n>`) of a note, in no particular order."""
-        query = f"SELECT {_BRIEF} FROM objects WHERE note_id=? AND id!=note_id"
+        query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE note_id=? AND id!=note_id"
         return [Brief(*row) for row in self.db.execute(query, (note_id,))]
 
     def written_between(self, partition: str, start: str, end: str, n: int) -> list[Brief]:
         """Up to n objects of the partition `created` in [start, end) (ISO text), in no
         particular order: the memories of a time a query names (recall/when.py)."""
-        query = (
-            f"SELECT {_BRIEF} FROM objects WHERE partition=? AND created>=? AND created<? LIMIT ?"
-        )
+        where = "partition=? AND created>=? AND created<?"
+        query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE {where} LIMIT ?"
         return [Brief(*row) for row in self.db.execute(query, (partition, start, end, n))]
 
     def written_near(

@@ -83,7 +83,9 @@ class Neighbourhood:
             return run[max(0, me - reach) : me + reach + 1]
         millis = _millis(brief.id)
         extra = _SLACK if filters.ids is not None else 0  # the named ones are kept below
-        before, after = self.catalog.written_near(
+        held = self.briefs.held
+        near = self.catalog.written_near if held is None else held.near
+        before, after = near(
             brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + extra, filters
         )
         if filters.ids is not None:

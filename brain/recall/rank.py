@@ -43,10 +43,13 @@ MIN_SIMILARITY = {"minilm": 0.2, "hashing": 0.3}
 class Briefs:
     """The catalog's briefs for one recall, each read once. The retrievers' filters, neighbour
     context and ranking ask for many of the same memories (at 10k memories ~700 rows a recall,
-    half of them asked for before). Made anew for each recall: it never outlives a change."""
+    half of them asked for before). Made anew for each recall: it never outlives a change.
+    In a process that holds the briefs (the daemon: `Catalog.hold_briefs`) they are taken
+    from memory as the catalog was when the recall began."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self.held = catalog.held()
         self._read: dict[str, Brief | None] = {}  # None: not in the catalog
 
     def keep(self, briefs: Sequence[Brief]) -> None:
@@ -55,6 +58,9 @@ class Briefs:
 
     def of(self, ids: Sequence[str]) -> dict[str, Brief]:
         """The brief of each of these ids that the catalog holds."""
+        if self.held is not None:
+            known = self.held.briefs
+            return {oid: brief for oid in ids if (brief := known.get(oid)) is not None}
         todo = [oid for oid in dict.fromkeys(ids) if oid not in self._read]
         if todo:
             found = self.catalog.briefs(todo)
