@@ -15,9 +15,10 @@ import pytest
 from brain.brain import open_vault
 from brain.clock import FixedClock
 from brain.indexes import catalog as catalogs
-from brain.indexes.catalog import Catalog, Held
+from brain.indexes import held as helds
+from brain.indexes.catalog import Catalog
 from brain.indexes.fulltext import Filters
-from brain.indexes.queries import BRIEF_COLUMNS
+from brain.indexes.held import Held
 from brain.indexes.rows import ObjectRow
 from brain.recall import neighbours
 
@@ -42,7 +43,7 @@ def _check(catalog: Catalog) -> None:
     each memory's neighbours are what the catalog's own query gives."""
     held = catalog.held()
     assert held is not None
-    whole = Held.of(catalog.db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects"), 0)
+    whole = Held.of(catalog.every_brief_row(), 0)
     assert held.briefs == whole.briefs
     assert {k: v for k, v in held.order.items() if v} == whole.order
     shown = Filters(exclude_status=("superseded",), visibility=("normal",))
@@ -119,7 +120,7 @@ def test_held_briefs_are_read_whole_when_the_log_cannot_say(
         other.put_objects(_row(n) for n in range(10))
     _check(mine)
     # More changes than a catch-up takes.
-    monkeypatch.setattr(catalogs, "CATCH_UP_MOST", 5)
+    monkeypatch.setattr(helds, "CATCH_UP_MOST", 5)
     with other.transaction():
         other.put_objects(_row(n, "Home") for n in range(10, 30))
     _check(mine)

@@ -6,21 +6,17 @@ It is rebuilt from the files by `brain reindex`.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from brain.indexes.queries import BRIEF_COLUMNS, Database, Queries, shows
+from brain.indexes import held
+from brain.indexes.held import Held
+from brain.indexes.queries import Database, Queries
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.vault.files import owner_only
-
-if TYPE_CHECKING:
-    from brain.indexes.fulltext import Filters
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
 
@@ -83,9 +79,6 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 # way, so mapping adds no memory, though the process's RSS counts those it touched
 # (docs/benchmarks.md, "The catalog mapped").
 MAPPED_BYTES = 1 << 30
-# The briefs held in memory catch up change by change up to this many changes; past it (a bulk
-# import by another process, a reindex) they are read whole again.
-CATCH_UP_MOST = 20_000
 # The change log keeps this many changes when the catalog is compacted: a process that held the
 # briefs and missed more reads them whole.
 CHANGES_KEPT = 20_000
@@ -326,14 +319,7 @@ class Catalog(Queries):
         return out
 
     def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
-        out: dict[str, Brief] = {}
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks})"
-            for row in self.db.execute(query, batch):
-                out[row[0]] = Brief._make(row)
-        return out
+        return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
 
     def hold_briefs(self) -> None:
         """Keep every object's brief in memory from now on, and the order they were written
@@ -349,38 +335,8 @@ class Catalog(Queries):
         committed yet (read the catalog then)."""
         if not self._hold or self.db.in_transaction:
             return None
-        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
-        last = int(row[0]) if row else 0
-        held = self._held
-        if held is None or held.seq != last:
-            held = self._held = self._caught_up(held, last)
-        return held
-
-    def _caught_up(self, held: Held | None, last: int) -> Held:
-        """`held` with the changes since it was read, or all the briefs read again. Each read
-        comes after the change log's, so what changes meanwhile is read again next time."""
-        if held is not None and last > held.seq:
-            changed = self.db.execute(
-                "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?",
-                (held.seq, CATCH_UP_MOST + 1),
-            ).fetchall()
-            # The log must go on from where `held` stopped (not pruned past it, or cleared).
-            if changed and changed[0][0] == held.seq + 1 and len(changed) <= CATCH_UP_MOST:
-                ids = list({oid for _seq, oid in changed})
-                held.change(ids, self._rows_of(ids))
-                held.seq = changed[-1][0]
-                return held
-        return Held.of(self.db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects"), last)
-
-    def _rows_of(self, ids: Sequence[str]) -> dict[str, Sequence[Any]]:
-        """The BRIEF_COLUMNS of these ids, those the catalog holds."""
-        out: dict[str, Sequence[Any]] = {}
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks})"
-            out.update((row[0], row) for row in self.db.execute(query, batch))
-        return out
+        self._held = held.current(self, self._held)
+        return self._held
 
     def titles(self, ids: Sequence[str]) -> dict[str, str]:
         """The title of each of these objects (those the catalog holds)."""
@@ -460,88 +416,6 @@ class Catalog(Queries):
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.execute("VACUUM")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-@dataclass
-class Held:
-    """Every object's brief, as of the change log's `seq`, and for each partition and node
-    the ids of its memories (not sections) in write order: their neighbourhoods. Read by
-    the thread that took it from `Catalog.held()`; changed only inside that call."""
-
-    briefs: dict[str, Brief]
-    order: dict[tuple[str, str], list[str]]
-    seq: int
-    _strings: dict[str, str] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def of(cls, rows: Iterable[Sequence[Any]], seq: int) -> Held:
-        """From the catalog's rows of BRIEF_COLUMNS."""
-        held = cls({}, {}, seq)
-        order = held.order
-        for row in rows:
-            brief = held.brief(row)
-            held.briefs[brief.id] = brief
-            if "#" not in brief.id:
-                order.setdefault((brief.partition, brief.node), []).append(brief.id)
-        for ids in order.values():
-            ids.sort()
-        return held
-
-    def brief(self, row: Sequence[Any]) -> Brief:
-        """A row of BRIEF_COLUMNS as a Brief, its partition, node, status, visibility and kind
-        each one string however many hold it (~250 bytes a memory less: ~35 MB at 100k)."""
-        one = self._strings.setdefault
-        oid, partition, node, status, visibility, kind, created, defining = row
-        return Brief(
-            oid, one(partition, partition), one(node, node), one(status, status),
-            one(visibility, visibility), one(kind, kind), created, defining,
-        )  # fmt: skip
-
-    def near(
-        self, brief: Brief, low: str, high: str, n: int, filters: Filters
-    ) -> tuple[list[str], list[str]]:
-        """`Queries.written_near`, read from memory."""
-        run, me = self.order.get((brief.partition, brief.node), []), brief.id
-        at = bisect.bisect_left(run, me)
-        before: list[str] = []
-        for i in range(at - 1, -1, -1):
-            if len(before) == n or run[i] < low:
-                break
-            if shows(self.briefs[run[i]], filters):
-                before.append(run[i])
-        after: list[str] = []
-        for i in range(at + 1 if at < len(run) and run[at] == me else at, len(run)):
-            if len(after) == n or run[i] >= high:
-                break
-            if shows(self.briefs[run[i]], filters):
-                after.append(run[i])
-        return before, after
-
-    def change(self, ids: Sequence[str], rows: dict[str, Sequence[Any]]) -> None:
-        """These ids as the catalog now has them (their `rows`; none: removed)."""
-        moved: dict[tuple[str, str], tuple[set[str], set[str]]] = {}  # gone, come
-        for oid in ids:
-            old = self.briefs.pop(oid, None)
-            new = self.brief(rows[oid]) if oid in rows else None
-            if new is not None:
-                self.briefs[oid] = new
-            if "#" in oid:
-                continue
-            if old is not None:
-                moved.setdefault((old.partition, old.node), (set(), set()))[0].add(oid)
-            if new is not None:
-                moved.setdefault((new.partition, new.node), (set(), set()))[1].add(oid)
-        for where, (gone, come) in moved.items():
-            run = self.order.setdefault(where, [])
-            if len(gone) + len(come) > 32:  # many: sorted again (most of it in order already)
-                run[:] = sorted((set(run) - gone) | come)
-                continue
-            for oid in gone - come:
-                at = bisect.bisect_left(run, oid)
-                if at < len(run) and run[at] == oid:
-                    del run[at]
-            for oid in come - gone:
-                bisect.insort(run, oid)
 
 
 class _Tx:

@@ -308,6 +308,29 @@ class Queries:
         return self.relations("target LIKE ?", [note_id + "#%"])
 
     # recall's neighbour context (recall/neighbours.py) -----------------------------------
+    # the change log and the briefs' rows, for the briefs held in memory (held.py)
+    def last_change(self) -> int:
+        """The number of the last change logged (0: none yet)."""
+        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
+        return int(row[0]) if row else 0
+
+    def changes_since(self, seq: int, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` (number, object id) logged after `seq`, in order."""
+        query = "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+        return [(int(n), oid) for n, oid in self.db.execute(query, (seq, limit))]
+
+    def brief_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """The BRIEF_COLUMNS of each of these ids the catalog holds."""
+        out: dict[str, tuple[Any, ...]] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({_marks(batch)})"
+            out.update((row[0], tuple(row)) for row in self.db.execute(query, batch))
+        return out
+
+    def every_brief_row(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects"))
+
     def sections(self, note_id: str) -> list[Brief]:
         """The sections (`<note id>#<n>`) of a note, in no particular order."""
         query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE note_id=? AND id!=note_id"
