@@ -324,9 +324,9 @@ class Catalog(Queries):
     def hold_briefs(self) -> None:
         """Keep every object's brief in memory from now on, and the order they were written
         in, for a long-lived process (the daemon): a recall at 100k memories reads ~300 briefs
-        and ~40 neighbourhoods, 0.5-0.8 ms from SQLite. They are read whole at the first use
-        (~0.3 s at 100k, ~40 MB); each later `held()` first reads what the change log says
-        changed since, by this process or any other."""
+        and ~40 neighbourhoods, ~1 ms of it from SQLite (indexes/held.py). They are read whole
+        at the first use (~0.3 s and ~35 MB at 100k); each later `held()` first reads what the
+        change log says changed since, by this process or any other."""
         self._hold = True
 
     def held(self) -> Held | None:
