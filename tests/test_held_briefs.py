@@ -171,3 +171,46 @@ def test_neighbours_from_memory_are_the_catalogs(vault: Path, clock: FixedClock)
     assert [(h.id, h.score) for h in from_memory] == [(h.id, h.score) for h in from_catalog]
     assert neighbours.WINDOW > 0 and from_memory
     brain.close()
+
+
+def test_a_hand_edit_the_recall_catches_up_with_is_in_its_briefs(
+    vault: Path, clock: FixedClock
+) -> None:
+    """The recall takes the held briefs after its own catch-up: a note marked superseded, or
+    made private, by hand is out of that very recall."""
+    brain = open_vault(vault, clock=clock)
+    brain.caches.catalog.hold_briefs()
+    note = brain.remember("The otters nest under the old boathouse", node="Garden")
+    brain.remember("Herons fish by the boathouse at dawn", node="Garden")
+    model = brain.at(for_model=True)
+    for mode in ("hybrid", "vector", "text"):
+        assert note.id in [h.id for h in model.recall("otters boathouse", mode=mode)]
+    path = brain.root / note.path
+    text = path.read_text()
+    path.write_text(text.replace("status: active", "status: superseded"))
+    for mode in ("vector", "hybrid", "text"):  # superseded: not recalled unless asked for
+        assert note.id not in [h.id for h in brain.recall("otters boathouse", mode=mode)], mode
+    path.write_text(text.replace("status: active", "status: active\nvisibility: private"))
+    for mode in ("vector", "hybrid", "text"):
+        assert note.id not in [h.id for h in model.recall("otters boathouse", mode=mode)], mode
+    assert note.id in [h.id for h in brain.recall("otters boathouse")]  # the person's own
+    brain.close()
+
+
+def test_a_stale_copy_of_the_briefs_still_shows_a_model_nothing_private(
+    vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last guard: a recall's hits are checked against the catalog's rows as they are at
+    its end, so even briefs held from before a note went private show it to no model."""
+    brain = open_vault(vault, clock=clock)
+    brain.caches.catalog.hold_briefs()
+    note = brain.remember("The otters nest under the old boathouse", node="Garden")
+    stale = brain.caches.catalog.held()
+    assert stale is not None
+    kept = Held(dict(stale.briefs), {k: list(v) for k, v in stale.order.items()}, stale.seq)
+    brain.set_field(note.id, "visibility", "private")
+    monkeypatch.setattr(Catalog, "held", lambda self: kept)  # as if the log had been missed
+    model = brain.at(for_model=True)
+    for mode in ("vector", "hybrid"):
+        assert note.id not in [h.id for h in model.recall("otters boathouse", mode=mode)], mode
+    brain.close()

@@ -166,6 +166,9 @@ def recall(
     ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
     best, bodies = _answers(brain, ordered, k, stored)
     rows = brain.caches.catalog.get_many([oid for oid, _ in best])
+    # Each hit as the catalog has it now, whatever a cache said on the way (the held briefs,
+    # an index behind a write): gone, or hidden from a model, it is not shown.
+    best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
     flags = corrections.suspicion_flags(
         brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
     )

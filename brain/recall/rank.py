@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from brain.indexes.caches import Caches
     from brain.indexes.embedder import Embedder
+    from brain.indexes.held import Held
 
 # Archived memories stay findable but give way to live ones.
 STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6, "superseded": 0.3}
@@ -45,12 +46,21 @@ class Briefs:
     context and ranking ask for many of the same memories (at 10k memories ~700 rows a recall,
     half of them asked for before). Made anew for each recall: it never outlives a change.
     In a process that holds the briefs (the daemon: `Catalog.hold_briefs`) they are taken
-    from memory as the catalog was when the recall began."""
+    from memory, as the catalog is at the first read: after the recall's catch-up and flush,
+    so a note a hand edit made private is out of that very recall."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.held = catalog.held()
+        self._held: Held | None = None
+        self._taken = False
         self._read: dict[str, Brief | None] = {}  # None: not in the catalog
+
+    @property
+    def held(self) -> Held | None:
+        """The held briefs for this recall (None: read from the catalog), taken once."""
+        if not self._taken:
+            self._held, self._taken = self.catalog.held(), True
+        return self._held
 
     def keep(self, briefs: Sequence[Brief]) -> None:
         """Briefs read whole elsewhere (a range of the catalog), so no stage reads them again."""
