@@ -330,7 +330,7 @@ class Catalog(Queries):
         self._hold = True
 
     def held(self) -> Held | None:
-        """The held briefs as the catalog is now (a recall takes them once, at its start), or
+        """The held briefs as the catalog is now (a recall takes them once, at its first read), or
         None: not held, or inside a transaction of this connection, whose writes are not
         committed yet (read the catalog then)."""
         if not self._hold or self.db.in_transaction:
