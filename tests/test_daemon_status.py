@@ -1,4 +1,5 @@
-"""`brain daemon status` shows memories, the vector index kind and size, the last catch-up."""
+"""`brain daemon status` shows memories, the vector index kind and size, the last catch-up,
+and the catalog's briefs held in memory."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def test_status_shows_memories_vectors_and_the_last_catch_up(daemon: Path) -> No
     # One walk of the files at start, the watcher's (after its observer runs), not a second
     # one before it (at 1M memories each walk held a call ~15 s).
     assert info["walks"] == 1
+    # The catalog's briefs, held in memory once the first catch-up is done: every object's.
+    until(lambda: status().get("briefs_held"), "the briefs held in memory")
+    held = status()["briefs_held"]
+    assert held >= info["memories"]  # notes, and the sections of any document
     text = brain(daemon, "daemon", "status").stdout
     assert f"memories  {before + 3}" in text and "catch-up" in text
+    assert f"briefs    {held} in memory" in text
     assert f"flat, {info['vectors']['size']} vectors" in text

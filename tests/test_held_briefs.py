@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from brain.indexes import held as helds
 from brain.indexes.catalog import Catalog
 from brain.indexes.fulltext import Filters
 from brain.indexes.held import Held
+from brain.indexes.queries import Queries
 from brain.indexes.rows import ObjectRow
 from brain.recall import neighbours
 
@@ -214,3 +216,31 @@ def test_a_stale_copy_of_the_briefs_still_shows_a_model_nothing_private(
     for mode in ("vector", "hybrid"):
         assert note.id not in [h.id for h in model.recall("otters boathouse", mode=mode)], mode
     brain.close()
+
+
+def test_briefs_read_apart_are_taken_once_read_and_caught_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon reads them whole on a thread of its own: until that is done a recall reads
+    the catalog, and what was written meanwhile is caught up when they are taken."""
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    with catalog.transaction():
+        catalog.put_objects(_row(n) for n in range(10))
+    reading, real = threading.Event(), helds.current
+
+    def slow(where: Queries, held: Held | None) -> Held:
+        if threading.current_thread().name == "brain-held":
+            assert reading.wait(10)
+        return real(where, held)
+
+    monkeypatch.setattr(helds, "current", slow)
+    catalog.hold_briefs(apart=True)
+    assert catalog.held() is None  # not read yet: the catalog is read
+    with catalog.transaction():
+        catalog.put_objects([_row(3, "Home", status="superseded"), _row(50)])
+    reading.set()
+    thread = catalog._reading
+    assert thread is not None
+    thread.join(10)
+    _check(catalog)  # taken, with the writes made while it was read
+    catalog.close()

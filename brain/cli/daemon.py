@@ -120,6 +120,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         how = (f"{last['how']}: {last['ms']} ms, {last['changed']} changed" if last
                else "none yet")  # fmt: skip
         out.print(f"  catch-up  {escape(how)}")
+        held = info.get("briefs_held")
+        briefs = "read from the catalog" if held is None else f"{held} in memory"
+        out.print(f"  briefs    {briefs}")
 
 
 @command("run", group=daemon_app, hidden=True)
