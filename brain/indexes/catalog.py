@@ -12,10 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from brain.indexes import held
 from brain.indexes.held import Held
-from brain.indexes.queries import Database, Queries
+from brain.indexes.queries import BRIEF_COLUMNS, Database, Queries
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.vault.files import owner_only
 
@@ -76,10 +77,11 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 
 # Reads of this much of the database are plain memory reads of the file, mapped, instead of a
 # read call per page: SQLite's own page cache holds 2 MB, and a recall at 100k memories reads
-# rows from all over its ~180 MB. The pages are the file's, in the system's page cache either
-# way, so mapping adds no memory, though the process's RSS counts those it touched
-# (docs/benchmarks.md, "The catalog mapped").
-MAPPED_BYTES = 1 << 30
+# rows from all over its ~180 MB (docs/benchmarks.md, "The catalog mapped"). The pages are the
+# file's, in the system's page cache either way, so mapping adds no memory, but the process's
+# RSS counts each page it touched: at 1M memories (a 1.4 GB catalog) a daemon that mapped it
+# all showed ~1 GB more after its first walk, so the map stops here.
+MAPPED_BYTES = 256 << 20
 # The change log keeps this many changes when the catalog is compacted: a process that held the
 # briefs and missed more reads them whole.
 CHANGES_KEPT = 20_000
@@ -323,6 +325,16 @@ class Catalog(Queries):
 
     def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
         return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
+
+    def every_brief_row(self) -> Iterator[tuple[Any, ...]]:
+        """Every object's BRIEF_COLUMNS, read through a connection of its own that maps nothing:
+        read through the map, every page of the file would stay counted in this process's RSS
+        (~1 GB at 1M memories)."""
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
+        try:
+            yield from db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects")
+        finally:
+            db.close()
 
     def hold_briefs(self, *, apart: bool = False) -> None:
         """Keep every object's brief in memory from now on, and the order they were written
