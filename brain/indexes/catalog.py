@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from brain.indexes import held
-from brain.indexes.held import Held
-from brain.indexes.queries import BRIEF_COLUMNS, Database, Queries
+from brain.indexes.held import Holding
+from brain.indexes.queries import Database
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.vault.files import owner_only
 
@@ -106,15 +103,12 @@ def _use_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
-class Catalog(Queries):
-    """SQLite in WAL mode: readers never block the one writer."""
+class Catalog(Holding):
+    """SQLite in WAL mode: readers never block the one writer. A long-lived process may hold
+    its briefs in memory (`hold_briefs`, indexes/held.py)."""
 
     batch_since: float | None = None  # inside `batched()`: when its transaction began
     depth = 0  # savepoints open inside the outer transaction
-    _hold = False  # hold_briefs() was called
-    _held: Held | None = None
-    _reading: threading.Thread | None = None  # hold_briefs(apart=True) reads them there
-    _read_there: Held | None = None
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -144,6 +138,9 @@ class Catalog(Queries):
 
     def close(self) -> None:
         self.db.close()
+
+    def _apart(self) -> Catalog:
+        return Catalog(self.path)
 
     def info(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
@@ -325,53 +322,6 @@ class Catalog(Queries):
 
     def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
         return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
-
-    def every_brief_row(self) -> Iterator[tuple[Any, ...]]:
-        """Every object's BRIEF_COLUMNS, read through a connection of its own that maps nothing:
-        read through the map, every page of the file would stay counted in this process's RSS
-        (~1 GB at 1M memories)."""
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
-        try:
-            yield from db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects")
-        finally:
-            db.close()
-
-    def hold_briefs(self, *, apart: bool = False) -> None:
-        """Keep every object's brief in memory from now on, and the order they were written
-        in, for a long-lived process (the daemon): a recall at 100k memories reads ~300 briefs
-        and ~40 neighbourhoods, ~1 ms of it from SQLite (indexes/held.py). They are read whole
-        at the first use (~0.3 s and ~35 MB at 100k, ~3.7 s at 1M); each later `held()` first
-        reads what the change log says changed since, by this process or any other.
-        `apart`: read whole now, on a thread of its own through a connection of its own, while
-        recalls read the catalog (a daemon's first answer does not wait for it)."""
-        self._hold = True
-        if apart:
-            self._reading = threading.Thread(target=self._read_apart, name="brain-held")
-            self._reading.daemon = True
-            self._reading.start()
-
-    def _read_apart(self) -> None:
-        try:
-            other = Catalog(self.path)
-            try:
-                self._read_there = held.current(other, None)
-            finally:
-                other.close()
-        except (OSError, sqlite3.Error):  # then read whole at the first use, as without apart
-            self._read_there = None
-
-    def held(self) -> Held | None:
-        """The held briefs as the catalog is now (a recall takes them once, at its first read),
-        or None: not held, still being read apart, or inside a transaction of this connection,
-        whose writes are not committed yet (read the catalog then)."""
-        if not self._hold or self.db.in_transaction:
-            return None
-        if self._reading is not None:
-            if self._reading.is_alive():
-                return None
-            self._held, self._read_there, self._reading = self._read_there, None, None
-        self._held = held.current(self, self._held)
-        return self._held
 
     def titles(self, ids: Sequence[str]) -> dict[str, str]:
         """The title of each of these objects (those the catalog holds)."""

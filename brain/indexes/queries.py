@@ -328,9 +328,6 @@ class Queries:
             out.update((row[0], tuple(row)) for row in self.db.execute(query, batch))
         return out
 
-    def every_brief_row(self) -> Iterator[tuple[Any, ...]]:
-        return iter(self.db.execute(f"SELECT {BRIEF_COLUMNS} FROM objects"))
-
     def sections(self, note_id: str) -> list[Brief]:
         """The sections (`<note id>#<n>`) of a note, in no particular order."""
         query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE note_id=? AND id!=note_id"
