@@ -354,6 +354,37 @@ def test_a_recall_goes_on_once_its_first_encoding_has_begun_the_model(
     assert own("otters") == "OTTERS" and blocker("later") == "later"
 
 
+def test_a_forked_child_waits_for_its_own_first_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent's encodings under way are not the child's: its first one is let begin."""
+    monkeypatch.setattr(ahead_module, "BEGIN_WAIT", 0.0)
+    busy = threading.Event()
+    blocker = Ahead(lambda text: busy.wait(10) and text, model=None)
+    blocker.start("later")  # the parent's worker is busy as the child is forked
+    child = os.fork()
+    if child == 0:  # pragma: no cover (runs in the forked child)
+        ahead_module.BEGIN_WAIT = 60.0
+        entered = threading.Event()
+
+        class Model:
+            def run(self, outputs: list[str], feeds: dict[str, Any]) -> list[str]:
+                entered.set()
+                return ["OTTERS"]
+
+        session = onnxrun.Session(Model())
+
+        def encode(text: str) -> str:
+            time.sleep(0.05)
+            return str(session.run(["weights"], {})[0])
+
+        own = Ahead(encode, model=None)
+        own.start("otters")
+        os._exit(0 if entered.is_set() and own("otters") == "OTTERS" else 1)
+    _pid, status = os.waitpid(child, 0)
+    busy.set()
+    assert blocker("later") == "later"
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_an_encoding_taken_over_that_fails_is_made_again_when_asked_for() -> None:
     busy = threading.Event()
     blocker = Ahead(lambda text: busy.wait(10) and text, model=None)

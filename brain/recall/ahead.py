@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -29,6 +30,16 @@ _worker = Workers(lambda: 1, "brain-encode")
 BEGIN_WAIT = 0.001
 _queued = 0  # encodings given to the worker and not yet done or taken back
 _counting = threading.Lock()
+
+
+def _afresh() -> None:
+    """In a forked child: the parent's encodings are not its own, and the lock may have been
+    held by a thread that does not live on."""
+    global _queued, _counting
+    _queued, _counting = 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_afresh)
 _begun_here = threading.local()  # `pending`: the encodings this thread began, not yet taken
 
 
