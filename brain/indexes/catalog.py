@@ -136,9 +136,6 @@ class Catalog(Holding):
         """Built for another schema (read each time: another process may have rebuilt it)."""
         return self.info("schema") != str(SCHEMA_VERSION)
 
-    def close(self) -> None:
-        self.db.close()
-
     def _apart(self) -> Catalog:
         return Catalog(self.path)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ CATCH_UP_MOST = 20_000
 READ_TIMEOUT = 60.0  # seconds the whole read waits for another process's lock
 
 
-class Holding(Queries):
+class Holding(Queries, ABC):
     """The catalog's reads, and its briefs held in memory once `hold_briefs` is called."""
 
     path: Path
@@ -77,11 +78,11 @@ class Holding(Queries):
             db.close()
 
     def close(self) -> None:
-        raise NotImplementedError
+        self.db.close()
 
+    @abstractmethod
     def _apart(self) -> Holding:
         """Another catalog of the same file, for a thread of its own."""
-        raise NotImplementedError
 
     def _read_apart(self) -> None:
         try:
