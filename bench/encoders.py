@@ -54,13 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     texts = [t.memory_text for s in load(args.file)[: args.samples] for t in s.turns]
     cache = model_cache_dir(os.environ, Path.home())
-    minilm = MiniLMEmbedder(cache, backend="onnx")
+    minilm = MiniLMEmbedder()
     variants: dict[str, Callable[[list[str]], Any]] = {"minilm": minilm.embed}
     made = {"splade": sparse.SpladeEncoder(cache), "splade-int8": sparse.SpladeEncoder(
         cache, int8=True)}  # fmt: skip
     for encoder in made.values():
         encoder.encode(["export the model if need be"])
-    files = {name: e.onnx_file for name, e in made.items()} | {f.name: f for f in args.onnx}
+    shipped_graph = sparse.shipped.folder("splade-tiny") / "model.onnx"
+    exports = {"splade": shipped_graph, "splade-int8": made["splade-int8"].int8_file}
+    files = exports | {f.name: f for f in args.onnx}
     encoders = {}
     for name, file in files.items():  # each a session of its own, with the threads asked for
         encoder = sparse.SpladeEncoder(cache)

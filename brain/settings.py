@@ -21,9 +21,30 @@ SPARSE = ("splade", "splade-int8", "hashing", "none")
 
 
 def default_sparse(embedder: str) -> str:
-    """The learned-sparse encoder a vault has unless brain.yaml says: SPLADE beside the real
-    model; none beside the hashing test embedder or without vectors."""
-    return "splade" if embedder == "minilm" else "none"
+    """The learned-sparse encoder a vault has unless brain.yaml says: SPLADE beside a real
+    model (the shipped one or a person's own); none beside the hashing test embedder or
+    without vectors."""
+    return "splade" if embedder == "minilm" or is_model_folder(embedder) else "none"
+
+
+def is_model_folder(embedder: str) -> bool:
+    """Whether an `embedder:` value names a folder (a person's own sentence-transformers
+    model) rather than a built-in embedder: any path."""
+    return "/" in embedder or embedder.startswith(("~", "."))
+
+
+def model_folder(embedder: str, path: Path) -> Path:
+    """The folder an `embedder:` value names (`~` expanded, relative to the vault whose
+    brain.yaml is `path`), once it looks like a sentence-transformers model."""
+    folder = Path(embedder).expanduser()
+    folder = folder if folder.is_absolute() else path.parent / folder
+    if not (folder / "modules.json").is_file() or not (folder / "tokenizer.json").is_file():
+        raise InvalidInput(
+            f"{path}: field 'embedder' names {folder}, which is not a sentence-transformers "
+            "model folder (it needs modules.json and tokenizer.json)",
+            "name a folder saved by SentenceTransformer.save(), or minilm, hashing or none",
+        )
+    return folder.resolve()
 
 
 @dataclass(frozen=True)
@@ -104,10 +125,12 @@ def parse(text: str, path: Path) -> Settings:
             "upgrade brain",
         )
     embedder = str(data.get("embedder", "minilm"))
-    if embedder not in EMBEDDERS:
+    if is_model_folder(embedder):
+        embedder = str(model_folder(embedder, path))
+    elif embedder not in EMBEDDERS:
         raise InvalidInput(
-            f"{path}: unknown embedder {embedder!r} in field 'embedder'; "
-            f"allowed: {', '.join(EMBEDDERS)}"
+            f"{path}: unknown embedder {embedder!r} in field 'embedder'; allowed: "
+            f"{', '.join(EMBEDDERS)}, or the path of a sentence-transformers model folder"
         )
     # SPLADE follows the real model by default; a hashing or vector-less vault has no sparse part.
     sparse = str(data.get("sparse", default_sparse(embedder)))

@@ -99,7 +99,7 @@ def test_an_unknown_embedder_name_is_refused(vault: Path) -> None:
 
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
+    return MiniLMEmbedder()
 
 
 @pytest.mark.model

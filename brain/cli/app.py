@@ -149,7 +149,65 @@ def open_brain(explicit: Path | None) -> Brain:
     from brain.brain import open_vault
 
     root, _how = vault_path(explicit)
+    prepare_models(root)
     return open_vault(root)
+
+
+def prepare_models(root: Path) -> None:
+    """Before a command opens the vault: what its models need made once (a person's own
+    model exported to ONNX, SPLADE's int8 head) is made here, its steps shown, rather than
+    in silence in the daemon."""
+    from brain import settings
+    from brain.errors import BrainError
+
+    try:
+        loaded = settings.load(root)
+    except BrainError:
+        return  # the command itself says what is wrong, in its own words
+    cache = settings.model_cache_dir(os.environ, Path.home())
+    if settings.is_model_folder(loaded.embedder):
+        from brain.indexes.ownmodel import STEPS, OwnModelEmbedder
+
+        embedder = OwnModelEmbedder(Path(loaded.embedder), cache)
+        if not embedder.ready:
+            name = Path(loaded.embedder).name
+            with steps(f"Preparing {name} (once, about a minute)", STEPS) as step:
+                embedder.prepare(step)
+    if loaded.sparse == "splade-int8":
+        from brain.indexes.sparse import SpladeEncoder
+
+        sparse = SpladeEncoder(cache, int8=True)
+        if not sparse.ready:
+            with steps("Preparing SPLADE-tiny's int8 head (once, a few seconds)", 1) as step:
+                sparse.prepare(step)
+
+
+class steps:  # noqa: N801 - a context manager read as a phrase: `with steps(...) as step`
+    """A progress bar of named steps on a terminal; elsewhere one line per step on stderr."""
+
+    def __init__(self, title: str, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.title, self.total, self.done = title, total, 0
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        self.bar = Progress(*columns, console=err, transient=True) if err.is_terminal else None
+        self.task = self.bar.add_task(title, total=total) if self.bar else None
+
+    def __enter__(self) -> Callable[[str], None]:
+        if self.bar is not None:
+            self.bar.start()
+        return self.step
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=self.done - 1, description=f"{self.title}: {what}")
+        else:
+            err.print(f"brain: {escape(self.title)}: {escape(what)}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def read_text(text: str) -> str:

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from brain.cli.app import JsonOpt, VaultOpt, app, command, emit_json, out, vault_path
+from brain.cli.app import (
+    JsonOpt,
+    VaultOpt,
+    app,
+    command,
+    emit_json,
+    out,
+    prepare_models,
+    vault_path,
+)
 from brain.errors import BrainError
 
 if TYPE_CHECKING:
@@ -34,6 +43,7 @@ def open_backend(explicit: Path | None) -> Backend:
     from brain.daemon.client import connect_or_start
 
     root, _how = vault_path(explicit)
+    prepare_models(root)
     client = connect_or_start(root, os.environ)
     if client is not None:
         return DaemonBackend(client)

