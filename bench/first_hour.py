@@ -3,7 +3,8 @@
     python -m bench.first_hour [--ref main] [--repo .] [--keep]
 
 For the commit `--ref` of the repository `--repo`: clone it into a temporary folder, then with
-HOME pointing at an empty folder (so pip's cache and brain's model cache start empty) time
+HOME pointing at an empty folder (so pip's cache and brain's model cache start empty) and pip
+with no settings file (no local wheel folder: only the registry, as on a user's machine) time
 `scripts/setup` (the light install), measure `.venv`, and time `brain init`, the first
 `brain remember`, the first `brain recall`, and a warm `brain recall`; then, in a second fresh
 clone and HOME, `scripts/demo` whole, to its first answer. Also lists what
@@ -37,17 +38,21 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return took
 
 
-def _fresh(repo: Path, ref: str, work: Path, name: str) -> tuple[Path, dict[str, str]]:
+def _fresh(
+    repo: Path, ref: str, work: Path, name: str, machine_pip: bool
+) -> tuple[Path, dict[str, str]]:
     clone, home = work / name, work / f"{name}-home"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", ref], check=True)
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAIN_", "XDG_", "PIP_"))}
-    # A user's pip has no local wheel folder and no cache: only the registry.
     env.update(HOME=str(home), BRAIN_VAULT=str(home / "brain"), PIP_NO_CACHE_DIR="1")
-    for key in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
-        if key in os.environ:
-            env[key] = os.environ[key]  # this machine's registry mirror, if it has one
+    if machine_pip:  # this machine's pip settings: its local wheel folder (CPU torch) included
+        env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+    else:  # a user's pip: no settings file, no local wheels, no cache; only the registry
+        env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1")
+        if "PIP_CERT" in os.environ:
+            env["PIP_CERT"] = os.environ["PIP_CERT"]
     return clone, env
 
 
@@ -56,8 +61,8 @@ def _size_mb(folder: Path) -> float:
     return total / 1e6
 
 
-def first_hour(repo: Path, ref: str, work: Path) -> dict[str, object]:
-    clone, env = _fresh(repo, ref, work, "steps")
+def first_hour(repo: Path, ref: str, work: Path, machine_pip: bool) -> dict[str, object]:
+    clone, env = _fresh(repo, ref, work, "steps", machine_pip)
     figures: dict[str, object] = {"ref": ref}
     figures["install_s"] = _run(["scripts/setup"], clone, env)
     figures["venv_mb"] = _size_mb(clone / ".venv")
@@ -68,7 +73,7 @@ def first_hour(repo: Path, ref: str, work: Path) -> dict[str, object]:
     figures["first_recall_s"] = _run([brain, "recall", "when is the launch"], clone, env)
     figures["warm_recall_s"] = _run([brain, "recall", "when is the launch"], clone, env)
     subprocess.run([brain, "daemon", "stop"], cwd=clone, env=env, capture_output=True, check=False)
-    clone, env = _fresh(repo, ref, work, "demo")
+    clone, env = _fresh(repo, ref, work, "demo", machine_pip)
     figures["demo_s"] = _run(["scripts/demo"], clone, env)
     subprocess.run([str(clone / ".venv" / "bin" / "brain"), "daemon", "stop"], cwd=clone,
                    env=env, capture_output=True, check=False)  # fmt: skip
@@ -95,12 +100,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ref", default="HEAD")
     parser.add_argument("--keep", action="store_true", help="keep the clones (their paths shown)")
     parser.add_argument("--skip-resolve", action="store_true")
+    parser.add_argument(
+        "--machine-pip",
+        action="store_true",
+        help="keep this machine's pip settings (its local CPU torch wheel): for an old --ref",
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="brain-first-hour-"))
     try:
         with open("/proc/loadavg") as handle:
             load = handle.read().split()[:3]
-        figures = first_hour(args.repo, args.ref, work)
+        figures = first_hour(args.repo, args.ref, work, args.machine_pip)
         figures["load_before"] = load
         with open("/proc/loadavg") as handle:
             figures["load_after"] = handle.read().split()[:3]
