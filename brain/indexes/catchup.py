@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -429,4 +429,4 @@ def adopt(note: Note, now: datetime) -> Note:
     meta = {"id": new_id(now), **dict(note.meta)}
     for key, value in defaults.items():
         meta.setdefault(key, value)
-    return Note(meta=meta, body=note.body, path=note.path)
+    return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept
