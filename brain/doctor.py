@@ -117,9 +117,9 @@ def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:
         if note.meta.get("copy_of"):
             original = str(note.meta["copy_of"])
             kept = brain.caches.catalog.get(original)
-            keeper = f"{kept.path} kept the id {original}" if kept else f"the id was {original}"
+            holder = f"{kept.path} kept the id {original}" if kept else f"the id was {original}"
             renewed.append(
-                f"{note.path}: a copy ({keeper}); this file got its own id {note.id} "
+                f"{note.path}: a copy ({holder}); this file got its own id {note.id} "
                 "(remove `copy_of` from it once checked)"
             )
     copies = []
