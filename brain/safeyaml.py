@@ -59,7 +59,8 @@ def load_yaml(raw: str, path: str, what: str = "front-matter") -> Any:
             return loader.construct_document(node)
         except (ValueError, OverflowError, RecursionError) as exc:
             # A value Python itself refuses to build (an integer of 5,000 digits).
-            raise BrokenNote(f"{path}: {what} holds a value that cannot be read: {exc}"[:300])
+            reason = str(exc).split(":", 1)[0][:120]
+            raise BrokenNote(f"{path}: {what} holds a value too large to read ({reason})") from None
     finally:
         loader.dispose()
 

@@ -76,6 +76,11 @@ def test_oversized_front_matter_and_fields_are_refused_by_name() -> None:
     assert ok.meta == {"title": "fine", "tags": ["a", "b"]}
 
 
+def test_a_number_python_will_not_build_is_a_broken_note_not_a_crash() -> None:
+    with pytest.raises(BrokenNote, match=r"^x\.md: front-matter holds a value too large"):
+        notefile.parse("---\nweight: " + "9" * 5000 + "\n---\nBody.\n", "x.md")
+
+
 def test_doctor_names_the_bomb_on_the_command_line(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
