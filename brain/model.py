@@ -128,7 +128,8 @@ class Note:
 
     @property
     def id(self) -> str:
-        return str(self.meta.get("id", ""))
+        value = self.meta.get("id")
+        return "" if value is None else str(value)  # `id: null` is no id (catchup.adopt)
 
     @property
     def title(self) -> str:

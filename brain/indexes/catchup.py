@@ -410,7 +410,9 @@ def adopt(note: Note, now: datetime) -> Note:
     # Laid out by hand (fmt: skip below): one record's fields, grouped.
     defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
                 "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
-    meta = {"id": new_id(now), **dict(note.meta)}
+    # An empty or null `id` the person left is filled in where it stands (first otherwise).
+    meta = dict(note.meta) if "id" in note.meta else {"id": None, **note.meta}
+    meta["id"] = new_id(now)
     for key, value in defaults.items():
         meta.setdefault(key, value)
     return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept
