@@ -20,6 +20,7 @@ from brain.indexes import catchup
 from brain.indexes.caches import Caches
 from brain.indexes.catalog import REBUILDING, REBUILT, Catalog, ObjectRow
 from brain.indexes.catchup import CatchUp
+from brain.indexes.copies import Holders
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.sparse import SparseEncoder
@@ -470,9 +471,8 @@ class Context:
 
     def _index_file(self, rel: str, *, walked: bool = False) -> str:
         """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
-        return catchup.index_file(
-            self.store, self.caches, self.clock, rel, self.id_owners, walked=walked
-        )
+        holders = None if self.id_owners is None else Holders(self.id_owners)
+        return catchup.index_file(self.store, self.caches, self.clock, rel, holders, walked=walked)
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:

@@ -9,7 +9,7 @@ from brain.errors import BrainError, BrokenNote
 from brain.git import history as githistory
 from brain.indexes import catchup
 from brain.indexes.catalog import REBUILT
-from brain.indexes.catchup import keeps_id
+from brain.indexes.copies import Holders
 from brain.indexes.rows import FileRow
 from brain.model import Note, content_hash
 from brain.notes import relations
@@ -115,20 +115,22 @@ def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:
         if note.id:
             by_id.setdefault(note.id, []).append(note)
         if note.meta.get("copy_of"):
+            original = str(note.meta["copy_of"])
+            kept = brain.caches.catalog.get(original)
+            holder = f"{kept.path} kept the id {original}" if kept else f"the id was {original}"
             renewed.append(
-                f"{note.path}: a copy of note {note.meta['copy_of']}, given its own id "
-                f"{note.id} (remove `copy_of` from it once checked)"
+                f"{note.path}: a copy ({holder}); this file got its own id {note.id} "
+                "(remove `copy_of` from it once checked)"
             )
     copies = []
     for note_id, holders in by_id.items():
         if len(holders) < 2:
             continue
         known = brain.caches.catalog.get(note_id)
-        owners = {note_id: known.path} if known is not None else {}
+        rule = Holders({note_id: known.path} if known is not None else {})
         keeper = holders[0]
         for other in holders[1:]:
-            if keeps_id(owners, note_id, (other.created, other.path),
-                        (keeper.created, keeper.path)):  # fmt: skip # arguments grouped by meaning
+            if rule.keeps(note_id, (other.created, other.path), (keeper.created, keeper.path)):
                 keeper = other
         copies += [
             f"{n.path}: holds the id {note_id} of {keeper.path} (a copy?); the next "

@@ -114,17 +114,22 @@ class Note:
     """One Markdown file: ordered front-matter, body text, and where it lives in the vault.
 
     `raw_front` keeps the front-matter exactly as read, so a note whose fields did not
-    change is written back byte for byte (hand-edited formatting survives).
+    change is written back byte for byte (hand-edited formatting survives). Its text and body
+    hold `\n` line ends; `newline` and `bom` say how the file spelled them (an editor's CRLF,
+    a byte-order mark), so it is written back the way it was read (vault/notefile.py).
     """
 
     meta: Mapping[str, Any]
     body: str
     path: str = ""
     raw_front: str | None = field(default=None, compare=False, repr=False)
+    newline: str = field(default="\n", compare=False, repr=False)  # "\n", "\r\n" or "\r"
+    bom: bool = field(default=False, compare=False, repr=False)
 
     @property
     def id(self) -> str:
-        return str(self.meta.get("id", ""))
+        value = self.meta.get("id")
+        return "" if value is None else str(value)  # `id: null` is no id (catchup.adopt)
 
     @property
     def title(self) -> str:

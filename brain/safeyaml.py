@@ -55,7 +55,12 @@ def load_yaml(raw: str, path: str, what: str = "front-matter") -> Any:
                         f"{path}: {what} field {str(key.value)[:60]!r} is {size} "
                         f"characters; the limit is {MAX_FIELD_CHARS}"
                     )
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, OverflowError, RecursionError) as exc:
+            # A value Python itself refuses to build (an integer of 5,000 digits).
+            reason = str(exc).split(":", 1)[0][:120]
+            raise BrokenNote(f"{path}: {what} holds a value too large to read ({reason})") from None
     finally:
         loader.dispose()
 

@@ -15,6 +15,7 @@ from brain.brain import Brain, open_vault
 from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.errors import BrokenNote, InvalidInput
+from brain.model import is_id
 from brain.notes import corrections
 from brain.vault import notefile
 
@@ -74,6 +75,21 @@ def test_oversized_front_matter_and_fields_are_refused_by_name() -> None:
         notefile.parse("---\n" + many + "---\nbody\n", "huge.md")
     ok = notefile.parse("---\ntitle: fine\ntags: [a, b]\n---\nbody\n", "ok.md")
     assert ok.meta == {"title": "fine", "tags": ["a", "b"]}
+
+
+def test_a_number_python_will_not_build_is_a_broken_note_not_a_crash() -> None:
+    with pytest.raises(BrokenNote, match=r"^x\.md: front-matter holds a value too large"):
+        notefile.parse("---\nweight: " + "9" * 5000 + "\n---\nBody.\n", "x.md")
+
+
+@pytest.mark.parametrize("empty", ["id: ''", "id: null", "id:"])
+def test_a_note_with_an_empty_id_is_given_one(brain: Brain, vault: Path, empty: str) -> None:
+    path = vault / INBOX / "Empty id.md"
+    path.write_text(f"---\ntitle: Empty id\n{empty}\n---\nA body of mine.\n")
+    brain.catch_up()
+    note = notefile.parse(path.read_text(), "x")
+    assert is_id(note.id) and brain.get(note.id).body == "A body of mine.\n"
+    assert list(note.meta)[:2] == ["title", "id"]  # where the person left it
 
 
 def test_doctor_names_the_bomb_on_the_command_line(

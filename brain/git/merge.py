@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from brain.errors import BrokenNote, InvalidInput
-from brain.model import Note
 from brain.vault import notefile
 
 KINDS = ("regenerate", "dated")
@@ -72,7 +72,8 @@ def merge_dated(base: str, ours: str, theirs: str, *, rel: str = "note.md") -> s
         parts.append(f"## {heading} ({bullets})\n\n" + "\n".join(body_lines))
     parts += [blk.rstrip("\n") for blk in stamped]
     body = "\n\n".join(parts) + "\n"
-    return notefile.render(Note(meta=_meta(a.meta, b.meta), body=body, path=rel))
+    # Written as our side spelled it (its line ends, its byte-order mark).
+    return notefile.render(replace(a, meta=_meta(a.meta, b.meta), body=body, raw_front=None))
 
 
 def _split(body: str) -> tuple[str, list[str], dict[str, list[str]]]:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import BrokenNote
+from brain.indexes.copies import Holders, renew
 from brain.indexes.rows import stamp_matches
 from brain.model import LOCAL_ONLY, Note, content_hash, iso, new_id, parse_iso
 from brain.vault.paths import COLD_DIR
@@ -314,10 +315,12 @@ def apply_files(
 ) -> CatchUp:
     """Drop what vanished, index what changed; lock held."""
     changed, broken, removed = [], [], []
+    holders = Holders()  # one for the pass: a copy never takes an id from its original
     for rel in gone:
         row = caches.catalog.file(rel)
         if row is None or store.exists(rel):
             continue
+        holders.went(row)
         if row.note_id:
             caches.drop_note(row.note_id, rel)
         else:
@@ -326,7 +329,7 @@ def apply_files(
     for start in range(0, len(todo), 1000):  # one catalog commit per 1,000 files
         with caches.catalog.transaction():
             for rel in todo[start : start + 1000]:
-                outcome = index_file(store, caches, clock, rel)
+                outcome = index_file(store, caches, clock, rel, holders)
                 if outcome == "broken":
                     broken.append(rel)
                 elif outcome == "changed":
@@ -339,14 +342,15 @@ def index_file(
     caches: Caches,
     clock: Clock,
     rel: str,
-    owners: Mapping[str, str] | None = None,
+    holders: Holders | None = None,
     *,
     walked: bool = False,
 ) -> str:
     """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`.
 
-    `owners`: while reindexing, which file held each id before the caches were cleared
-    (see keeps_id); None otherwise. `walked`: rel comes from `store.walk()` just now.
+    `holders`: which file held each id before this pass (a rebuild's or a catch-up's, see
+    copies.Holders); a fresh one for a file indexed alone. `walked`: rel comes from
+    `store.walk()` just now.
     """
     try:
         if walked:
@@ -357,6 +361,8 @@ def index_file(
     except FileNotFoundError:
         return "gone"
     known = caches.catalog.file(rel)
+    holders = holders or Holders()
+    holders.saw(rel, known, st.st_ino)
     if known is not None and known.hash == content_hash(data) and known.error is None:
         caches.catalog.put_file(known.of(rel, known.note_id, known.hash, st, None))
         return "same"
@@ -373,7 +379,7 @@ def index_file(
     if other is not None and other.path != rel and _holds(store, other.path, note.id):
         # Two files, one id: a copy. The file that held the id first keeps it; the copy gets
         # its own, written into its front-matter, as a dropped-in file does (`copy_of` says why).
-        if not keeps_id(owners, note.id, (note.created, rel), (other.created, other.path)):
+        if not holders.keeps(note.id, (note.created, rel), (other.created, other.path)):
             note = renew(note, note.id, clock.now())
             data = store.write(note)
             st = store.stat(rel)
@@ -397,28 +403,6 @@ def _holds(store: NoteStore, rel: str, note_id: str) -> bool:
         return False
 
 
-def keeps_id(
-    owners: Mapping[str, str] | None, note_id: str, mine: tuple[str, str], theirs: tuple[str, str]
-) -> bool:
-    """Whether the file `mine` (created, path) keeps an id that `theirs` holds too.
-
-    Outside a rebuild, the catalog's holder keeps it (`owners` is None). In a rebuild, the
-    holder the catalog knew before it was cleared; failing that, the earlier `created`, then
-    the path.
-    """
-    if owners is None:
-        return False
-    before = owners.get(note_id)
-    if before in (mine[1], theirs[1]):
-        return before == mine[1]
-    return mine < theirs
-
-
-def renew(note: Note, original: str, now: datetime) -> Note:
-    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from."""
-    return note.with_meta(id=new_id(now), copy_of=original)
-
-
 def adopt(note: Note, now: datetime) -> Note:
     """A Markdown file written by hand gets an id; the fields the person wrote are kept
     (first, in their order) and only the missing ones are added."""
@@ -426,7 +410,9 @@ def adopt(note: Note, now: datetime) -> Note:
     # Laid out by hand (fmt: skip below): one record's fields, grouped.
     defaults = {"title": Path(note.path).stem, "kind": "titled", "status": "active",
                 "created": stamp, "touched": stamp, "source": {"via": "hand"}}  # fmt: skip
-    meta = {"id": new_id(now), **dict(note.meta)}
+    # An empty or null `id` the person left is filled in where it stands (first otherwise).
+    meta = dict(note.meta) if "id" in note.meta else {"id": None, **note.meta}
+    meta["id"] = new_id(now)
     for key, value in defaults.items():
         meta.setdefault(key, value)
-    return Note(meta=meta, body=note.body, path=note.path)
+    return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept

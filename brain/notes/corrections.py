@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -131,7 +132,8 @@ def new_version(
     if found:
         meta["defining"] = found
     meta["source"] = dict(source or {"via": "cli"})
-    return Note(meta=meta, body=_body(old, text), path=old.path)
+    # The new version takes the old one's file: written with the person's line ends too.
+    return replace(old, meta=meta, body=_body(old, text), raw_front=None)
 
 
 def _body(old: Note, text: str) -> str:
@@ -206,14 +208,14 @@ def _status_of(prior: str) -> str | None:
 
 def _with_front(note: Note, raw: str, expected: Mapping[str, Any]) -> Note | None:
     """The note with this front-matter text, if it reads back as the expected fields."""
-    candidate = Note(meta=dict(expected), body=note.body, path=note.path, raw_front=raw)
+    candidate = replace(note, meta=dict(expected), raw_front=raw)
     try:
         reread = notefile.parse(notefile.render(candidate), note.path)
     except BrokenNote:
         return None
     if dict(reread.meta) != dict(expected) or reread.body != note.body:
         return None
-    return Note(meta=reread.meta, body=note.body, path=note.path, raw_front=raw)
+    return replace(note, meta=reread.meta, raw_front=raw)
 
 
 def history(brain: Context, note_id: str) -> list[Note]:

@@ -55,15 +55,26 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 
 _FENCE = "---"
+BOM = "\ufeff"  # a UTF-8 byte-order mark, as many Windows editors save one
 # Front-matter is metadata: bounded, so a hand-made note cannot cost minutes or gigabytes
 # (and each of its fields is held to safeyaml.MAX_FIELD_CHARS).
 MAX_FRONT_BYTES = 4 * 1024 * 1024
 
 
 def parse(text: str, path: str) -> Note:
-    """Read a note; a file without front-matter gets empty metadata, broken YAML raises."""
+    """Read a note; a file without front-matter gets empty metadata, broken YAML raises.
+
+    A byte-order mark and line ends spelled one way throughout (CRLF, CR) are read through
+    and remembered on the note, so `render` writes them back; mixed line ends are read as
+    they are (the body keeps every byte either way).
+    """
+    bom = text.startswith(BOM)
+    text = text.removeprefix(BOM)
+    newline = line_ends(text)
+    if newline != "\n":
+        text = text.replace(newline, "\n")
     if not text.startswith(_FENCE + "\n") and not text.startswith(_FENCE + "\r\n"):
-        return Note(meta={}, body=text, path=path, raw_front=None)
+        return Note(meta={}, body=text, path=path, newline=newline, bom=bom)
     start = text.index("\n") + 1
     end = _closing_fence(text, start)
     if end < 0:
@@ -82,7 +93,17 @@ def parse(text: str, path: str) -> Note:
         raise BrokenNote(f"{path}: broken front-matter{line}: {reason}") from None
     if not isinstance(meta, dict):
         raise BrokenNote(f"{path}: front-matter must be a mapping of fields")
-    return Note(meta=meta, body=text[after:], path=path, raw_front=raw)
+    return Note(meta, text[after:], path, raw, newline, bom)
+
+
+def line_ends(text: str) -> str:
+    """How a file ends its lines, when it is one way throughout: `\r\n` (every LF after a CR),
+    `\r` (CRs alone, no LF); otherwise `\n`. Turning those into `\n` and back gives the same
+    text, byte for byte: a CRLF file holds no lone LF, a CR file no LF at all."""
+    lf = text.count("\n")
+    if lf:
+        return "\r\n" if text.count("\r\n") == lf else "\n"
+    return "\r" if "\r" in text else "\n"
 
 
 def _closing_fence(text: str, start: int) -> int:
@@ -99,7 +120,8 @@ def _closing_fence(text: str, start: int) -> int:
 
 
 def render(note: Note) -> str:
-    """Write a note back; the front-matter text is reused as read when no field changed."""
+    """Write a note back; the front-matter text is reused as read when no field changed, and
+    the line ends and byte-order mark are the ones it was read with."""
     front = note.raw_front
     if front is None:
         front = yaml.dump(
@@ -111,4 +133,7 @@ def render(note: Note) -> str:
         )
     if front and not front.endswith("\n"):
         front += "\n"
-    return f"{_FENCE}\n{front}{_FENCE}\n{note.body}"
+    text = f"{_FENCE}\n{front}{_FENCE}\n{note.body}"
+    if note.newline != "\n":
+        text = text.replace("\n", note.newline)
+    return BOM + text if note.bom else text
