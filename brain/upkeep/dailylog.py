@@ -2,7 +2,7 @@
 
 It says what was created, corrected, forgotten, aged and moved between tiers that day. The log is
 a note that git carries and a model may read, so private and local-only notes appear only as
-counts, and a forgotten note only by its id.
+counts, and forgotten notes only by their count.
 """
 
 from __future__ import annotations
@@ -90,19 +90,14 @@ def _body(
 
     def happened(kind: str) -> list[tuple[str, str, str]]:
         def detail(e: Event) -> str:
-            if kind == "forgotten":
-                return f"`{e.id}`"
             return f"`{e.id}` → `{e.detail}`" if kind == "corrected" else f"`{e.id}`: {e.detail}"
 
-        keep_title = kind != "forgotten"
-        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-        return [(e.title if keep_title else "", e.visibility, detail(e))
-                for e in events if e.kind == kind]  # fmt: skip
+        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind]
 
     sections = [
         _section("Created", [(r.title, r.visibility, f"`{r.id}` in {r.node}") for r in created]),
         _section("Corrected", happened("corrected")),
-        _section("Forgotten", happened("forgotten")),
+        _forgotten(sum(e.kind == "forgotten" for e in events)),
         _section("Aged", happened("aged")),
         _section("Moved between tiers", happened("moved")),
         _section("Split suggestions", [("", "normal", s.line()) for s in splits]),
@@ -111,6 +106,13 @@ def _body(
     if not parts:
         return None
     return f"# Log {day}\n\n{PURPOSE}\n\n" + "\n".join(parts)
+
+
+def _forgotten(count: int) -> str:
+    """Forgotten notes by count alone: an id or a title here would outlive the forgetting."""
+    if not count:
+        return ""
+    return f"## Forgotten ({count})\n\n- {count} note(s); neither ids nor titles are kept\n"
 
 
 def _section(heading: str, items: list[tuple[str, str, str]]) -> str:
