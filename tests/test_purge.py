@@ -272,3 +272,86 @@ def test_mcp_forget_has_no_purge_and_a_model_cannot_purge(vault: Path, clock: Fi
     finally:
         brain.close()
     assert git(vault, "log", "--all", "--format=%s").count("Quillfeather") == 1
+
+
+def test_disconnect_forget_purge_takes_every_document_out_of_history(
+    vault: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    from tests.test_documents import attach
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\n" + TEXT + "\n\n## Later\n\nMore zqxvortlemint.\n")
+    enable(vault)
+    brain = open_vault(vault, clock=clock)
+    try:
+        attach(brain, folder, "docs")
+        [report] = brain.sync()
+        assert report.added == ["plan.md"]
+        doc_id = documents_of_one(brain)
+    finally:
+        brain.close()
+    git(vault, "commit", "-qam", "connect docs")  # `attach` skipped connect's own commit
+    assert TOKEN in subprocess.run(["git", "-C", str(vault), "log", "-p"], capture_output=True,
+                                   check=True).stdout  # fmt: skip
+    code, shown = _in_pty(vault, ["disconnect", "docs", "--forget", "--purge"], None)
+    assert code == 0, shown
+    assert "forgot 1 document(s)" in shown
+    assert _brain(vault, "sleep").returncode == 0
+    assert _traces_of(vault, TOKEN, doc_id.encode()) == []
+    check = _brain(vault, "doctor", "--forgotten", doc_id)
+    assert check.returncode == 0 and "no trace" in check.stdout, check.stdout
+
+
+def documents_of_one(brain: object) -> str:
+    from brain.sources import documents
+
+    [row] = documents.documents_of(brain, "docs").values()  # type: ignore[arg-type]
+    return row.id
+
+
+def test_purge_with_history_removes_every_version(vault: Path, clock: FixedClock) -> None:
+    enable(vault)
+    brain = open_vault(vault, clock=clock)
+    try:
+        old = brain.remember("The vault code is zqxvortlemint one.", title="Vault code")
+        new = brain.correct(old.id, "The vault code is zqxvortlemint two.")
+    finally:
+        brain.close()
+    code, shown = _in_pty(vault, ["forget", new.id, "--history", "--purge"], None)
+    assert code == 0, shown
+    assert _traces_of(vault / ".git", TOKEN, old.id.encode(), new.id.encode()) == []
+    objects = subprocess.run(["git", "-C", str(vault), "cat-file", "--batch-all-objects",
+                              "--batch"], capture_output=True, check=True).stdout  # fmt: skip
+    assert TOKEN not in objects and old.id.encode() not in objects
+
+
+def test_the_check_reads_the_cold_tier_decompressed(vault: Path, clock: FixedClock) -> None:
+    """A cold copy left behind (a backup folder inside the vault, say) is found inside its
+    zstd frame, where a grep of the raw bytes sees nothing."""
+    from tests.test_lifecycle import set_yaml
+
+    set_yaml(vault, "cold: false", "cold: true")
+    brain = open_vault(vault, clock=clock)
+    try:
+        note = brain.remember(TEXT, title=TITLE)
+        move = brain.tier_move(note.id, "cold")
+        assert move is not None
+        frame = (vault / move.target).read_bytes()
+        assert TOKEN not in frame.lower()  # compressed: invisible to grep
+        brain.forget(note.id)
+    finally:
+        brain.close()
+    leftover = vault / "cold" / "backup" / "copy.md.zst"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_bytes(frame)
+    check = _brain(vault, "doctor", "--forgotten", note.id)
+    assert check.returncode == 1
+    assert "trace cold/backup/copy.md.zst (decompressed): id ×1, title ×1, text ×" in check.stdout
+
+
+def test_the_check_of_an_id_never_forgotten_here_is_a_clear_error(vault: Path) -> None:
+    result = _brain(vault, "doctor", "--forgotten", "01JE2Z3K4M5N6P7Q8R9S0T1V2W")
+    assert result.returncode == 2
+    assert "no forgetting of 01JE2Z3K4M5N6P7Q8R9S0T1V2W is recorded" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
