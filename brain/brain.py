@@ -26,7 +26,7 @@ from brain.sources.connectors import Status
 from brain.sources.consent import confirm_purge
 from brain.sources.conversations import ImportReport
 from brain.sources.documents import SyncReport
-from brain.upkeep import graph, regenerate, sleep, splits, tiers, traces, versions
+from brain.upkeep import dailylog, graph, regenerate, sleep, splits, tiers, traces, versions
 from brain.upkeep.sleep import SleepReport, sleep_summary
 from brain.upkeep.splits import Suggestion
 from brain.vault.archive import check_writable
@@ -58,7 +58,10 @@ class Brain(Context):
         is reverted to the previous one), `version` (that version only), `history` (all).
         """
         check_writable(self.store, self.row(note_id).partition)
-        return forgetting.forget(self, note_id, mode)[1]
+        done, dropped = forgetting.forget(self, note_id, mode)
+        with self.lock.hold():
+            dailylog.strike(self, [r.id for r in done.remove])
+        return dropped
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
         """What `forget` would remove, restore and relink, without changing anything."""
@@ -128,7 +131,11 @@ class Brain(Context):
 
     @recorded(lambda n, a: f"disconnect {a['name']} ({n} notes)")
     def disconnect(self, name: str, *, forget: bool = False) -> int:
-        return documents.disconnect(self, name, forget=forget)
+        gone = [r.id for r in documents.to_forget(self, name)] if forget else []
+        removed = documents.disconnect(self, name, forget=forget)
+        with self.lock.hold():
+            dailylog.strike(self, gone)
+        return removed
 
     def disconnect_purge(self, name: str) -> tuple[int, Purged]:
         """`disconnect --forget`, then purge its documents from the git history (asked)."""

@@ -10,6 +10,7 @@ import select
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import anyio
@@ -355,3 +356,27 @@ def test_the_check_of_an_id_never_forgotten_here_is_a_clear_error(vault: Path) -
     assert result.returncode == 2
     assert "no forgetting of 01JE2Z3K4M5N6P7Q8R9S0T1V2W is recorded" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_forgetting_strikes_the_note_from_earlier_daily_logs(
+    vault: Path, clock: FixedClock
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    try:
+        note = brain.remember(TEXT, title=TITLE)
+        kept = brain.remember("Pears want a sunny wall.", title="Pears")
+        brain.sleep()
+        day = clock.now().date().isoformat()
+        log = vault / f"main/Insights/Logs/{day}.md"
+        assert note.id in log.read_text()
+        created = int(re.search(r"## Created \((\d+)\)", log.read_text())[1])  # type: ignore[index]
+        clock.set(clock.now() + timedelta(days=3))
+        brain.forget(note.id)
+        text = log.read_text()
+        assert f"## Created ({created - 1})" in text and kept.id in text
+        assert note.id not in text and TITLE not in text
+        brain.sleep()
+    finally:
+        brain.close()
+    check = _brain(vault, "doctor", "--forgotten", note.id)
+    assert check.returncode == 0 and "no trace" in check.stdout, check.stdout

@@ -7,6 +7,7 @@ counts, and forgotten notes only by their count.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -72,6 +73,38 @@ def regenerate(
             else:
                 brain.save(existing.with_body(body).with_meta(touched=stamp))
     return changed
+
+
+def strike(brain: Context, gone: Sequence[str]) -> list[str]:
+    """Take forgotten notes out of the logs already written: each line naming one goes, and
+    its section's count with it (today's log is rewritten whole by the next sleep). Lock held."""
+    changed = []
+    for row in list(brain.caches.catalog.select("kind = ?", ("log",))):
+        note = _existing(brain, row.path)
+        if note is None or not any(i in note.body for i in gone):
+            continue
+        brain.save(note.with_body(_struck(note.body, gone)))
+        changed.append(row.path)
+    return changed
+
+
+_HEADING = re.compile(r"^(.+) \((\d+)\)$")
+
+
+def _struck(body: str, gone: Sequence[str]) -> str:
+    head, *sections = body.split("\n## ")
+    kept = []
+    for section in sections:
+        heading, *lines = section.split("\n")
+        struck = [n for n in lines if n.startswith("- ") and any(i in n for i in gone)]
+        named = _HEADING.match(heading)
+        if not struck or named is None:
+            kept.append(section)
+            continue
+        left = int(named[2]) - len(struck)
+        if left > 0:
+            kept.append("\n".join([f"{named[1]} ({left})", *(n for n in lines if n not in struck)]))
+    return head + "".join("\n## " + s for s in kept)
 
 
 def _existing(brain: Context, path: str) -> Note | None:
