@@ -380,3 +380,14 @@ def test_forgetting_strikes_the_note_from_earlier_daily_logs(
         brain.close()
     check = _brain(vault, "doctor", "--forgotten", note.id)
     assert check.returncode == 0 and "no trace" in check.stdout, check.stdout
+
+
+def test_a_stash_refuses_before_anything(vault: Path, clock: FixedClock) -> None:
+    """Expiring the reflog would drop all but the newest stash: the person decides first."""
+    note_id = _secret(vault, clock)
+    (vault / "README.md").write_text("half done\n")
+    git(vault, "stash", "-q")
+    before = tree_digest(vault)
+    result = _brain(vault, "forget", note_id, "--purge", start_new_session=True)
+    assert result.returncode == 2 and "you have stashed changes" in result.stderr
+    assert tree_digest(vault) == before

@@ -120,7 +120,7 @@ def print_purged(purged: dict[str, Any], note_id: str) -> None:
                 False: "did not hold these notes when last fetched"}[remote["holds"]]  # fmt: skip
         out.print(f"[yellow]Remote {escape(remote['name'])}[/yellow] ({escape(remote['url'])}) "
                   f"{held}. Brain never pushes; this replaces it there:")  # fmt: skip
-        out.print(f"  {escape(remote['command'])}")
+        out.print(f"  {escape(remote['command'])}", soft_wrap=True)  # copied whole, never cut
         for branch in remote["unmatched"]:
             out.print(f"  its branch {escape(branch)} has no local branch of that name: push one "
                       f"onto it, or delete it there (git push {escape(remote['name'])} --delete "

@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brain.git.repo import GitError, dirty, git_binary, has_head, is_repo, merging, run
+from brain.git.repo import (
+    GitError,
+    dirty,
+    git_binary,
+    has_head,
+    is_repo,
+    merging,
+    never_committed,
+    run,
+)
 from brain.model import COLD_TIER
 
 MARK = "[forgotten]"
@@ -138,13 +147,24 @@ def check_ready(root: Path) -> None:
     busy = merging(root)
     if busy:
         raise GitError(f"git is in the middle of {busy}", "finish it, then purge")
-    changed = sorted(dirty(root))
+    if run(root, "rev-parse", "-q", "--verify", "refs/stash", check=False).strip():
+        raise GitError(
+            "you have stashed changes; the rewrite expires the reflog that holds all but the "
+            "newest of them",
+            "apply or drop them first (`git stash list`)",
+        )
+    changed = changes(root)
     if changed:
         raise GitError(
             f"{changed[0]} has uncommitted changes; purge rewrites history and resets the "
             "work tree to it",
             "commit or stash your changes first (`brain git status` lists them)",
         )
+
+
+def changes(root: Path) -> list[str]:
+    """Uncommitted changes git carries (caches and local-only notes never count)."""
+    return sorted(p for p in dirty(root) if not never_committed(p))
 
 
 def filter_repo() -> list[str]:
@@ -220,6 +240,8 @@ def _holds(root: Path, ref: str, ids: Sequence[str]) -> bool:
 
 def rewrite(root: Path, done: PurgePlan) -> PurgeResult:
     """Rewrite every ref with git-filter-repo, expire the reflog, prune the old objects."""
+    if not has_head(root):
+        return PurgeResult("", 0, done.remotes)  # no commit yet: no history to rewrite
     ids = [i.encode() for i in done.ids]
     titles = sorted({v for t in done.titles if t for v in _spellings(t)})
     drop = [f"{COLD_TIER}/{p}.zst".encode() for p in done.paths]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from brain.errors import InvalidInput, NotConfirmed
 from brain.git import purge as gitpurge
-from brain.git.repo import MESSAGE_FILE, GitError, commit_paths, dirty, is_repo
+from brain.git.repo import MESSAGE_FILE, GitError, commit_paths, is_repo
 from brain.indexes.catalog import ObjectRow
 from brain.vault.files import remove_file
 
@@ -65,7 +65,7 @@ def purge(
         raise NotConfirmed("not confirmed (what was typed is not the code shown); nothing changed")
     forgotten = forget()
     with brain.lock.hold():
-        left = sorted(dirty(root))  # the forget's own changes, when autocommit is off
+        left = gitpurge.changes(root)  # the forget's own, when autocommit is off
         if left:
             commit_paths(root, "brain: forget before a purge", "forget", left)
         result = gitpurge.rewrite(root, done)
