@@ -119,6 +119,11 @@ def test_purge_at_a_terminal_leaves_no_byte_and_keeps_the_persons_commits(
     vault: Path, clock: FixedClock, remote: Path
 ) -> None:
     note_id = _secret(vault, clock)
+    brain = open_vault(vault, clock=clock)
+    brain.sleep()  # the day's log names it, in a commit
+    brain.close()
+    day_log = f"main/Insights/Logs/{clock.now().date().isoformat()}.md"
+    assert "Quillfeather" in git(vault, "show", f"HEAD:{day_log}")
     git(vault, "remote", "add", "origin", str(remote))
     git(vault, "push", "-q", "origin", "HEAD", "HEAD:refs/heads/elsewhere")
     git(vault, "fetch", "-q", "origin")

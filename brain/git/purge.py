@@ -57,7 +57,7 @@ for old in ids:
     new = new.replace(old, b'{mark}')
 if re.search(rb'{derived}', filename):
     for old in titles:
-        new = new.replace(old, b'{mark}')
+        new = re.sub(rb'(?<!\\w)' + re.escape(old) + rb'(?!\\w)', b'{mark}', new)
 if new == contents:
     return (filename, mode, blob_id)
 return (filename, mode, value.insert_file_with_contents(new))
