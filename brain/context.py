@@ -247,7 +247,8 @@ class Context:
         and keep salted hashes of it for the forgetting check (vault/forgotten.py)."""
         self.journal.forget(note.id)
         self.record_event("forgotten", "", note, anonymous=True)
-        forgotten.record(self.root, note.id, note.title, note.body, iso(self.clock.now()))
+        if self.store.hand_edits:  # a vault of files; a database keeps no file to check
+            forgotten.record(self.root, note.id, note.title, note.body, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:
         """A chunk or turn (`<note id>#<n>`): its note and its section record."""

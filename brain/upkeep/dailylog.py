@@ -79,7 +79,7 @@ def strike(brain: Context, gone: Sequence[str]) -> list[str]:
     """Take forgotten notes out of the logs already written: each line naming one goes, and
     its section's count with it (today's log is rewritten whole by the next sleep). Lock held."""
     changed = []
-    for row in list(brain.caches.catalog.select("kind = ?", ("log",))):
+    for row in brain.caches.catalog.of_kind("log"):
         note = _existing(brain, row.path)
         if note is None or not any(i in note.body for i in gone):
             continue
