@@ -396,3 +396,17 @@ def test_a_stash_refuses_before_anything(vault: Path, clock: FixedClock) -> None
     result = _brain(vault, "forget", note_id, "--purge", start_new_session=True)
     assert result.returncode == 2 and "you have stashed changes" in result.stderr
     assert tree_digest(vault) == before
+
+
+def test_the_record_finds_id_title_and_text_but_not_a_shared_phrase() -> None:
+    from brain.vault.forgotten import Record
+
+    note_id = "01JE2Z3K4M5N6P7Q8R9S0T1V2W"
+    record = Record.of(note_id, TITLE, TEXT, "2026-12-02T10:31:00Z")
+    assert TOKEN.decode() not in str(record.to_json()) and "quill" not in str(record.to_json())
+    whole = f"id: {note_id}\ntitle: {TITLE}\n\n{TEXT}\n".encode()
+    assert record.find(whole) == {"id": 1, "title": 1, "text": len(record.fragments)}
+    # One phrase of it inside another note: words many notes share, not this note's text.
+    assert record.find(b"Mine lives behind the third brick of the barn.") == {}
+    assert record.find(b"see QUILLFEATHER   ledger") == {"title": 1}
+    assert Record.from_json(record.to_json()) == record

@@ -26,6 +26,7 @@ from brain.vault.paths import CACHE_DIR
 FILE = f"{CACHE_DIR}/forgotten.json"
 SPAN = 5  # words in a text fragment: long enough to be this note's, short enough to survive
 MOST_FRAGMENTS = 4096  # a 10 MB document keeps an even spread of this many
+ENOUGH_FRAGMENTS = 32  # this many distinct fragments in one place are a trace of a long text
 _WORD = re.compile(r"\w+")
 ULID_LENGTH = 26
 
@@ -69,8 +70,10 @@ class Record:
         return _digest(bytes.fromhex(self.salt), [note_id.casefold()]) == self.id
 
     def find(self, data: bytes) -> dict[str, int]:
-        """How often the id, the title and fragments of the text occur in these bytes."""
-        found = {"id": 0, "title": 0, "text": 0}
+        """How often the id and the title occur in these bytes, and how many distinct text
+        fragments (when enough of them to be this text)."""
+        found = {"id": 0, "title": 0}
+        matched: set[str] = set()
         text = words(data)
         salt = bytes.fromhex(self.salt)
         title_span, title = self.title or (0, "")
@@ -82,7 +85,12 @@ class Record:
                 digest = _digest(salt, run)
                 found["id"] += span == 1 and digest == self.id
                 found["title"] += span == title_span and digest == title
-                found["text"] += span == self.span and digest in self.fragments
+                if span == self.span and digest in self.fragments:
+                    matched.add(digest)
+        # The text counts where more than half of its fragments are, or many: a phrase that
+        # every note of a kind shares ("before the end of the month") is not a trace.
+        if len(matched) * 2 > len(self.fragments) or len(matched) >= ENOUGH_FRAGMENTS:
+            found["text"] = len(matched)
         return {k: v for k, v in found.items() if v}
 
     def to_json(self) -> dict[str, Any]:
