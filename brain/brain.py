@@ -18,13 +18,15 @@ from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
-from brain.notes import corrections, forgetting, levers, reading, relations, writing
+from brain.notes import corrections, forgetting, levers, purging, reading, relations, writing
+from brain.notes.purging import Purged
 from brain.recall import pipeline
 from brain.sources import conversations, documents
 from brain.sources.connectors import Status
+from brain.sources.consent import confirm_purge
 from brain.sources.conversations import ImportReport
 from brain.sources.documents import SyncReport
-from brain.upkeep import graph, regenerate, sleep, splits, tiers, versions
+from brain.upkeep import dailylog, graph, regenerate, sleep, splits, tiers, traces, versions
 from brain.upkeep.sleep import SleepReport, sleep_summary
 from brain.upkeep.splits import Suggestion
 from brain.vault.archive import check_writable
@@ -56,12 +58,21 @@ class Brain(Context):
         is reverted to the previous one), `version` (that version only), `history` (all).
         """
         check_writable(self.store, self.row(note_id).partition)
-        return forgetting.forget(self, note_id, mode)[1]
+        done, dropped = forgetting.forget(self, note_id, mode)
+        with self.lock.hold():
+            dailylog.strike(self, [r.id for r in done.remove])
+        return dropped
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
         """What `forget` would remove, restore and relink, without changing anything."""
         self.catch_up()
         return forgetting.plan(self, note_id, mode)
+
+    def forget_purge(self, note_id: str, mode: str = "auto") -> tuple[list[str], Purged]:
+        """Forget, then purge the note from the vault's git history after asking the person
+        at the terminal (see purging.py); never over MCP."""
+        rows = self.forget_plan(note_id, mode).remove
+        return purging.purge(self, rows, lambda: self.forget(note_id, mode), confirm_purge)
 
     @recorded(lambda note, a: f"correct {title_of(note)}, superseding {a['note_id']}")
     def correct(self, note_id: str, text: str, *, source: dict[str, Any] | None = None) -> Note:
@@ -120,7 +131,17 @@ class Brain(Context):
 
     @recorded(lambda n, a: f"disconnect {a['name']} ({n} notes)")
     def disconnect(self, name: str, *, forget: bool = False) -> int:
-        return documents.disconnect(self, name, forget=forget)
+        gone = [r.id for r in documents.to_forget(self, name)] if forget else []
+        removed = documents.disconnect(self, name, forget=forget)
+        with self.lock.hold():
+            dailylog.strike(self, gone)
+        return removed
+
+    def disconnect_purge(self, name: str) -> tuple[int, Purged]:
+        """`disconnect --forget`, then purge its documents from the git history (asked)."""
+        rows = documents.to_forget(self, name)
+        forget = lambda: self.disconnect(name, forget=True)  # noqa: E731 # one call, deferred
+        return purging.purge(self, rows, forget, confirm_purge)
 
     @recorded(lambda reports, a: f"sync {', '.join(r.connector for r in reports) or 'nothing'}")
     def sync(self, names: Sequence[str] = ()) -> list[SyncReport]:
@@ -144,6 +165,10 @@ class Brain(Context):
     def doctor(self) -> DoctorReport:
         """Look without touching: broken notes, files the caches don't know, stale caches."""
         return examine(self)
+
+    def forgotten_check(self, note_id: str) -> traces.TraceReport:
+        """Any trace of a forgotten note left anywhere under the vault (see traces.py)."""
+        return traces.check(self.root, note_id)
 
     @recorded(lambda note, a: f"graph {note.path}")
     def write_graph(self) -> Note:

@@ -27,6 +27,7 @@ from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked
+from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
@@ -238,8 +239,16 @@ class Context:
             # An old location of a note that lives elsewhere now: only the file row goes.
             self.caches.catalog.drop_file(note.path)
             return []
-        self.record_event("forgotten", note.id, note, anonymous=True)
+        self.remember_forgetting(note)
         return self.caches.drop_note(note.id, note.path)
+
+    def remember_forgetting(self, note: Note) -> None:
+        """Journal a forgetting with no id or title, drop what the journal said of the note,
+        and keep salted hashes of it for the forgetting check (vault/forgotten.py)."""
+        self.journal.forget(note.id)
+        self.record_event("forgotten", "", note, anonymous=True)
+        if self.store.hand_edits:  # a vault of files; a database keeps no file to check
+            forgotten.record(self.root, note.id, note.title, note.body, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:
         """A chunk or turn (`<note id>#<n>`): its note and its section record."""

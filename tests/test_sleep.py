@@ -89,8 +89,8 @@ def test_the_daily_log_is_one_snapshot_regenerated_in_place(
     text = log_file.read_text()
     assert "## Created (2)" in text and "New idea" in text and created.id in text
     assert f"## Corrected (1)\n\n- Old thing: `{old.id}` → `{fixed.id}`" in text
-    assert f"## Forgotten (1)\n\n- `{doomed.id}`" in text
-    assert "zorblaxquint" not in text, "a forgotten note is logged by id alone"
+    assert "## Forgotten (1)\n\n- 1 note(s); neither ids nor titles are kept" in text
+    assert "zorblaxquint" not in text and doomed.id not in text, "forgotten: counted alone"
     assert "## Aged" not in text
     log_id = brain.store.read(f"main/Insights/Logs/{day}.md").id
     # Later that day more happens: the same file is rewritten, not appended to.

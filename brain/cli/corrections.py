@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, out, read_text
+from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, open_brain, out, read_text
 from brain.cli.daemon import open_backend
 from brain.daemon.backend import note_from_json
 from brain.errors import InvalidInput
@@ -49,6 +49,14 @@ def forget(
     yes: Annotated[
         bool, typer.Option("--yes", help="Do not ask before removing more than one note.")
     ] = False,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="Also rewrite the vault's git history so no commit holds it (asked at your "
+            "terminal; no option skips the question).",
+        ),
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -56,6 +64,18 @@ def forget(
     if version and history:
         raise InvalidInput("--version and --history exclude each other; choose one")
     mode = "version" if version else "history" if history else "auto"
+    if purge:
+        # In this process: the question goes to this process's terminal, never a daemon's.
+        brain = open_brain(vault)
+        plan_json = brain.forget_plan(note_id, mode).to_json()
+        gone, purged = brain.forget_purge(note_id, mode)
+        brain.close()
+        if as_json:
+            emit_json({"forgotten": gone, **plan_json, "purge": purged.to_json()})
+        else:
+            out.print(f"Forgot {len(plan_json['removed'])} note(s).")
+            print_purged(purged.to_json(), note_id)
+        return
     backend = open_backend(vault)
     plan = backend.forget_plan(note_id, mode)
     notes = plan.pop("notes")
@@ -83,6 +103,45 @@ def forget(
         out.print(f"  {other} now follows the version before {note_id}.")
     if plan["unlinked"]:
         out.print(f"  Relations to it were removed from {len(plan['unlinked'])} note(s).")
+
+
+def print_purged(purged: dict[str, Any], note_id: str) -> None:
+    """What a purge did, and what it could not reach: the remotes, with their command."""
+    check = f"then `brain doctor --forgotten {note_id}` looks for any trace left"
+    if not purged["purged"]:
+        out.print(f"The vault is not under git: there is no history to purge. `brain sleep` "
+                  f"clears the caches; {check}.")  # fmt: skip # one message, broken where it reads
+        return
+    out.print(f"Rewrote the history: {purged['rewritten']} commit(s) have new ids, HEAD is "
+              f"{purged['head'][:10]}; the old objects are gone from this clone.")  # fmt: skip
+    for remote in purged["remotes"]:
+        held = {True: "still holds the old history",
+                None: "may still hold the old history (brain cannot tell what was pushed)",
+                False: "did not hold these notes when last fetched"}[remote["holds"]]  # fmt: skip
+        out.print(f"[yellow]Remote {escape(remote['name'])}[/yellow] ({escape(remote['url'])}) "
+                  f"{held}. Brain never pushes; this replaces it there:")  # fmt: skip
+        out.print(f"  {escape(remote['command'])}", soft_wrap=True)  # copied whole, never cut
+        for branch in remote["unmatched"]:
+            out.print(f"  its branch {escape(branch)} has no local branch of that name: push one "
+                      f"onto it, or delete it there (git push {escape(remote['name'])} --delete "
+                      f"{escape(branch)})")  # fmt: skip # one message, broken where it reads
+        out.print("  (fetching from it before that brings the old history back)")
+    out.print(f"Run `brain sleep` to clear the caches; {check}.")
+
+
+def print_traces(report: dict[str, Any], as_json: bool) -> None:
+    """Where a forgotten note left a trace, or "no trace"; exit 1 while one is left."""
+    if as_json:
+        emit_json(report)
+    else:
+        for trace in report["traces"]:
+            found = ", ".join(f"{what} ×{n}" for what, n in trace["found"].items())
+            out.print(f"[red]trace[/red] {escape(trace['place'])}: {found}")
+        if not report["traces"]:
+            out.print(f"[green]no trace[/green] of {escape(report['id'])}: {report['files']} "
+                      f"file(s) and {report['git_objects']} git object(s) read.")  # fmt: skip
+    if report["traces"]:
+        raise typer.Exit(1)
 
 
 def print_history(note_id: str, versions: list[dict[str, Any]], as_json: bool) -> None:

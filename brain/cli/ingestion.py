@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
+from brain.cli.corrections import print_purged
+from brain.errors import InvalidInput
 
 if TYPE_CHECKING:
     from brain.sources.conversations import ImportReport
@@ -59,10 +61,30 @@ def disconnect(
     forget: Annotated[
         bool, typer.Option("--forget", help="Also forget every document it brought in.")
     ] = False,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="With --forget: also rewrite the vault's git history so no commit holds "
+            "them (asked at your terminal).",
+        ),
+    ] = False,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Stop syncing a connector (its documents stay unless --forget)."""
+    if purge and not forget:
+        raise InvalidInput("--purge goes with --forget: it purges the documents forgotten")
+    if purge:
+        brain = open_brain(vault)
+        removed, purged = brain.disconnect_purge(name)
+        brain.close()
+        if as_json:
+            emit_json({"disconnected": name, "forgotten": removed, "purge": purged.to_json()})
+        else:
+            out.print(f"Disconnected {escape(name)}; forgot {removed} document(s).")
+            print_purged(purged.to_json(), "ID (a document's)")
+        return
     removed = open_brain(vault).disconnect(name, forget=forget)
     if as_json:
         emit_json({"disconnected": name, "forgotten": removed})

@@ -21,6 +21,7 @@ from brain.cli.app import (
     read_text,
     vault_path,
 )
+from brain.cli.corrections import print_traces
 from brain.cli.daemon import open_backend
 from brain.daemon.backend import note_from_json
 from brain.errors import BrainError
@@ -237,8 +238,23 @@ def reindex(vault: VaultOpt = None) -> None:
 
 
 @command()
-def doctor(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+def doctor(
+    forgotten: Annotated[
+        str | None,
+        typer.Option(
+            "--forgotten",
+            metavar="ID",
+            help="Instead: look for any trace of a note forgotten here, in every file of the "
+            "vault, .brain/, the cold tier and .git (exit 1 if one is left).",
+        ),
+    ] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Check the vault: broken notes, files the caches don't know, stale caches (exit 1 if any)."""
+    if forgotten is not None:
+        print_traces(open_brain(vault).forgotten_check(forgotten).to_json(), as_json)
+        return
     report = open_brain(vault).doctor()
     if as_json:
         emit_json(report.to_json())

@@ -101,6 +101,9 @@ class PgJournal(Journal):
         for row in rows:
             yield Event(*(str(v) for v in row))
 
+    def forget(self, note_id: str) -> None:
+        self.db.execute("DELETE FROM journal WHERE id = ? OR detail = ?", (note_id, note_id))
+
     def trim(self, now: datetime) -> int:
         horizon = (now - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
         cursor = self.db.execute("DELETE FROM journal WHERE at < ?", (horizon,))

@@ -395,6 +395,12 @@ class Catalog(Holding):
                 "(SELECT seq FROM sqlite_sequence WHERE name='changes') - ?",
                 (CHANGES_KEPT,),
             )
+            # A removed object's id in the log would outlive its forgetting: the log goes up
+            # to its last removal (a process holding older briefs reads them whole).
+            self.db.execute(
+                "DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM changes "
+                "WHERE id NOT IN (SELECT id FROM objects))"
+            )
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.execute("VACUUM")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -225,6 +225,10 @@ class Queries:
         )
         return next(iter(rows), None)
 
+    def of_kind(self, kind: str) -> list[ObjectRow]:
+        """Every note of one kind (the daily logs, …), in every partition."""
+        return list(self.select("kind = ?", (kind,)))
+
     def hot_notes(self, statuses: Sequence[str], kinds: Sequence[str]) -> list[ObjectRow]:
         """Notes of these statuses and kinds still in the hot tier, by path."""
         return list(self.select(

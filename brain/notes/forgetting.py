@@ -153,6 +153,7 @@ def _revert(brain: Context, done: ForgetPlan) -> list[str]:
     back = restore(previous, str(newest.meta.get(PRIOR_FIELD, "status: active")))
     # The previous version takes back the place of the current one, in one atomic write.
     brain.save(back.with_path(newest.path))
+    brain.remember_forgetting(newest)
     dropped = brain.caches.drop_note(newest.id)
     if previous.path != newest.path:
         brain.store.delete(previous.path)

@@ -109,3 +109,18 @@ def ask_at_terminal(summary: str, question: str) -> str:
         return answer.decode("utf-8", errors="replace").strip()
     finally:
         os.close(fd)
+
+
+def confirm_purge(summary: str) -> bool:
+    """Ask the person at the terminal to approve a history rewrite with a fresh code; no flag,
+    variable or setting answers for them (a rewrite cannot be undone)."""
+    code = challenge()
+    try:
+        typed = ask_at_terminal(summary, f"Type the code {code} to rewrite the history: ")
+    except NoTerminal:
+        raise NoTerminal(
+            "rewriting history must be confirmed by you at a terminal, and this process has "
+            "none (a script, a service or an MCP host); nothing was forgotten",
+            "run the same command yourself in a terminal window",
+        ) from None
+    return answers(code, typed)

@@ -155,6 +155,15 @@ def disconnect(brain: Context, name: str, *, forget: bool = False) -> int:
     return removed
 
 
+def to_forget(brain: Context, name: str) -> list[ObjectRow]:
+    """The documents `disconnect --forget` would remove (NotFound for an unknown connector)."""
+    declared = conn.declared(brain.root)
+    if name not in declared:
+        raise NotFound(f"no connector named {name!r}", _known(declared))
+    brain.catch_up()
+    return list(documents_of(brain, name).values())
+
+
 def documents_of(brain: Context, name: str) -> dict[str, ObjectRow]:
     """The connector's documents in the vault, by their path in the connected folder."""
     rows = brain.caches.catalog.documents_of(name)

@@ -2,11 +2,12 @@
 
 It says what was created, corrected, forgotten, aged and moved between tiers that day. The log is
 a note that git carries and a model may read, so private and local-only notes appear only as
-counts, and a forgotten note only by its id.
+counts, and forgotten notes only by their count.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -74,6 +75,38 @@ def regenerate(
     return changed
 
 
+def strike(brain: Context, gone: Sequence[str]) -> list[str]:
+    """Take forgotten notes out of the logs already written: each line naming one goes, and
+    its section's count with it (today's log is rewritten whole by the next sleep). Lock held."""
+    changed = []
+    for row in brain.caches.catalog.of_kind("log"):
+        note = _existing(brain, row.path)
+        if note is None or not any(i in note.body for i in gone):
+            continue
+        brain.save(note.with_body(_struck(note.body, gone)))
+        changed.append(row.path)
+    return changed
+
+
+_HEADING = re.compile(r"^(.+) \((\d+)\)$")
+
+
+def _struck(body: str, gone: Sequence[str]) -> str:
+    head, *sections = body.split("\n## ")
+    kept = []
+    for section in sections:
+        heading, *lines = section.split("\n")
+        struck = [n for n in lines if n.startswith("- ") and any(i in n for i in gone)]
+        named = _HEADING.match(heading)
+        if not struck or named is None:
+            kept.append(section)
+            continue
+        left = int(named[2]) - len(struck)
+        if left > 0:
+            kept.append("\n".join([f"{named[1]} ({left})", *(n for n in lines if n not in struck)]))
+    return head + "".join("\n## " + s for s in kept)
+
+
 def _existing(brain: Context, path: str) -> Note | None:
     if not brain.store.exists(path):
         return None
@@ -90,19 +123,14 @@ def _body(
 
     def happened(kind: str) -> list[tuple[str, str, str]]:
         def detail(e: Event) -> str:
-            if kind == "forgotten":
-                return f"`{e.id}`"
             return f"`{e.id}` → `{e.detail}`" if kind == "corrected" else f"`{e.id}`: {e.detail}"
 
-        keep_title = kind != "forgotten"
-        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-        return [(e.title if keep_title else "", e.visibility, detail(e))
-                for e in events if e.kind == kind]  # fmt: skip
+        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind]
 
     sections = [
         _section("Created", [(r.title, r.visibility, f"`{r.id}` in {r.node}") for r in created]),
         _section("Corrected", happened("corrected")),
-        _section("Forgotten", happened("forgotten")),
+        _forgotten(sum(e.kind == "forgotten" for e in events)),
         _section("Aged", happened("aged")),
         _section("Moved between tiers", happened("moved")),
         _section("Split suggestions", [("", "normal", s.line()) for s in splits]),
@@ -111,6 +139,13 @@ def _body(
     if not parts:
         return None
     return f"# Log {day}\n\n{PURPOSE}\n\n" + "\n".join(parts)
+
+
+def _forgotten(count: int) -> str:
+    """Forgotten notes by count alone: an id or a title here would outlive the forgetting."""
+    if not count:
+        return ""
+    return f"## Forgotten ({count})\n\n- {count} note(s); neither ids nor titles are kept\n"
 
 
 def _section(heading: str, items: list[tuple[str, str, str]]) -> str:

@@ -1,8 +1,8 @@
 """A small machine-local journal of what happened to notes, for the daily log.
 
 It is a cache under `.brain/`: append-only JSON lines, trimmed by the sleep cycle. Losing it
-loses only detail in the daily log. A forgotten note is journaled by id alone, so no word of
-it outlives the forgetting.
+loses only detail in the daily log. A forgotten note is journaled without its id or title, and
+what was journaled of it before goes, so nothing of it outlives the forgetting.
 """
 
 from __future__ import annotations
@@ -66,6 +66,13 @@ class Journal:
 
     def on(self, day: str) -> list[Event]:
         return [e for e in self.events() if e.day == day]
+
+    def forget(self, note_id: str) -> None:
+        """Drop every event naming a forgotten note (as the note or as what corrected it)."""
+        events = list(self.events())
+        kept = [e for e in events if note_id not in (e.id, e.detail)]
+        if len(kept) != len(events):
+            atomic_write(self.path, "".join(_line(e) for e in kept))
 
     def trim(self, now: datetime) -> int:
         """Drop events older than a week; returns how many were dropped."""
