@@ -64,7 +64,7 @@ class Daemon:
         self.brain = brain
         self.config = config
         self.log = log
-        self.ops = Operations(brain)
+        self.ops = Operations(brain, on_daemon=self._take_config)
         self.stopping = threading.Event()
         self.started = time.time()
         self.requests = 0
@@ -82,6 +82,8 @@ class Daemon:
         self._home_checked = 0.0
         self._watch_queued = threading.Event()  # the watcher's first catch-up waits its turn
         self._holding = False  # the catalog's briefs held in memory (_hold_briefs)
+        self._watch_run: tuple[threading.Event, threading.Thread] | None = None  # stop, thread
+        self._followed = 0.0  # when brain.yaml was last looked at while idle
 
     def submit(self, job: Callable[[], Any], queued: threading.Event | None = None) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception);
@@ -97,7 +99,7 @@ class Daemon:
     # the loops ----------------------------------------------------------------------
     def serve(self, listener: socket.socket) -> None:
         self._jobs.put((self._warm, Future()))
-        watcher = self._watch()
+        watcher = self._watch_run = self._watch()
         if watcher is not None:
             # Its first catch-up (once its observer runs) is what makes it the catch-up from
             # then on: calls are taken once it waits its turn, and `_warm` walks no more. In a
@@ -128,6 +130,7 @@ class Daemon:
                     done.set_exception(exc)
         finally:
             self.stopping.set()
+            watcher = self._watch_run  # brain.yaml may have started or stopped one since
             if watcher is not None:
                 watcher[0].set()
             # Nobody waits forever on a stopping daemon: late jobs are turned away.
@@ -184,6 +187,13 @@ class Daemon:
             self.brain.caches.catalog.hold_briefs(apart=True)
 
     def _check_idle(self) -> None:
+        now = time.monotonic()
+        if now - self._followed > 1.0:  # a new idle_seconds counts even with no request
+            self._followed = now
+            try:
+                self.ops.follower.check()
+            except BrainError as exc:  # broken for now: the next request says so
+                self.log(f"{exc}")
         with self._count:
             idle = self._active == 0 and time.monotonic() - self._last > self.config.idle_seconds
         if idle:
@@ -237,7 +247,8 @@ class Daemon:
         if op == "ping":
             return reply_ok({"pid": os.getpid(), "vault": os.fspath(self.brain.root)})
         if op == "status":
-            return reply_ok({**self.status(), **self._vault_status()})
+            vault = self._vault_status()  # first: it takes brain.yaml afresh
+            return reply_ok({**self.status(), **vault})
         if op == "stop":
             self.log("asked to stop")
             self.stopping.set()
@@ -264,8 +275,8 @@ class Daemon:
             "uptime_seconds": round(time.time() - self.started, 3),
             "memory_bytes": _rss(), "requests": self.requests, "refused": self.refused,
             "connections": active, "embedder": embedder.name if embedder else "none",
-            "model_loaded": self.model_loaded, "watching": list(self.watching),
-            "idle_seconds": self.config.idle_seconds,
+            "model_loaded": self.model_loaded and getattr(embedder, "loaded", True),
+            "watching": list(self.watching), "idle_seconds": self.config.idle_seconds,
         }  # fmt: skip # one record's fields, grouped
 
     def _vault_status(self) -> dict[str, Any]:
@@ -276,6 +287,7 @@ class Daemon:
             return {}
 
     def _vault_counts(self) -> dict[str, Any]:
+        self.ops.follower.check()
         caches = self.brain.caches
         vectors = None
         if caches.vectors_on:
@@ -323,6 +335,20 @@ class Daemon:
         thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)
         thread.start()
         return stop, thread
+
+    def _take_config(self, config: DaemonSettings) -> None:
+        """brain.yaml's `daemon:` section changed: idle time and catch-up at once; a watcher
+        started or stopped. A new model is loaded by its first use (Follower)."""
+        old, self.config = self.config, config
+        self.brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        if config.watch == old.watch:
+            return
+        self.log(f"brain.yaml: watch {'on' if config.watch else 'off'}")
+        if self._watch_run is not None:  # not joined: it may be waiting for this thread
+            self._watch_run[0].set()
+            self._watch_run, self.watcher, self.watching = None, None, []
+        if config.watch:
+            self._watch_run = self._watch()
 
     def _via(self, job: Callable[[], None]) -> None:
         with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too

@@ -167,6 +167,15 @@ class Caches:
             self._sparse = SparseIndex(self.folder / "sparse", self.sparse_encoder.name)
         return self._sparse
 
+    def use_models(self, embedder: Embedder | None, sparse_encoder: SparseEncoder | None) -> None:
+        """Other models from now on (brain.yaml changed under a long-lived process): the vector
+        and sparse indexes open afresh, and are rebuilt at their next use if made by others."""
+        for index in (self._vectors, self._sparse):
+            if index is not None:
+                index.close()
+        self._vectors = self._sparse = None
+        self.embedder, self.sparse_encoder = embedder, sparse_encoder
+
     def close(self) -> None:
         self.catalog.close()
         if self._sparse is not None:
