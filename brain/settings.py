@@ -168,8 +168,11 @@ def yaml_problem(exc: Exception) -> str:
         return f": not UTF-8 text (bad byte at offset {exc.start})"
     mark = getattr(exc, "problem_mark", None)
     where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "bad syntax"
-    return f"{where}: not valid YAML ({' '.join(str(problem).split())})"
+    problem = str(getattr(exc, "problem", None) or "bad syntax")
+    context, begun = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and begun is not None and (mark is None or begun.line != mark.line):
+        problem += f" {context} begun on line {begun.line + 1}"
+    return f"{where}: not valid YAML ({' '.join(problem.split())})"
 
 
 def bad_field(path: Path, name: str, problem: str) -> InvalidInput:

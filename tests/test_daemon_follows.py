@@ -92,7 +92,9 @@ def test_watching_is_stopped_and_started_as_brain_yaml_says(daemon: Path) -> Non
     assert brain(daemon, "list").returncode == 0
     assert "watch off" in log.read_text()
     settle(daemon, "  autostart: true\n")
-    (daemon / "main/Knowledge/Hand.md").write_text("# Hand\n\nwritten by hand, seen by the watcher\n")
+    (daemon / "main/Knowledge/Hand.md").write_text(
+        "# Hand\n\nwritten by hand, seen by the watcher\n"
+    )
     assert "watch on" in log.read_text() or brain(daemon, "list").returncode == 0
     until(lambda: "watch on" in log.read_text(), "the watcher to start again")
     found = brain(daemon, "recall", "written by hand", "--json")

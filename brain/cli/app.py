@@ -104,7 +104,7 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
-            with boundary(say_error, debug=_state["debug"]):
+            with boundary(say_error, debug=say_traceback if _state["debug"] else None):
                 return fn(*args, **kw)
 
         (group or app).command(*names, **kwargs)(guarded)
@@ -116,6 +116,11 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
 def say_error(message: str) -> None:
     """How the command line shows a BrainError: one red line on stderr."""
     err.print(f"[red]error:[/red] {escape(message)}")
+
+
+def say_traceback(text: str) -> None:
+    """`--debug`: the traceback of an error, plain, on stderr before its line."""
+    print(text, file=sys.stderr)
 
 
 def _show_version(wanted: bool) -> None:
