@@ -25,7 +25,7 @@ from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
-from brain.model import Note, Relation, is_id, iso, normalise_title
+from brain.model import Note, Relation, Steps, is_id, iso, normalise_title
 from brain.obsidian import linked
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
@@ -69,6 +69,7 @@ class Context:
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
+    steps: Steps | None = None  # told how far a long job is: a build, an embedding (model.Steps)
     _last_walk: float = field(default=-1e9, init=False)
     # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
@@ -121,14 +122,16 @@ class Context:
             first = self.caches.catalog.info(REBUILDING) == "new"
             if self.caches.fulltext.problem is not None:
                 self.caches.fulltext.create()
-            self.reindex(embed=False)
+            self.reindex(self.indexing_steps(), embed=False)
             if not first:
                 when = iso(self.clock.now())
                 self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
             return True
 
     def _open_caches(self, folder: Path) -> None:
-        self.caches = Caches(folder, embedder=self.embedder, sparse_encoder=self.sparse)
+        self.caches = Caches(
+            folder, embedder=self.embedder, sparse_encoder=self.sparse, steps=self.steps
+        )
         self.node_index = NodeIndex(self.root, self.caches.catalog)
         self.caches.listeners.append(self.node_index.on_change)
 
@@ -475,6 +478,11 @@ class Context:
         return catchup.index_file(self.store, self.caches, self.clock, rel, holders, walked=walked)
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
+    def indexing_steps(self) -> Progress | None:
+        """How far a walk that indexes the files is, told to `steps` as "indexing"."""
+        steps = self.steps
+        return None if steps is None else lambda done, total: steps("indexing", done, total)
+
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):

@@ -16,6 +16,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 
+from brain.cli.progress import Shown
 from brain.errors import InvalidInput, boundary
 
 if TYPE_CHECKING:
@@ -151,11 +152,12 @@ def vault_path(explicit: Path | None) -> tuple[Path, str]:
 
 
 def open_brain(explicit: Path | None) -> Brain:
+    """The vault opened in this process; a long first build or embedding is shown as it goes."""
     from brain.brain import open_vault
 
     root, _how = vault_path(explicit)
     prepare_models(root)
-    return open_vault(root)
+    return open_vault(root, steps=Shown(root, err))
 
 
 def prepare_models(root: Path) -> None:

@@ -15,7 +15,6 @@ from brain.cli.app import (
     VaultOpt,
     command,
     emit_json,
-    err,
     open_brain,
     out,
     read_text,
@@ -223,16 +222,8 @@ def list_notes(
 @command()
 def reindex(vault: VaultOpt = None) -> None:
     """Rebuild every cache under .brain/ from the files."""
-    from rich.progress import Progress
-
-    brain = open_brain(vault)
-    with Progress(console=err, transient=True) as bar:
-        task = bar.add_task("Indexing", total=None)
-
-        def step(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        count = brain.reindex(progress=step)
+    brain = open_brain(vault)  # its steps show the walk's and the embedding's progress
+    count = brain.reindex(progress=brain.indexing_steps())
     out.print(f"Reindexed {count} notes.")
 
 

@@ -84,6 +84,8 @@ class Daemon:
         self._holding = False  # the catalog's briefs held in memory (_hold_briefs)
         self._watch_run: tuple[threading.Event, threading.Thread] | None = None  # stop, thread
         self._followed = 0.0  # when brain.yaml was last looked at while idle
+        self.doing = ""  # what the Brain's thread is busy with, for a client kept waiting
+        brain.steps = brain.caches.steps = self._step
 
     def submit(self, job: Callable[[], Any], queued: threading.Event | None = None) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception);
@@ -245,7 +247,8 @@ class Daemon:
         if not isinstance(op, str):
             return reply_error(InvalidInput("request field 'op' must be a string"))
         if op == "ping":
-            return reply_ok({"pid": os.getpid(), "vault": os.fspath(self.brain.root)})
+            root = os.fspath(self.brain.root)
+            return reply_ok({"pid": os.getpid(), "vault": root, "doing": self.doing})
         if op == "status":
             vault = self._vault_status()  # first: it takes brain.yaml afresh
             return reply_ok({**self.status(), **vault})
@@ -264,7 +267,15 @@ class Daemon:
 
     def _run(self, op: str, args: Any) -> Any:
         self.requests += 1
-        return self.ops.run(op, args)
+        self.doing = f"answering {op!r}"
+        try:
+            return self.ops.run(op, args)
+        finally:
+            self.doing = ""
+
+    def _step(self, what: str, done: int, total: int) -> None:
+        """A long job's progress (model.Steps), for a client that asks why it waits."""
+        self.doing = f"{what} {done:,} of {total:,}" if done < total else ""
 
     def status(self) -> dict[str, Any]:
         embedder = self.brain.embedder
@@ -306,6 +317,7 @@ class Daemon:
     def _warm(self) -> None:
         """Catch up with the files and load the model before the first recall needs it. A
         watcher that queued its first catch-up walks the files itself, after this."""
+        self.doing = "warming up: catching up with the files and loading the models"
         try:
             if not self._watch_queued.is_set():
                 self.brain.catch_up(force=True)
@@ -318,6 +330,8 @@ class Daemon:
             self.log("warm")
         except BrainError as exc:
             self.log(f"warming failed: {exc}")
+        finally:
+            self.doing = ""
 
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
