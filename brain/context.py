@@ -92,6 +92,7 @@ class Context:
         self.store = NoteStore(self.root)
         keep_private(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.lock.steps = self.steps  # a wait for another process's write is said
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.changes = Autocommit(self.root, self.settings, self.lock)
         self._open_caches(self.root / CACHE_DIR)

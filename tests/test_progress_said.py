@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from brain.brain import open_vault
 from brain.cli import _register, app
 from brain.cli.progress import BIG, Shown
 from brain.daemon import client as daemon_client
+from brain.vault.files import WriterLock
 from tests.test_daemon import _autostart, stop_daemon
 
 _register()
@@ -92,3 +96,21 @@ def test_a_daemon_start_and_a_slow_reply_are_said(vault: Path, told: list[str]) 
         assert told[-1].startswith("waiting for brain's daemon (pid ")
     finally:
         stop_daemon(vault)
+
+
+def test_a_wait_for_another_process_writing_is_said(vault: Path) -> None:
+    from tests.test_daemon import ROOT
+
+    open_vault(vault).close()
+    lock = WriterLock(vault / ".brain/writer.lock")
+    with lock.hold():  # another brain process, writing for as long as it likes
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "brain", "remember", "patience", "--vault", str(vault)],
+            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+            env={**os.environ, "BRAIN_DAEMON": "off"},
+        )  # fmt: skip
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # said while it waits: this returns before we let go
+    out, rest = proc.communicate(timeout=300)
+    assert line.startswith("brain: waiting for another brain process writing to ")
+    assert proc.returncode == 0 and "patience" not in rest and rest == "", (out, rest)

@@ -30,14 +30,18 @@ class Shown:
         self.said: set[str] = set()
         self.bar: Any = None  # rich's Progress, made when a first job is shown
         self.tasks: dict[str, Any] = {}
+        self.status: Any = None  # rich's Status, while a wait for the lock is shown
 
     def __call__(self, what: str, done: int, total: int) -> None:
         began = self.began.setdefault(what, time.monotonic())
         if what not in self.said:
-            if total < BIG and time.monotonic() - began < MOMENT:
-                return
+            if what != "waiting" and total < BIG and time.monotonic() - began < MOMENT:
+                return  # (the lock says a wait only once it outlasted a moment)
             self.said.add(what)
             self._begin(what, total)
+        if what == "waiting" and done >= total and self.status is not None:
+            self.status.stop()
+            self.status = None
         if self.bar is not None and what in self.tasks:
             self.bar.update(self.tasks[what], completed=done, total=total)
             if done >= total:
@@ -47,6 +51,9 @@ class Shown:
             self.said.discard(what)
 
     def _begin(self, what: str, total: int) -> None:
+        if what == "waiting":
+            self._waiting()
+            return
         label = f"{what.capitalize()} {total:,} {UNITS.get(what, 'items')}"
         err = self.err
         if not err.is_terminal:
@@ -64,6 +71,14 @@ class Shown:
         self.tasks[what] = self.bar.add_task(
             f"{what.capitalize()} ({WHY.get(what, what)})", total=total
         )
+
+    def _waiting(self) -> None:
+        message = f"waiting for another brain process writing to {self.root}…"
+        if not self.err.is_terminal:
+            self.err.print(f"brain: {escape(message)}")
+            return
+        self.status = self.err.status(escape(message))
+        self.status.start()
 
     def _end(self, what: str) -> None:
         self.bar.remove_task(self.tasks.pop(what))
