@@ -110,7 +110,10 @@ def recall(
         bool, typer.Option("--superseded", help="Include superseded versions.")
     ] = False,
     mode: Annotated[
-        str, typer.Option(help="hybrid (full text + vectors, fused) | text | vector.")
+        str,
+        typer.Option(
+            help="hybrid (full text + vectors + SPLADE terms, fused) | text | vector | sparse."
+        ),
     ] = "hybrid",
     defining: Annotated[
         bool, typer.Option("--defining", help="Defining memories (decisions, milestones…) first.")
