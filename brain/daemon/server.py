@@ -11,26 +11,24 @@ administrative commands (sleep, connect, tier, set) still run beside it from the
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import queue
-import resource
 import signal
 import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain.daemon import DaemonSettings, daemon_settings, pid_path, socket_path
+from brain.daemon.home import claim, fd_identity, identity, listening, rss
 from brain.daemon.operations import Operations
 from brain.daemon.wire import (
     VERSION,
     WireError,
-    bind_unix,
     check_peer,
     receive,
     reply_error,
@@ -78,7 +76,7 @@ class Daemon:
         self._last = time.monotonic()
         # The pid file this daemon locked: if it goes (its .brain/ or the whole vault deleted)
         # or another takes its name, a new daemon may start beside this one: two writers.
-        self._home = _identity(pid_path(brain.root))
+        self._home = identity(pid_path(brain.root))
         self._home_checked = 0.0
         self._watch_queued = threading.Event()  # the watcher's first catch-up waits its turn
         self._holding = False  # the catalog's briefs held in memory (_hold_briefs)
@@ -208,7 +206,7 @@ class Daemon:
         if self._home is None or now - self._home_checked < _TICK:
             return
         self._home_checked = now
-        found = _identity(pid_path(self.brain.root))
+        found = identity(pid_path(self.brain.root))
         if found != self._home:
             why = "was deleted" if found is None else "belongs to another daemon"
             self.log(f"{pid_path(self.brain.root)} {why}; exiting")
@@ -284,7 +282,7 @@ class Daemon:
         return {
             "pid": os.getpid(), "vault": os.fspath(self.brain.root), "protocol": VERSION,
             "uptime_seconds": round(time.time() - self.started, 3),
-            "memory_bytes": _rss(), "requests": self.requests, "refused": self.refused,
+            "memory_bytes": rss(), "requests": self.requests, "refused": self.refused,
             "connections": active, "embedder": embedder.name if embedder else "none",
             "model_loaded": self.model_loaded and getattr(embedder, "loaded", True),
             "watching": list(self.watching), "idle_seconds": self.config.idle_seconds,
@@ -373,7 +371,7 @@ def run(root: Path, log: Log) -> int:
     """Be the daemon of this vault until stopped or idle; 3 if another one already runs."""
     from brain.brain import open_vault
 
-    claimed = _claim(pid_path(root))
+    claimed = claim(pid_path(root))
     if claimed is None:
         log("another daemon already runs for this vault")
         return 3
@@ -384,7 +382,7 @@ def run(root: Path, log: Log) -> int:
         daemon = Daemon(brain, config, log)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda _s, _f: daemon.stopping.set())
-        with _listening(socket_path(root)) as listener:
+        with listening(socket_path(root)) as listener:
             log(f"daemon {os.getpid()} serving {root}")
             try:
                 daemon.serve(listener)
@@ -393,75 +391,7 @@ def run(root: Path, log: Log) -> int:
         return 0
     finally:
         # Only our own pid file: after our home was deleted, the name may be a new daemon's.
-        if _identity(pid_path(root)) == _fd_identity(claimed):
+        if identity(pid_path(root)) == fd_identity(claimed):
             with contextlib.suppress(FileNotFoundError):
                 pid_path(root).unlink()
         os.close(claimed)
-
-
-def _claim(path: Path) -> int | None:
-    """Lock the pid file for this process's life and write the pid; None if it is taken."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        # A client cleaning up after a crash may have unlinked the file between open and lock.
-        try:
-            same = os.fstat(fd).st_ino == path.stat().st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            return fd
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _listening(path: Path) -> Iterator[socket.socket]:
-    """The listening socket, mode 0600 from birth; removed on the way out."""
-    # We hold the pid lock, so a socket file here is a crashed daemon's.
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
-    try:
-        bind_unix(listener, path)
-    finally:
-        os.umask(old)
-    path.chmod(0o600)
-    inode = path.stat().st_ino
-    listener.listen(64)
-    try:
-        yield listener
-    finally:
-        listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_ino == inode:
-                path.unlink()
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _fd_identity(fd: int) -> tuple[int, int]:
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
-
-
-def _rss() -> int:
-    """Resident memory of this process in bytes."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
