@@ -17,7 +17,7 @@ from brain.git.history import Entry
 from brain.indexes.catalog import ObjectRow
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.indexes.sparse import SparseEncoder, load_sparse
-from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions
+from brain.model import Hit, ListOptions, Note, RecallOptions, RememberOptions, Steps
 from brain.notes import corrections, forgetting, levers, purging, reading, relations, writing
 from brain.notes.purging import Purged
 from brain.recall import pipeline
@@ -242,10 +242,12 @@ def open_vault(
     embedder: Embedder | str | None = "settings",
     model_cache: Path | None = None,
     sparse: SparseEncoder | str | None = "settings",
+    steps: Steps | None = None,
 ) -> Brain:
     """Open an existing vault (raises VaultMissing with the `brain init` hint).
 
     The embedder (and sparse encoder) are those brain.yaml names unless passed (None: none).
+    `steps` is told how far a long job is (the first build of the caches, an embedding).
     """
     loaded = settings_mod.load(root)
     embedder, sparse = models(loaded, embedder, sparse, model_cache)
@@ -256,6 +258,7 @@ def open_vault(
         partition=partition or "",
         embedder=embedder,
         sparse=sparse,
+        steps=steps,
     )
     if brain.partition not in brain.store.partitions():
         check_segment(brain.partition, "partition")

@@ -25,7 +25,7 @@ from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
-from brain.model import Note, Relation, is_id, iso, normalise_title
+from brain.model import Note, Relation, Steps, is_id, iso, normalise_title
 from brain.obsidian import linked
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
@@ -70,6 +70,7 @@ class Context:
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
+    steps: Steps | None = None  # told how far a long job is: a build, an embedding (model.Steps)
     _last_walk: float = field(default=-1e9, init=False)
     # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
@@ -92,6 +93,7 @@ class Context:
         self.store = NoteStore(self.root)
         keep_private(self.root / CACHE_DIR)
         self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
+        self.lock.steps = self.steps  # a wait for another process's write is said
         self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
         self.changes = Autocommit(self.root, self.settings, self.lock)
         self._open_caches(self.root / CACHE_DIR)
@@ -122,14 +124,16 @@ class Context:
             first = self.caches.catalog.info(REBUILDING) == "new"
             if self.caches.fulltext.problem is not None:
                 self.caches.fulltext.create()
-            self.reindex(embed=False)
+            self.reindex(self.indexing_steps(), embed=False)
             if not first:
                 when = iso(self.clock.now())
                 self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
             return True
 
     def _open_caches(self, folder: Path) -> None:
-        self.caches = Caches(folder, embedder=self.embedder, sparse_encoder=self.sparse)
+        self.caches = Caches(
+            folder, embedder=self.embedder, sparse_encoder=self.sparse, steps=self.steps
+        )
         self.node_index = NodeIndex(self.root, self.caches.catalog)
         self.caches.listeners.append(self.node_index.on_change)
 
@@ -484,6 +488,11 @@ class Context:
         return catchup.index_file(self.store, self.caches, self.clock, rel, holders, walked=walked)
 
     @recorded(lambda count, a: f"reindex ({count} notes)")
+    def indexing_steps(self) -> Progress | None:
+        """How far a walk that indexes the files is, told to `steps` as "indexing"."""
+        steps = self.steps
+        return None if steps is None else lambda done, total: steps("indexing", done, total)
+
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import traceback
 from collections.abc import Callable, Iterator
 
 
@@ -51,14 +52,16 @@ class NotConfirmed(BrainError):
 
 
 @contextlib.contextmanager
-def boundary(say: Callable[[str], None], *, debug: bool = False) -> Iterator[None]:
+def boundary(
+    say: Callable[[str], None], *, debug: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """The one error boundary of every interface path (CLI commands, daemon sub-commands, the
     fast path): a BrainError becomes one line, said by `say` on stderr, and exit code 2.
-    `debug` lets it through for its traceback."""
+    `debug` (for `--debug`) is handed its traceback first; the exit code stays 2."""
     try:
         yield
     except BrainError as exc:
-        if debug:
-            raise
+        if debug is not None:
+            debug("".join(traceback.format_exception(exc)).rstrip())
         say(str(exc))
         raise SystemExit(2) from None

@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict
@@ -36,6 +36,10 @@ RELATION_TYPES = (
     "precedes",
     "relatesTo",
 )
+
+# A long job's progress, said by the core to whoever shows it: (what, done, total), e.g.
+# ("indexing", 120, 400) files or ("embedding", 512, 3000) memories.
+Steps = Callable[[str, int, int], None]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")

@@ -63,6 +63,11 @@ class Settings:
     cold_tier: bool = False
     cold_after_days: int = 90
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    path: Path | None = field(default=None, compare=False, repr=False)  # the file it was read from
+
+    def bad_field(self, name: str, problem: str) -> InvalidInput:
+        """A bad value in this brain.yaml, said in one line naming the file, line and field."""
+        return bad_field(self.path or Path(SETTINGS_FILE), name, problem)
 
 
 def find_vault(
@@ -96,7 +101,7 @@ def load(root: Path) -> Settings:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
+        raise InvalidInput(f"{path}{yaml_problem(exc)}") from None
     return parse(text, path)
 
 
@@ -106,7 +111,7 @@ def parse(text: str, path: Path) -> Settings:
         # It may arrive by `git pull`: read with the limits notes have (no aliases).
         data = load_yaml(text, str(path), SETTINGS_FILE) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: not valid YAML: {exc}") from None
+        raise InvalidInput(f"{path}{yaml_problem(exc)}") from None
     except BrokenNote as exc:
         raise InvalidInput(exc.message, exc.hint) from None
     if not isinstance(data, dict):
@@ -114,11 +119,12 @@ def parse(text: str, path: Path) -> Settings:
     vault_id = data.get("vault_id")
     if not vault_id:
         raise InvalidInput(f"{path}: field 'vault_id' is missing")
-    lifecycle = _section(data, "lifecycle", path)
-    limits = _section(data, "limits", path)
-    recall = _section(data, "recall", path)
-    tiers = _section(data, "tiers", path)
-    fmt = _positive(data.get("format", FORMAT_VERSION), "format", path)
+    src = _Source(path, text)
+    lifecycle = _section(data, "lifecycle", src)
+    limits = _section(data, "limits", src)
+    recall = _section(data, "recall", src)
+    tiers = _section(data, "tiers", src)
+    fmt = _positive(data.get("format", FORMAT_VERSION), "format", src)
     if fmt > FORMAT_VERSION:
         raise InvalidInput(
             f"{path}: format {fmt} is newer than this brain understands ({FORMAT_VERSION})",
@@ -128,16 +134,16 @@ def parse(text: str, path: Path) -> Settings:
     if is_model_folder(embedder):
         embedder = str(model_folder(embedder, path))
     elif embedder not in EMBEDDERS:
-        raise InvalidInput(
-            f"{path}: unknown embedder {embedder!r} in field 'embedder'; allowed: "
-            f"{', '.join(EMBEDDERS)}, or the path of a sentence-transformers model folder"
+        raise src.bad(
+            "embedder",
+            f"names an unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}, "
+            "or the path of a sentence-transformers model folder",
         )
     # SPLADE follows the real model by default; a hashing or vector-less vault has no sparse part.
     sparse = str(data.get("sparse", default_sparse(embedder)))
     if sparse not in SPARSE:
-        raise InvalidInput(
-            f"{path}: unknown sparse encoder {sparse!r} in field 'sparse'; "
-            f"allowed: {', '.join(SPARSE)}"
+        raise src.bad(
+            "sparse", f"names an unknown sparse encoder {sparse!r}; allowed: {', '.join(SPARSE)}"
         )
     return Settings(
         vault_id=str(vault_id),
@@ -145,26 +151,78 @@ def parse(text: str, path: Path) -> Settings:
         default_partition=str(data.get("default_partition", "main")),
         embedder=embedder,
         sparse=sparse if embedder != "none" else "none",
-        dormant_days=_positive(lifecycle.get("dormant_days", 21), "lifecycle.dormant_days", path),
-        archive_days=_positive(lifecycle.get("archive_days", 45), "lifecycle.archive_days", path),
-        max_text_bytes=_positive(
-            limits.get("max_text_bytes", 65536), "limits.max_text_bytes", path
-        ),
-        recall_k=_positive(recall.get("k", 5), "recall.k", path),
+        dormant_days=_positive(lifecycle.get("dormant_days", 21), "lifecycle.dormant_days", src),
+        archive_days=_positive(lifecycle.get("archive_days", 45), "lifecycle.archive_days", src),
+        max_text_bytes=_positive(limits.get("max_text_bytes", 65536), "limits.max_text_bytes", src),
+        recall_k=_positive(recall.get("k", 5), "recall.k", src),
         cold_tier=bool(tiers.get("cold", False)),
-        cold_after_days=_positive(tiers.get("cold_after_days", 90), "tiers.cold_after_days", path),
+        cold_after_days=_positive(tiers.get("cold_after_days", 90), "tiers.cold_after_days", src),
         raw=data,
+        path=path,
     )
 
 
-def _section(data: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
+def yaml_problem(exc: Exception) -> str:
+    """What PyYAML (or the decoder) found wrong, in one line: where, then what."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f": not UTF-8 text (bad byte at offset {exc.start})"
+    mark = getattr(exc, "problem_mark", None)
+    where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = str(getattr(exc, "problem", None) or "bad syntax")
+    context, begun = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and begun is not None and (mark is None or begun.line != mark.line):
+        problem += f" {context} begun on line {begun.line + 1}"
+    return f"{where}: not valid YAML ({' '.join(problem.split())})"
+
+
+def bad_field(path: Path, name: str, problem: str) -> InvalidInput:
+    """A bad value in brain.yaml, in one line naming the file, the line and the field
+    (`name` dotted: `lifecycle.dormant_days`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return _Source(path, text).bad(name, problem)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """brain.yaml's path and the text read from it, for messages that name a line."""
+
+    path: Path
+    text: str
+
+    def bad(self, name: str, problem: str) -> InvalidInput:
+        line = _line_of(self.text, name)
+        where = f" line {line}" if line else ""
+        return InvalidInput(f"{self.path}{where}: field '{name}' {problem}")
+
+
+def _line_of(text: str, name: str) -> int | None:
+    """The line where a dotted field begins in the text; None if it is not there. Composed
+    again only on the way to an error, so it costs nothing when all is well."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    for part in name.split("."):
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        found = [(k, v) for k, v in node.value if str(k.value) == part]
+        if not found:
+            return None
+        key, node = found[-1]
+    return int(key.start_mark.line) + 1 if name else None
+
+
+def _section(data: Mapping[str, Any], name: str, src: _Source) -> Mapping[str, Any]:
     value = data.get(name) or {}
     if not isinstance(value, dict):
-        raise InvalidInput(f"{path}: field '{name}' must be a mapping")
+        raise src.bad(name, "must be a mapping")
     return value
 
 
-def _positive(value: Any, name: str, path: Path) -> int:
+def _positive(value: Any, name: str, src: _Source) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidInput(f"{path}: field '{name}' must be a positive whole number, not {value!r}")
+        raise src.bad(name, f"must be a positive whole number, not {value!r}")
     return value

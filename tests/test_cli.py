@@ -129,9 +129,11 @@ def test_a_missing_vault_is_named(tmp_path: Path) -> None:
     assert f"no vault at {tmp_path / 'none'}" in res.stderr and "brain init" in res.stderr
 
 
-def test_debug_shows_the_traceback(cli: CliRunner) -> None:
+def test_debug_shows_the_traceback_and_keeps_exit_code_2(cli: CliRunner) -> None:
     res = run(cli, "--debug", "expand", "01JE2Z3K4M5N6P7Q8R9S0T1V2W")
-    assert res.exit_code != 0 and res.exception is not None
+    assert res.exit_code == 2
+    assert "Traceback (most recent call last)" in res.stderr and "NotFound" in res.stderr
+    assert res.stderr.rstrip().splitlines()[-1].startswith("error: ")
 
 
 PROBE = """

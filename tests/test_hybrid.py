@@ -92,7 +92,8 @@ def test_vector_results_respect_the_node_scope(brain: Brain) -> None:
 def test_an_unknown_embedder_name_is_refused(vault: Path) -> None:
     use_embedder(vault, "word2vec")
     with pytest.raises(
-        InvalidInput, match=r"brain\.yaml: unknown embedder 'word2vec' in field 'embedder'"
+        InvalidInput,
+        match=r"brain\.yaml line \d+: field 'embedder' names an unknown embedder 'word2vec'",
     ):
         open_vault(vault)
 

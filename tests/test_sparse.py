@@ -189,7 +189,10 @@ def test_settings_name_it_and_follow_the_embedder(vault: Path) -> None:
     settings.write_text(settings.read_text() + "sparse: splade\n")
     assert load_settings(vault).sparse == "none"  # nothing sparse without vectors
     settings.write_text(settings.read_text().replace("sparse: splade", "sparse: bm42"))
-    with pytest.raises(InvalidInput, match="unknown sparse encoder 'bm42' in field 'sparse'"):
+    with pytest.raises(
+        InvalidInput,
+        match=r"brain\.yaml line \d+: field 'sparse' names an unknown sparse encoder 'bm42'",
+    ):
         load_settings(vault)
     with pytest.raises(InvalidInput, match="allowed: splade, splade-int8, hashing, none"):
         load_sparse("bm42", vault)

@@ -16,6 +16,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 
+from brain.cli.progress import Shown
 from brain.errors import InvalidInput, boundary
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
-            with boundary(say_error, debug=_state["debug"]):
+            with boundary(say_error, debug=say_traceback if _state["debug"] else None):
                 return fn(*args, **kw)
 
         (group or app).command(*names, **kwargs)(guarded)
@@ -116,6 +117,11 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
 def say_error(message: str) -> None:
     """How the command line shows a BrainError: one red line on stderr."""
     err.print(f"[red]error:[/red] {escape(message)}")
+
+
+def say_traceback(text: str) -> None:
+    """`--debug`: the traceback of an error, plain, on stderr before its line."""
+    print(text, file=sys.stderr)
 
 
 def _show_version(wanted: bool) -> None:
@@ -146,11 +152,12 @@ def vault_path(explicit: Path | None) -> tuple[Path, str]:
 
 
 def open_brain(explicit: Path | None) -> Brain:
+    """The vault opened in this process; a long first build or embedding is shown as it goes."""
     from brain.brain import open_vault
 
     root, _how = vault_path(explicit)
     prepare_models(root)
-    return open_vault(root)
+    return open_vault(root, steps=Shown(root, err))
 
 
 def prepare_models(root: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -18,6 +19,7 @@ from brain.cli.app import (
     app,
     command,
     emit_json,
+    err,
     out,
     prepare_models,
     vault_path,
@@ -39,28 +41,31 @@ STOP_WAIT = 10.0  # seconds `stop` waits for a daemon to go before sending SIGTE
 def open_backend(explicit: Path | None) -> Backend:
     """The vault's daemon when it runs (or starts: `daemon.autostart` in brain.yaml), else the
     core in this process; both give the same results."""
+    from brain.cli.progress import Shown, waiting
     from brain.daemon.backend import DaemonBackend, LocalBackend
     from brain.daemon.client import connect_or_start
 
     root, _how = vault_path(explicit)
     prepare_models(root)
-    client = connect_or_start(root, os.environ)
+    # A daemon start or a request that keeps this command waiting more than a moment is said.
+    client = connect_or_start(root, os.environ, functools.partial(waiting, err))
     if client is not None:
         return DaemonBackend(client)
     from brain.brain import open_vault
 
-    return LocalBackend(open_vault(root))
+    return LocalBackend(open_vault(root, steps=Shown(root, err)))
 
 
 @command("start", group=daemon_app)
 def start(vault: VaultOpt = None) -> None:
     """Start the daemon of this vault (it exits by itself after daemon.idle_seconds idle)."""
     from brain import settings
+    from brain.cli.progress import waiting
     from brain.daemon.client import start as start_daemon
 
     root, _how = vault_path(vault)
     settings.load(root)  # a missing vault says so, rather than a daemon failing to start
-    client = start_daemon(root)
+    client = start_daemon(root, waiting=functools.partial(waiting, err))
     info = client.call("ping")
     client.close()
     out.print(f"Daemon running (pid {info['pid']}) for {escape(str(root))}")

@@ -15,7 +15,6 @@ from brain.cli.app import (
     VaultOpt,
     command,
     emit_json,
-    err,
     open_brain,
     out,
     read_text,
@@ -112,7 +111,10 @@ def recall(
         bool, typer.Option("--superseded", help="Include superseded versions.")
     ] = False,
     mode: Annotated[
-        str, typer.Option(help="hybrid (full text + vectors, fused) | text | vector.")
+        str,
+        typer.Option(
+            help="hybrid (full text + vectors + SPLADE terms, fused) | text | vector | sparse."
+        ),
     ] = "hybrid",
     defining: Annotated[
         bool, typer.Option("--defining", help="Defining memories (decisions, milestones…) first.")
@@ -224,16 +226,8 @@ def list_notes(
 @command()
 def reindex(vault: VaultOpt = None) -> None:
     """Rebuild every cache under .brain/ from the files."""
-    from rich.progress import Progress
-
-    brain = open_brain(vault)
-    with Progress(console=err, transient=True) as bar:
-        task = bar.add_task("Indexing", total=None)
-
-        def step(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        count = brain.reindex(progress=step)
+    brain = open_brain(vault)  # its steps show the walk's and the embedding's progress
+    count = brain.reindex(progress=brain.indexing_steps())
     out.print(f"Reindexed {count} notes.")
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
@@ -17,6 +19,7 @@ from brain.cli.app import (
     app,
     command,
     emit_json,
+    err,
     open_brain,
     out,
 )
@@ -133,12 +136,36 @@ def serve(
     # The daemon does the work when it runs (or starts); this process checks each call against
     # the tools' schemas and forwards only the allowlisted names.
     forward = McpForwarder(root, os.environ, session, chosen, TOOLS)
+    if sys.stdin.isatty():  # a person, not a host: say what this is (stdout is MCP's alone)
+        err.print(
+            f"brain serve speaks MCP on stdio for {escape(str(root))}; an assistant starts it "
+            "itself: connect one with `brain mcp-config HOST` "
+            "(claude-desktop, claude-code, cursor). Ctrl-C stops."
+        )
+        _stop_on_ctrl_c()
     try:
         # A stand-in with the Brain's attributes; typed as one for the tools it is handed to.
         run(cast("Brain", deferred), session_id=session, forward=forward)
     finally:
         forward.close()
         deferred.close()
+
+
+def _stop_on_ctrl_c() -> None:
+    """At a terminal, Ctrl-C ends `brain serve` at once, with exit code 0 and no traceback.
+
+    The MCP SDK reads stdin on a worker thread that cancellation cannot stop, so the usual
+    KeyboardInterrupt leaves the process waiting for a line that never comes. Ending here
+    loses nothing: every write is atomic and durable when made, and a git commit still
+    pending is made by the vault's next brain operation (git/autocommit.py).
+    """
+
+    def stop(_signum: int, _frame: object) -> None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGINT, stop)
 
 
 @command("set")

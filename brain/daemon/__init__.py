@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from brain.errors import InvalidInput
-from brain.settings import SETTINGS_FILE, Settings
+from brain.settings import Settings
 from brain.vault.paths import CACHE_DIR
 
 DAEMON_ENV = "BRAIN_DAEMON"  # `off`: never use or start a daemon; work in this process
@@ -33,19 +33,15 @@ def daemon_settings(settings: Settings) -> DaemonSettings:
     """The `daemon:` section of brain.yaml, validated; every problem names the field."""
     data: Any = settings.raw.get("daemon") or {}
     if not isinstance(data, dict):
-        raise InvalidInput(f"{SETTINGS_FILE}: field 'daemon' must be a mapping")
+        raise settings.bad_field("daemon", "must be a mapping")
     idle = data.get("idle_seconds", DaemonSettings.idle_seconds)
     if isinstance(idle, bool) or not isinstance(idle, int | float) or idle <= 0:
-        raise InvalidInput(
-            f"{SETTINGS_FILE}: field 'daemon.idle_seconds' must be a positive number, not {idle!r}"
-        )
+        raise settings.bad_field("daemon.idle_seconds", f"must be a positive number, not {idle!r}")
     flags = {}
     for name in ("autostart", "watch"):
         value = data.get(name, getattr(DaemonSettings, name))
         if not isinstance(value, bool):
-            raise InvalidInput(
-                f"{SETTINGS_FILE}: field 'daemon.{name}' must be true or false, not {value!r}"
-            )
+            raise settings.bad_field(f"daemon.{name}", f"must be true or false, not {value!r}")
         flags[name] = value
     return DaemonSettings(idle_seconds=float(idle), **flags)
 

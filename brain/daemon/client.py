@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import select
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,10 @@ from brain.errors import BrainError
 from brain.vault.files import keep_private
 
 START_WAIT = 30.0  # seconds a client waits for a daemon it started to answer
+SLOW = 1.0  # seconds a client waits in silence before it says why (no wait unsaid past 2 s)
+# How a person is told of a wait that outlasts SLOW: entered with what is waited for, left
+# when the wait ends (the CLI shows a status line; None: nobody is told).
+Waiting = Callable[[str], AbstractContextManager[None]]
 
 
 class DaemonUnavailable(BrainError):
@@ -40,12 +46,13 @@ class DaemonLost(BrainError):
 class DaemonClient:
     """One connection to the daemon; requests go one at a time."""
 
-    def __init__(self, sock: socket.socket, root: Path) -> None:
+    def __init__(self, sock: socket.socket, root: Path, waiting: Waiting | None = None) -> None:
         self.sock = sock
         self.root = root
+        self.waiting = waiting
 
     @classmethod
-    def connect(cls, root: Path) -> DaemonClient:
+    def connect(cls, root: Path, waiting: Waiting | None = None) -> DaemonClient:
         """Connect to the running daemon (checking it is this user's), else DaemonUnavailable."""
         path = socket_path(root)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -58,7 +65,7 @@ class DaemonClient:
         except BrainError:
             sock.close()
             raise
-        return cls(sock, root)
+        return cls(sock, root, waiting)
 
     def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
         """Send one request and wait for its reply; a BrainError reply is raised here."""
@@ -67,7 +74,11 @@ class DaemonClient:
         except OSError as exc:
             raise DaemonUnavailable(f"the daemon closed the connection: {exc}") from None
         try:
-            reply = receive(self.sock)
+            if self.waiting is not None and op != "ping" and not _answers(self.sock, SLOW):
+                with self.waiting(self._busy(op)):
+                    reply = receive(self.sock)
+            else:
+                reply = receive(self.sock)
         except (OSError, WireError) as exc:
             raise DaemonLost(
                 f"the daemon stopped while doing {op!r}: {exc}",
@@ -82,8 +93,28 @@ class DaemonClient:
             raise_error(reply.get("error") or {})
         return reply.get("result")
 
+    def _busy(self, op: str) -> str:
+        """What the daemon is busy with, asked on a connection of its own (a ping is answered
+        beside the work)."""
+        try:
+            other = DaemonClient.connect(self.root)
+            try:
+                info = other.call("ping")
+            finally:
+                other.close()
+        except BrainError:
+            return f"waiting for brain's daemon to answer {op!r}"
+        doing = info.get("doing") or f"answering {op!r}"
+        return f"waiting for brain's daemon (pid {info.get('pid')}): {doing}"
+
     def close(self) -> None:
         self.sock.close()
+
+
+def _answers(sock: socket.socket, seconds: float) -> bool:
+    """Whether a reply begins to arrive within `seconds`."""
+    ready, _, _ = select.select([sock], [], [], seconds)
+    return bool(ready)
 
 
 def clean_stale(root: Path) -> bool:
@@ -149,24 +180,42 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
         )  # fmt: skip # arguments grouped by meaning
 
 
-def start(root: Path, wait: float = START_WAIT) -> DaemonClient:
-    """Start the daemon (unless one runs) and connect to it, else DaemonUnavailable."""
+def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) -> DaemonClient:
+    """Start the daemon (unless one runs) and connect to it, else DaemonUnavailable. A start
+    that outlasts SLOW is told to `waiting`."""
     with contextlib.suppress(DaemonUnavailable):
-        return DaemonClient.connect(root)
+        return DaemonClient.connect(root, waiting)
     clean_stale(root)
     process = spawn(root)
+    with contextlib.ExitStack() as told:
+        return _started(root, process, wait, told, waiting)
+
+
+def _started(
+    root: Path,
+    process: subprocess.Popen[bytes],
+    wait: float,
+    told: contextlib.ExitStack,
+    waiting: Waiting | None,
+) -> DaemonClient:
+    """Connect once the daemon just spawned listens; `told` holds the wait said, if any."""
     deadline = time.monotonic() + wait
+    slow: float | None = time.monotonic() + SLOW
     delay = 0.01
     while True:
         try:
-            return DaemonClient.connect(root)
+            return DaemonClient.connect(root, waiting)
         except DaemonUnavailable:
             pass
+        if waiting is not None and slow is not None and time.monotonic() > slow:
+            slow = None
+            said = f"starting brain's daemon for {root} (its log: {log_path(root)})"
+            told.enter_context(waiting(said))
         code = process.poll()
         if code is not None and running_pid(root) is None:
             # It exited without a daemon running: another one may have just won the race.
             with contextlib.suppress(DaemonUnavailable):
-                return DaemonClient.connect(root)
+                return DaemonClient.connect(root, waiting)
             raise DaemonUnavailable(
                 f"the daemon could not start (exit code {code})", f"see {log_path(root)}"
             )
@@ -178,7 +227,9 @@ def start(root: Path, wait: float = START_WAIT) -> DaemonClient:
         delay = min(delay * 2, 0.1)
 
 
-def connect_or_start(root: Path, env: Mapping[str, str]) -> DaemonClient | None:
+def connect_or_start(
+    root: Path, env: Mapping[str, str], waiting: Waiting | None = None
+) -> DaemonClient | None:
     """A client of the running daemon, else one started now if brain.yaml allows; else None.
 
     None means: use the core in this process (BRAIN_DAEMON=off, no daemon and it may not
@@ -187,7 +238,7 @@ def connect_or_start(root: Path, env: Mapping[str, str]) -> DaemonClient | None:
     if daemon_off(env):
         return None
     try:
-        return DaemonClient.connect(root)
+        return DaemonClient.connect(root, waiting)
     except DaemonUnavailable:
         pass
     except BrainError:
@@ -199,7 +250,7 @@ def connect_or_start(root: Path, env: Mapping[str, str]) -> DaemonClient | None:
     if not wanted.autostart:
         return None
     try:
-        return start(root)
+        return start(root, waiting=waiting)
     except (BrainError, OSError):
         return None  # the caller falls back to the core in its own process
 

@@ -14,18 +14,18 @@ import inspect
 import types
 import typing
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from brain import settings as settings_mod
 from brain.daemon.backend import OPERATIONS, LocalBackend
+from brain.daemon.follow import Follower
 from brain.errors import BrainError, InvalidInput, NotFound
-from brain.settings import SETTINGS_FILE
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools import Tool
 
     from brain.brain import Brain
+    from brain.daemon import DaemonSettings
 
 MAX_SESSIONS = 64  # MCP clients remembered at once; the oldest is dropped first
 
@@ -33,15 +33,18 @@ MAX_SESSIONS = 64  # MCP clients remembered at once; the oldest is dropped first
 class Operations:
     """Runs one request at a time against the daemon's one Brain (callers serialise)."""
 
-    def __init__(self, brain: Brain) -> None:
+    def __init__(
+        self, brain: Brain, on_daemon: Callable[[DaemonSettings], None] | None = None
+    ) -> None:
         self.brain = brain
         self.local = LocalBackend(brain)
         self._sessions: OrderedDict[str, tuple[Brain, dict[str, Tool]]] = OrderedDict()
         self._loop = asyncio.new_event_loop()
-        self._settings_seen = self._settings_stamp()
+        # brain.yaml may change under the daemon (by hand, `brain git enable`, `partition use`).
+        self.follower = Follower(brain, on_daemon or (lambda _config: None))
 
     def run(self, op: str, args: Any) -> Any:
-        self._follow_settings()
+        self.follower.check()
         if not isinstance(args, dict):
             raise InvalidInput("request field 'args' must be an object")
         if op == "mcp":
@@ -64,7 +67,9 @@ class Operations:
         if tool not in TOOLS:
             raise InvalidInput(f"unknown tool {tool!r}; allowed: {', '.join(TOOLS)}")
         view, tools = self._session(session, partition)
-        view.settings = self.brain.settings  # brain.yaml may have changed since
+        # brain.yaml may have changed since (Follower): the view takes what the Brain took.
+        view.settings = self.brain.settings
+        view.embedder, view.sparse = self.brain.embedder, self.brain.sparse
         found = tools[tool]
         try:
             kwargs = found.fn_metadata.validate_arguments(arguments)
@@ -99,25 +104,6 @@ class Operations:
 
     def close(self) -> None:
         self._loop.close()
-
-    def _settings_stamp(self) -> tuple[int, int]:
-        try:
-            st = (self.brain.root / SETTINGS_FILE).stat()
-        except FileNotFoundError:
-            return (0, 0)
-        return (st.st_mtime_ns, st.st_size)
-
-    def _follow_settings(self) -> None:
-        """brain.yaml changed (by hand, or `brain partition use`): take its settings, as a
-        fresh process would. A new embedder still needs `brain daemon stop`."""
-        stamp = self._settings_stamp()
-        if stamp == self._settings_seen:
-            return
-        fresh = settings_mod.load(self.brain.root)
-        if self.brain.partition == self.brain.settings.default_partition:
-            self.brain.partition = fresh.default_partition
-        self.brain.settings = fresh
-        self._settings_seen = stamp
 
 
 def _checked(fn: Any, args: dict[str, Any]) -> dict[str, Any]:

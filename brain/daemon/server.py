@@ -11,26 +11,24 @@ administrative commands (sleep, connect, tier, set) still run beside it from the
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import queue
-import resource
 import signal
 import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain.daemon import DaemonSettings, daemon_settings, pid_path, socket_path
+from brain.daemon.home import claim, fd_identity, identity, listening, rss
 from brain.daemon.operations import Operations
 from brain.daemon.wire import (
     VERSION,
     WireError,
-    bind_unix,
     check_peer,
     receive,
     reply_error,
@@ -64,7 +62,7 @@ class Daemon:
         self.brain = brain
         self.config = config
         self.log = log
-        self.ops = Operations(brain)
+        self.ops = Operations(brain, on_daemon=self._take_config)
         self.stopping = threading.Event()
         self.started = time.time()
         self.requests = 0
@@ -78,10 +76,14 @@ class Daemon:
         self._last = time.monotonic()
         # The pid file this daemon locked: if it goes (its .brain/ or the whole vault deleted)
         # or another takes its name, a new daemon may start beside this one: two writers.
-        self._home = _identity(pid_path(brain.root))
+        self._home = identity(pid_path(brain.root))
         self._home_checked = 0.0
         self._watch_queued = threading.Event()  # the watcher's first catch-up waits its turn
         self._holding = False  # the catalog's briefs held in memory (_hold_briefs)
+        self._watch_run: tuple[threading.Event, threading.Thread] | None = None  # stop, thread
+        self._followed = 0.0  # when brain.yaml was last looked at while idle
+        self.doing = ""  # what the Brain's thread is busy with, for a client kept waiting
+        brain.steps = brain.caches.steps = self._step
 
     def submit(self, job: Callable[[], Any], queued: threading.Event | None = None) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception);
@@ -97,7 +99,7 @@ class Daemon:
     # the loops ----------------------------------------------------------------------
     def serve(self, listener: socket.socket) -> None:
         self._jobs.put((self._warm, Future()))
-        watcher = self._watch()
+        watcher = self._watch_run = self._watch()
         if watcher is not None:
             # Its first catch-up (once its observer runs) is what makes it the catch-up from
             # then on: calls are taken once it waits its turn, and `_warm` walks no more. In a
@@ -128,6 +130,7 @@ class Daemon:
                     done.set_exception(exc)
         finally:
             self.stopping.set()
+            watcher = self._watch_run  # brain.yaml may have started or stopped one since
             if watcher is not None:
                 watcher[0].set()
             # Nobody waits forever on a stopping daemon: late jobs are turned away.
@@ -184,6 +187,13 @@ class Daemon:
             self.brain.caches.catalog.hold_briefs(apart=True)
 
     def _check_idle(self) -> None:
+        now = time.monotonic()
+        if now - self._followed > 1.0:  # a new idle_seconds counts even with no request
+            self._followed = now
+            try:
+                self.ops.follower.check()
+            except BrainError as exc:  # broken for now: the next request says so
+                self.log(f"{exc}")
         with self._count:
             idle = self._active == 0 and time.monotonic() - self._last > self.config.idle_seconds
         if idle:
@@ -196,7 +206,7 @@ class Daemon:
         if self._home is None or now - self._home_checked < _TICK:
             return
         self._home_checked = now
-        found = _identity(pid_path(self.brain.root))
+        found = identity(pid_path(self.brain.root))
         if found != self._home:
             why = "was deleted" if found is None else "belongs to another daemon"
             self.log(f"{pid_path(self.brain.root)} {why}; exiting")
@@ -235,9 +245,11 @@ class Daemon:
         if not isinstance(op, str):
             return reply_error(InvalidInput("request field 'op' must be a string"))
         if op == "ping":
-            return reply_ok({"pid": os.getpid(), "vault": os.fspath(self.brain.root)})
+            root = os.fspath(self.brain.root)
+            return reply_ok({"pid": os.getpid(), "vault": root, "doing": self.doing})
         if op == "status":
-            return reply_ok({**self.status(), **self._vault_status()})
+            vault = self._vault_status()  # first: it takes brain.yaml afresh
+            return reply_ok({**self.status(), **vault})
         if op == "stop":
             self.log("asked to stop")
             self.stopping.set()
@@ -253,7 +265,15 @@ class Daemon:
 
     def _run(self, op: str, args: Any) -> Any:
         self.requests += 1
-        return self.ops.run(op, args)
+        self.doing = f"answering {op!r}"
+        try:
+            return self.ops.run(op, args)
+        finally:
+            self.doing = ""
+
+    def _step(self, what: str, done: int, total: int) -> None:
+        """A long job's progress (model.Steps), for a client that asks why it waits."""
+        self.doing = f"{what} {done:,} of {total:,}" if done < total else ""
 
     def status(self) -> dict[str, Any]:
         embedder = self.brain.embedder
@@ -262,10 +282,10 @@ class Daemon:
         return {
             "pid": os.getpid(), "vault": os.fspath(self.brain.root), "protocol": VERSION,
             "uptime_seconds": round(time.time() - self.started, 3),
-            "memory_bytes": _rss(), "requests": self.requests, "refused": self.refused,
+            "memory_bytes": rss(), "requests": self.requests, "refused": self.refused,
             "connections": active, "embedder": embedder.name if embedder else "none",
-            "model_loaded": self.model_loaded, "watching": list(self.watching),
-            "idle_seconds": self.config.idle_seconds,
+            "model_loaded": self.model_loaded and getattr(embedder, "loaded", True),
+            "watching": list(self.watching), "idle_seconds": self.config.idle_seconds,
         }  # fmt: skip # one record's fields, grouped
 
     def _vault_status(self) -> dict[str, Any]:
@@ -276,6 +296,7 @@ class Daemon:
             return {}
 
     def _vault_counts(self) -> dict[str, Any]:
+        self.ops.follower.check()
         caches = self.brain.caches
         vectors = None
         if caches.vectors_on:
@@ -294,6 +315,7 @@ class Daemon:
     def _warm(self) -> None:
         """Catch up with the files and load the model before the first recall needs it. A
         watcher that queued its first catch-up walks the files itself, after this."""
+        self.doing = "warming up: catching up with the files and loading the models"
         try:
             if not self._watch_queued.is_set():
                 self.brain.catch_up(force=True)
@@ -306,6 +328,8 @@ class Daemon:
             self.log("warm")
         except BrainError as exc:
             self.log(f"warming failed: {exc}")
+        finally:
+            self.doing = ""
 
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
@@ -324,6 +348,20 @@ class Daemon:
         thread.start()
         return stop, thread
 
+    def _take_config(self, config: DaemonSettings) -> None:
+        """brain.yaml's `daemon:` section changed: idle time and catch-up at once; a watcher
+        started or stopped. A new model is loaded by its first use (Follower)."""
+        old, self.config = self.config, config
+        self.brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        if config.watch == old.watch:
+            return
+        self.log(f"brain.yaml: watch {'on' if config.watch else 'off'}")
+        if self._watch_run is not None:  # not joined: it may be waiting for this thread
+            self._watch_run[0].set()
+            self._watch_run, self.watcher, self.watching = None, None, []
+        if config.watch:
+            self._watch_run = self._watch()
+
     def _via(self, job: Callable[[], None]) -> None:
         with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too
             self.submit(job, queued=self._watch_queued)
@@ -333,7 +371,7 @@ def run(root: Path, log: Log) -> int:
     """Be the daemon of this vault until stopped or idle; 3 if another one already runs."""
     from brain.brain import open_vault
 
-    claimed = _claim(pid_path(root))
+    claimed = claim(pid_path(root))
     if claimed is None:
         log("another daemon already runs for this vault")
         return 3
@@ -344,7 +382,7 @@ def run(root: Path, log: Log) -> int:
         daemon = Daemon(brain, config, log)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda _s, _f: daemon.stopping.set())
-        with _listening(socket_path(root)) as listener:
+        with listening(socket_path(root)) as listener:
             log(f"daemon {os.getpid()} serving {root}")
             try:
                 daemon.serve(listener)
@@ -353,75 +391,7 @@ def run(root: Path, log: Log) -> int:
         return 0
     finally:
         # Only our own pid file: after our home was deleted, the name may be a new daemon's.
-        if _identity(pid_path(root)) == _fd_identity(claimed):
+        if identity(pid_path(root)) == fd_identity(claimed):
             with contextlib.suppress(FileNotFoundError):
                 pid_path(root).unlink()
         os.close(claimed)
-
-
-def _claim(path: Path) -> int | None:
-    """Lock the pid file for this process's life and write the pid; None if it is taken."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        # A client cleaning up after a crash may have unlinked the file between open and lock.
-        try:
-            same = os.fstat(fd).st_ino == path.stat().st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            return fd
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _listening(path: Path) -> Iterator[socket.socket]:
-    """The listening socket, mode 0600 from birth; removed on the way out."""
-    # We hold the pid lock, so a socket file here is a crashed daemon's.
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
-    try:
-        bind_unix(listener, path)
-    finally:
-        os.umask(old)
-    path.chmod(0o600)
-    inode = path.stat().st_ino
-    listener.listen(64)
-    try:
-        yield listener
-    finally:
-        listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_ino == inode:
-                path.unlink()
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _fd_identity(fd: int) -> tuple[int, int]:
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino
-
-
-def _rss() -> int:
-    """Resident memory of this process in bytes."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

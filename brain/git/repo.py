@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from brain.errors import BrainError, InvalidInput
+from brain.errors import BrainError
 from brain.model import LOCAL_ONLY
 from brain.vault.files import atomic_write, owner_only
 from brain.vault.paths import CACHE_DIR
@@ -50,7 +50,7 @@ def autocommit_on(settings: Settings) -> bool:
     """`git.autocommit` in brain.yaml (off unless `brain git enable` turned it on)."""
     section = settings.raw.get("git") or {}
     if not isinstance(section, dict):
-        raise InvalidInput("brain.yaml: field 'git' must be a mapping")
+        raise settings.bad_field("git", "must be a mapping")
     return bool(section.get("autocommit", False))
 
 

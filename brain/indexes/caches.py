@@ -14,7 +14,7 @@ from brain.indexes import approximate
 from brain.indexes.catalog import REBUILDING, Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
 from brain.ingest.sections import SECTIONED_KINDS, section_text, sections_of
-from brain.model import Note, content_hash, normalise_title
+from brain.model import Note, Steps, content_hash, normalise_title
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, EmbeddingCache
@@ -94,6 +94,7 @@ class Caches:
     embedder: Embedder | None = None  # None: full text only
     # Learned-sparse terms, encoded from the vector queue beside the vectors (none without them).
     sparse_encoder: SparseEncoder | None = None
+    steps: Steps | None = None  # told how far a long embedding is (model.Steps)
     catalog: Catalog = field(init=False)
     fulltext: FullText = field(init=False)
     _vectors: VectorIndex | None = field(default=None, init=False)
@@ -166,6 +167,15 @@ class Caches:
             assert self.sparse_encoder is not None, "the sparse index needs an encoder"
             self._sparse = SparseIndex(self.folder / "sparse", self.sparse_encoder.name)
         return self._sparse
+
+    def use_models(self, embedder: Embedder | None, sparse_encoder: SparseEncoder | None) -> None:
+        """Other models from now on (brain.yaml changed under a long-lived process): the vector
+        and sparse indexes open afresh, and are rebuilt at their next use if made by others."""
+        for index in (self._vectors, self._sparse):
+            if index is not None:
+                index.close()
+        self._vectors = self._sparse = None
+        self.embedder, self.sparse_encoder = embedder, sparse_encoder
 
     def close(self) -> None:
         self.catalog.close()
@@ -354,6 +364,8 @@ class Caches:
             index.upsert([oid for oid, _, _ in chunk], vectors)
             if self.sparse_encoder is not None:
                 self.sparse.encode_missing(self.sparse_encoder, chunk)
+            if self.steps is not None:
+                self.steps("embedding", start + len(chunk), len(items))
         if self.catalog.info(PRUNE_VECTORS):  # after a reindex: drop what no object holds
             objects = self.catalog.object_ids()
             index.remove(set(index.ids()) - set(objects))

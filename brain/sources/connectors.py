@@ -22,7 +22,7 @@ import yaml
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.safeyaml import load_yaml
-from brain.settings import SETTINGS_FILE
+from brain.settings import SETTINGS_FILE, yaml_problem
 from brain.sources import consent
 from brain.vault.files import atomic_write
 from brain.vault.paths import CACHE_DIR, check_segment
@@ -97,7 +97,9 @@ def declared_in(text: str, path: Path) -> dict[str, Declared]:
     """The connectors declared in the text of brain.yaml (`path` names it in messages)."""
     try:
         data = load_yaml(text, str(path), SETTINGS_FILE) or {}
-    except (yaml.YAMLError, BrokenNote) as exc:
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{path}{yaml_problem(exc)}") from None
+    except BrokenNote as exc:
         raise InvalidInput(f"{path}: cannot be read: {exc}") from None
     section = data.get("connectors") if isinstance(data, dict) else None
     if section is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from brain.errors import VaultBusy
+from brain.model import Steps
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
@@ -200,11 +201,16 @@ class WriterLock:
     Re-entrant within one process, so a use case may call another that also writes.
     """
 
+    SLOW = 1.0  # seconds of waiting for another process before `steps` is told
+
     def __init__(self, path: Path, timeout: float = 60.0) -> None:
         self.path = path
         self.timeout = timeout
         self._fd: int | None = None
         self._depth = 0
+        # Told ("waiting", 0, 1) when another process keeps this one waiting, then
+        # ("waiting", 1, 1) when the wait ends (model.Steps).
+        self.steps: Steps | None = None
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -243,21 +249,31 @@ class WriterLock:
     def _acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + self.timeout
+        began = time.monotonic()
         delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise VaultBusy(
-                        f"another brain process has held the vault lock for {self.timeout:.0f} s",
-                        f"lock file {self.path}",
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.02)
+        said = False
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waited = time.monotonic() - began
+                    if waited > self.timeout:
+                        os.close(fd)
+                        raise VaultBusy(
+                            f"another brain process has held the vault lock for "
+                            f"{self.timeout:.0f} s",
+                            f"lock file {self.path}",
+                        ) from None
+                    if not said and waited > self.SLOW and self.steps is not None:
+                        said = True
+                        self.steps("waiting", 0, 1)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.02)
+        finally:
+            if said and self.steps is not None:
+                self.steps("waiting", 1, 1)
         self._fd = fd
 
     def _release(self) -> None:
