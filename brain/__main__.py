@@ -54,9 +54,10 @@ def answered(argv: Sequence[str]) -> bool:
     finally:
         client.close()
     if as_json:
-        print(json.dumps({"query": parsed["query"], "hits": hits}, ensure_ascii=False, indent=2))
+        answer = {"query": parsed["query"], "hits": hits, "nothing_relevant": not hits}
+        print(json.dumps(answer, ensure_ascii=False, indent=2))
     else:
-        _print_hits(hits)
+        _print_hits(hits, root)
     return True
 
 
@@ -85,11 +86,11 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
     return found if "query" in found else None
 
 
-def _print_hits(hits: list[dict[str, Any]]) -> None:
+def _print_hits(hits: list[dict[str, Any]], root: Path) -> None:
     from brain.hitview import hit_lines
 
     on = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    for line in hit_lines(hits):
+    for line in hit_lines(hits, str(root)):
         print("".join(_styled(text, style, on) for text, style in line))
 
 

@@ -15,18 +15,7 @@ from typing import Any
 Piece = tuple[str, str]
 Line = list[Piece]
 
-# A hit's band is its score against the best of the same answer: recall scales each
-# retriever's scores per query, so the number means "how close to the best", not more.
-STRONG, FAIR = 0.6, 0.3
 BAND_STYLE = {"strong": "green", "fair": "yellow", "weak": "dim"}
-
-
-def band(score: float, best: float) -> str:
-    """strong | fair | weak: how this hit compares with the best one of its answer."""
-    if best <= 0:
-        return "weak"
-    ratio = score / best
-    return "strong" if ratio >= STRONG else "fair" if ratio >= FAIR else "weak"
 
 
 def adds(snippet: str, title: str, heading_path: Sequence[str] = ()) -> bool:
@@ -35,14 +24,14 @@ def adds(snippet: str, title: str, heading_path: Sequence[str] = ()) -> bool:
     return bool(said) and said not in _plain(" ".join([title, *heading_path]))
 
 
-def hit_lines(hits: Sequence[Mapping[str, Any]]) -> list[Line]:
-    """Every line `brain recall` prints for these hits (JSON form), in order."""
-    if not hits:
-        return [[("Nothing found.", "")]]
-    best = max(float(h["score"]) for h in hits)
+def hit_lines(hits: Sequence[Mapping[str, Any]], vault: str) -> list[Line]:
+    """Every line `brain recall` prints for these hits (JSON form), in order. A hit's band is
+    the core's (recall/relevance.py): how much of the question it holds, not its rank."""
+    if not hits:  # nothing cleared the relevance floor
+        return [[(f"nothing relevant in {vault}", "")]]
     lines: list[Line] = []
     for n, hit in enumerate(hits, 1):
-        strength = band(float(hit["score"]), best)
+        strength = hit["band"]
         weak = strength == "weak"
         where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
         head: Line = [
@@ -79,6 +68,8 @@ def describe(why: Mapping[str, Any]) -> str:
             text += f" ({entry['neighbours']:+.3f} from neighbours)"
         parts.append(text)
     parts.append(f"fused {why['fused']:.3f}")
+    if "relevance" in why:  # how much of the question it holds (recall/relevance.py)
+        parts.append(f"relevance {why['relevance']:.2f}")
     if why["context"]:
         parts.append(f"context {why['context']:+.3f}")
     if why["prior"] != 1.0:

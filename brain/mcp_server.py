@@ -214,11 +214,16 @@ def build_tools(
         k: Annotated[int, Field(description="How many results.", ge=1, le=MAX_K)] = 5,
         node: Node = None,
     ) -> Result:
-        """The few memories that best answer a query: id, title, snippet, date, source, flags.
+        """The few memories that best answer a query: id, title, snippet, date, source, flags,
+        and how much of the query each holds (`relevance` 0-1, `band` strong | fair | weak).
+        `nothing_relevant` is true, with no hits, when no memory is about the query.
 
         Use `expand` with an id to read a whole note.
         """
-        return {"hits": [_hit(h) for h in brain.recall(query, k=k, node=node)]}
+        hits = brain.recall(query, k=k, node=node)
+        # Nothing cleared the relevance floor: said outright, so a model does not take an
+        # empty list for a failure or make do with unrelated memories.
+        return {"hits": [_hit(h) for h in hits], "nothing_relevant": not hits}
 
     @tool(read_only=False, destructive=True, idempotent=True)
     async def forget(note_id: Id) -> Result:
@@ -416,4 +421,5 @@ def _hit(hit: Hit) -> Result:
         "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
         "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
         "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
+        "relevance": round(hit.relevance, 4), "band": hit.band,
     }  # fmt: skip # one record's fields, grouped

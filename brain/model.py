@@ -283,6 +283,10 @@ class Hit:
     heading_path: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     explain: Mapping[str, Any] | None = None  # why it came back (`recall --explain`)
+    # How much of the question it holds, 0..1, the same scale in every recall, and its band
+    # (strong | fair | weak: recall/relevance.py); `score` only orders one answer's hits.
+    relevance: float = 0.0
+    band: str = "weak"
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -293,6 +297,8 @@ class Hit:
             "source": dict(self.source),
             "path": self.path,
             "score": round(self.score, 6),
+            "relevance": round(self.relevance, 4),
+            "band": self.band,
             "kind": self.kind,
             "status": self.status,
             "node": self.node,

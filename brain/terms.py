@@ -54,8 +54,8 @@ GENERIC = frozenset(
     wow www yeah year years yes yesterday yet youre com org net via per""".split()
 )
 
-# Capitalised words that are calendar names or sentence openers, not entities.
-_NOT_ENTITIES = frozenset(
+# The days of the week and the months: capitalised, yet not entities.
+CALENDAR = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december""".split()
 )
@@ -145,7 +145,7 @@ def _clean(run: list[str]) -> tuple[list[str], int]:
 
     def filler(word: str) -> bool:
         low = word.casefold()
-        return low in STOPWORDS or low in GENERIC or low in _NOT_ENTITIES or not word
+        return low in STOPWORDS or low in GENERIC or low in CALENDAR or not word
 
     skipped = 0
     while names and filler(names[0]):

@@ -519,6 +519,7 @@ def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
         ["recall", "-k", "1", "widget", "--superseded"],
         ["recall", "--mode=text", "volt", "--superseded", "--json"],
         ["recall", "nothing like this at all"],
+        ["recall", "quantum chromodynamics homework", "--json"],
     ]
     for args in cases:
         fast = brain(daemon, *args)
@@ -526,6 +527,10 @@ def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
                               capture_output=True, text=True, env=env(), cwd=ROOT)  # fmt: skip
         assert fast.returncode == full.returncode == 0, fast.stderr + full.stderr
         assert fast.stdout == full.stdout
+    # Nothing in the vault is about these: said so both ways (recall/relevance.py).
+    assert brain(daemon, *cases[4]).stdout == f"nothing relevant in {daemon}\n"
+    answer = json.loads(brain(daemon, *cases[5]).stdout)
+    assert answer["hits"] == [] and answer["nothing_relevant"] is True
     probe = subprocess.run([sys.executable, "-c", PROBE, "recall", "widget", "--vault",
                             str(daemon)], capture_output=True, text=True, env=env())  # fmt: skip
     assert "ANSWERED True False False" in probe.stdout  # no typer, no core: the daemon answered

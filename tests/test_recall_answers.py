@@ -167,10 +167,10 @@ def test_recall_puts_what_tells_before_what_asks(cli: CliRunner, brain: Brain) -
     # Asked about asking, the question's words match best and it leads.
     about = brain.recall("Which martial arts classes did I ask about?", k=2, mode="text")
     assert [h.id for h in about] == [asks, tells]
-    hits = brain.recall("Which martial arts classes has John done?", k=2, mode="text", explain=True)
+    hits = brain.recall("Which martial arts classes has she done?", k=2, mode="text", explain=True)
     assert [h.id for h in hits] == [tells, asks]
     assert [(h.explain or {}).get("asks") for h in hits] == [1.0, 1 - ASKING]
     brain.close()
-    res = cli.invoke(app, ["recall", "Which martial arts classes has John done?", "--explain"])
+    res = cli.invoke(app, ["recall", "Which martial arts classes has she done?", "--explain"])
     assert res.exit_code == 0, res.output
     assert f"asks ×{1 - ASKING}" in res.output

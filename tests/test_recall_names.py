@@ -15,6 +15,7 @@ from brain.clock import FixedClock
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.fulltext import Filters
 from brain.indexes.sparse import HashingSparse
+from brain.recall import relevance
 from brain.recall.names import COMMON as NAMES_COMMON
 from brain.recall.names import NAME_PRIOR, query_names, subject, whose_words
 
@@ -105,10 +106,16 @@ def test_what_one_said_about_anothers_thing_is_their_words(brain: Brain) -> None
     assert brain.recall("What did Gina say about her store?", k=1, mode="text")[0].id == gina
 
 
-def test_a_name_no_memory_opens_with_changes_nothing(brain: Brain) -> None:
+def test_a_name_no_memory_opens_with_changes_nothing(
+    brain: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for text in TURNS:
         brain.remember(text)
     query = "What did {} paint at sunrise last week?"
+    # No memory holds the name at all, so nothing in the vault is about Gina
+    # (recall/relevance.py); with no floor the ranking shows the name prior did nothing.
+    assert brain.recall(query.format("Gina"), k=2) == []
+    monkeypatch.setattr(relevance, "FLOOR", 0.0)
     plain = [(h.id, h.score) for h in brain.recall(query.format("someone"), k=2)]
     named = brain.recall(query.format("Gina"), k=2, explain=True)
     assert [(h.id, h.score) for h in named] == plain

@@ -10,12 +10,12 @@ from typing import Any
 from typer.testing import CliRunner
 
 from brain.cli import _register, app
-from brain.hitview import adds, band, hit_lines
+from brain.hitview import adds, hit_lines
 
 _register()
 
 HIT_KEYS = {"id", "title", "snippet", "created", "source", "path", "score", "kind", "status",
-            "node", "parent", "heading_path", "tags", "flags"}  # fmt: skip
+            "node", "parent", "heading_path", "tags", "flags", "relevance", "band"}  # fmt: skip
 
 
 def run(cli: CliRunner, *args: str) -> Any:
@@ -26,7 +26,7 @@ def hit(title: str, snippet: str, score: float, **extra: Any) -> dict[str, Any]:
     return {"id": "01JE2Z3K4M5N6P7Q8R9S0T1V2W", "title": title, "snippet": snippet,
             "created": "2026-12-02T10:31:00Z", "path": f"main/Knowledge/Inbox/{title}.md",
             "score": score, "status": "active", "heading_path": [], "flags": [],
-            **extra}  # fmt: skip
+            "band": "strong", **extra}  # fmt: skip
 
 
 def test_a_one_line_note_is_not_shown_twice(cli: CliRunner, vault: Path) -> None:
@@ -42,10 +42,11 @@ def test_a_one_line_note_is_not_shown_twice(cli: CliRunner, vault: Path) -> None
     assert any(line.strip().startswith("The launch party is at the harbour") for line in lines)
 
 
-def test_json_output_is_unchanged(cli: CliRunner, vault: Path) -> None:
+def test_json_output_keeps_its_fields(cli: CliRunner, vault: Path) -> None:
     run(cli, "remember", "We moved the launch to March")
     data = json.loads(run(cli, "recall", "launch", "--json").output)
-    assert set(data) == {"query", "hits"} and data["hits"]
+    assert set(data) == {"query", "hits", "nothing_relevant"} and data["hits"]
+    assert data["nothing_relevant"] is False
     assert all(set(h) == HIT_KEYS for h in data["hits"])
     assert data["hits"][0]["snippet"] == "We moved the launch to March"
 
@@ -58,11 +59,10 @@ def test_snippet_only_when_it_adds_something() -> None:
     assert adds("The Widget Pro weighs 2 kg.", "Widget Pro specs")
 
 
-def test_the_score_band_colours_a_weak_match_as_weak() -> None:
-    assert band(1.0, 1.0) == "strong" and band(0.45, 1.0) == "fair" and band(0.1, 1.0) == "weak"
-    assert band(0.0, 0.0) == "weak"
+def test_the_band_colours_a_weak_match_as_weak() -> None:
     lines = hit_lines([hit("Strong one", "A first passage.", 2.0),
-                       hit("Weak one", "A passage that barely matches.", 0.2)])  # fmt: skip
+                       hit("Weak one", "A passage that barely matches.", 0.2, band="weak")],
+                      "v")  # fmt: skip
     strong = next(line for line in lines if line[0][0].startswith("1. "))
     weak = next(line for line in lines if line[0][0].startswith("2. "))
     assert strong[0] == ("1. Strong one", "bold") and ("strong", "green") in strong
@@ -81,9 +81,10 @@ def test_status_headings_and_flags_still_show() -> None:
                 heading_path=["Widget", "Costs"],
                 flags=["a sibling was corrected"],
             )
-        ]
+        ],
+        "v",
     )
     text = ["".join(t for t, _s in line) for line in lines]
     assert text[0].endswith("  archived")
     assert text[1:] == ["   Widget › Costs", "   Ten euros a unit.", "   ⚠ a sibling was corrected"]
-    assert hit_lines([]) == [[("Nothing found.", "")]]
+    assert hit_lines([], "notes") == [[("nothing relevant in notes", "")]]

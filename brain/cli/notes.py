@@ -132,8 +132,10 @@ def recall(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find the memories that best answer a query."""
-    backend = open_backend(vault)
+    """Find the memories that best answer a query, or say that nothing in the vault is about
+    it (no memory holds enough of the query: docs/cli.md)."""
+    root, _how = vault_path(vault)
+    backend = open_backend(root)
     found = backend.recall(
         query,
         k=k,
@@ -146,16 +148,16 @@ def recall(
     )
     backend.close()
     if as_json:
-        emit_json({"query": query, "hits": found})
+        emit_json({"query": query, "hits": found, "nothing_relevant": not found})
         return
-    render_hits(found)
+    render_hits(found, root)
 
 
-def render_hits(hits: list[dict[str, Any]]) -> None:
+def render_hits(hits: list[dict[str, Any]], root: Path) -> None:
     """Recall's text output (the fast path prints the same lines, brain/hitview.py)."""
     from brain.hitview import hit_lines
 
-    for line in hit_lines(hits):
+    for line in hit_lines(hits, str(root)):
         out.print("".join(f"[{s}]{escape(t)}[/{s}]" if s else escape(t) for t, s in line))
 
 

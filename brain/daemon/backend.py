@@ -170,6 +170,8 @@ def hit_from_json(data: Json) -> Hit:
         heading_path=tuple(data["heading_path"]),
         tags=tuple(data["tags"]),
         explain=data.get("explain"),
+        relevance=data.get("relevance", 0.0),
+        band=data.get("band", "weak"),
     )
 
 

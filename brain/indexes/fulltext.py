@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -227,6 +228,15 @@ class FullText:
         found = searcher.search(t.Query.boolean_query(with_word), 1, count=True).count
         return int(found) / int(total) if total else 0.0
 
+    def doc_freqs(self, stems: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many memories there are, and how many hold each of these stems (`stems`) in
+        their title or body. Read from the term dictionaries: no search."""
+        searcher = self.index.searcher()
+        found = {
+            s: max(int(searcher.doc_freq(field, s)) for field in ("title", "body")) for s in stems
+        }
+        return int(searcher.num_docs), found
+
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """BM25 over title and body; returns (object id, score), best first."""
         # Plain words only: nothing the query language would read as syntax.
@@ -312,6 +322,25 @@ class FullText:
             doc = searcher.doc(address)
             out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
         return out
+
+
+def stems(text: str) -> list[str]:
+    """The text's terms as the index holds them (tantivy's `en_stem`: simple tokens, long ones
+    dropped, lowercased, English stems), so a word is matched as BM25 matches it."""
+    return list(_analyzer().analyze(text))
+
+
+@functools.cache
+def _analyzer() -> Any:
+    import tantivy as t
+
+    return (
+        t.TextAnalyzerBuilder(t.Tokenizer.simple())
+        .filter(t.Filter.remove_long(40))
+        .filter(t.Filter.lowercase())
+        .filter(t.Filter.stemmer("english"))
+        .build()
+    )
 
 
 def _float32(value: float) -> float:

@@ -12,6 +12,7 @@ from brain.indexes.fulltext import Filters
 from brain.model import Hit
 from brain.notes import corrections, defining
 from brain.recall import names as naming
+from brain.recall import relevance
 from brain.recall.answers import ANSWER_DEPTH, asked_for, with_answer_type, with_statements
 from brain.recall.names import query_names, speakers, subjects, with_names, without
 from brain.recall.neighbours import Blend
@@ -130,7 +131,7 @@ def recall(
     # written then: the memories of the window first, each of them a candidate.
     only_when = asks_only_when(query, window, talking)  # "Nate: …" names who said it
     looked = len(lists) > 1 or only_when
-    said = _written_then(brain, window, filters, read) if looked else frozenset()
+    said, then_count = _written_then(brain, window, filters, read) if looked else (frozenset(), 0)
     then = _look_then(retrievers, lists, said, asked, depth, floors) if said else {}
     if names:
         titles = brain.caches.catalog.titles(_ids(lists))
@@ -169,6 +170,14 @@ def recall(
     # Each hit as the catalog has it now, whatever a cache said on the way (the held briefs,
     # an index behind a write): gone, or hidden from a model, it is not shown.
     best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
+    # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
+    # the answer is that nothing in the vault is about it, not the least bad memories.
+    if window is not None and not looked:
+        _, then_count = _written_then(brain, window, filters, read)
+    weighed = relevance.asked(brain.caches.fulltext, query, window, then_count)
+    held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
+    if all(h < relevance.FLOOR for h in held.values()):
+        best = []
     flags = corrections.suspicion_flags(
         brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
     )
@@ -197,12 +206,14 @@ def recall(
             entry["answer_asked"] = wants.name if wants is not None else None
         for oid, entry in why.items() if asking else ():  # what a memory asks, not tells
             entry["asks"] = round(asking.get(oid, 1.0), 4)
+        for oid, entry in why.items():
+            entry["relevance"] = round(held[oid], 4)
         for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
             entry["name"] = name_factors.get(oid, 1.0)
             entry["name_said"] = list(lifted)
     hits = []
     for oid, score in best:
-        hit = to_hit(rows[oid], score, bodies[oid], query, flags.get(oid, ()))
+        hit = to_hit(rows[oid], score, bodies[oid], query, flags.get(oid, ()), held[oid])
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
 
@@ -243,19 +254,20 @@ def _answers(
 
 def _written_then(
     brain: Context, window: Window | None, filters: Filters, read: Briefs
-) -> frozenset[str]:
+) -> tuple[frozenset[str], int]:
     """The memories the filters allow that were written in the window the query names (with
     the prior's slack: what happened on a day is often told the day after), or none when it
-    names no time or more than WINDOW_MOST memories were written then."""
+    names no time or more than WINDOW_MOST memories were written then; and how many of the
+    partition's were (at most WINDOW_MOST + 1)."""
     if window is None or filters.partition is None:
-        return frozenset()
+        return frozenset(), 0
     found = brain.caches.catalog.written_between(
         filters.partition, *window.bounds(), WINDOW_MOST + 1
     )
     if len(found) > WINDOW_MOST:
-        return frozenset()
+        return frozenset(), len(found)
     read.keep(found)
-    return frozenset(b.id for b in found if passes(b, filters))
+    return frozenset(b.id for b in found if passes(b, filters)), len(found)
 
 
 def _look_then(

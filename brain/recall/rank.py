@@ -13,6 +13,7 @@ from brain.indexes.queries import scopes
 from brain.ingest.sections import SECTIONED_KINDS
 from brain.model import Hit
 from brain.recall.ahead import Ahead
+from brain.recall.relevance import band
 from brain.terms import content_words, words
 
 if TYPE_CHECKING:
@@ -331,7 +332,14 @@ def rank(
     return sorted(ranked, key=lambda item: (-item[1], item[0]))
 
 
-def to_hit(row: ObjectRow, score: float, body: str, query: str, flags: tuple[str, ...] = ()) -> Hit:
+def to_hit(
+    row: ObjectRow,
+    score: float,
+    body: str,
+    query: str,
+    flags: tuple[str, ...] = (),
+    relevance: float = 0.0,
+) -> Hit:
     return Hit(
         id=row.id,
         title=row.title,
@@ -347,6 +355,8 @@ def to_hit(row: ObjectRow, score: float, body: str, query: str, flags: tuple[str
         parent=row.parent,
         heading_path=row.heading_path,
         tags=row.tags,
+        relevance=relevance,
+        band=band(relevance),
     )
 
 
