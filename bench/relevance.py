@@ -10,7 +10,10 @@ hit@10 of the positives with the floor applied.
 
     python -m bench.relevance FILE --out OUT.json [--embedder minilm|hashing]
         [--cache-embeddings PATH] [--samples N]
-    python -m bench.relevance --curve OUT.json [OUT2.json …]   (the curve again, and pooled)
+    python -m bench.relevance --curve OUT.json [OUT2.json …]   (the curves again)
+
+Each run also gives hit@1 and hit@10 at the chosen floor (relevance.FLOOR) against no floor,
+with a paired bootstrap interval.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.compare import CachedEmbedder
+from bench.compare import CachedEmbedder, paired_bootstrap
 from bench.locomo import K, Results, _ingest, _vault
 from bench.locomo_data import Sample, load
 from brain.indexes.embedder import Embedder, load_embedder
 from brain.recall import relevance
 from brain.settings import model_cache_dir
 
+CHOSEN = relevance.FLOOR  # before `run` sets it aside
 FLOORS = [round(0.05 * n, 2) for n in range(20)]
 
 
@@ -108,11 +112,40 @@ def curve(records: Sequence[dict[str, Any]], categories: frozenset[int]) -> list
                 "nothing_relevant_other": _mean([not shown(r["hits"]) for r in other]),
                 "nothing_relevant_own": _mean([not hits for hits, _ in kept]),
                 "hit@1": _mean([bool(h) and h[0][0] in gold for h, gold in kept]),
-                "hit@10": _mean([any(x[0] in gold for x in h[:K]) for h, gold in kept]),
+                "hit@10": _mean([_found(h, gold) for h, gold in kept]),
                 "questions": [len(own), len(other)],
             }
         )
     return rows
+
+
+def against_no_floor(
+    records: Sequence[dict[str, Any]], categories: frozenset[int], floor: float
+) -> list[str]:
+    """hit@1 and hit@10 of the positives with the floor against without (mean difference,
+    95% paired bootstrap over the questions)."""
+    own = [r for r in records if r["kind"] == "own" and r["category"] in categories]
+
+    def scored(at: float) -> list[tuple[int, dict[str, float]]]:
+        out = []
+        for r in own:
+            hits = r["hits"] if any(h[1] >= at for h in r["hits"]) else []
+            gold = set(r["gold"])
+            first = float(bool(hits) and hits[0][0] in gold)
+            out.append((r["category"], {"hit@1": first, "hit@10": float(_found(hits, gold))}))
+        return out
+
+    lines = []
+    for metric in ("hit@1", "hit@10"):
+        mean, low, high = paired_bootstrap(
+            scored(floor), scored(0.0), metric, categories=categories
+        )
+        lines.append(f"  {metric} at floor {floor}: {mean:+.4f} [{low:+.4f}, {high:+.4f}]")
+    return lines
+
+
+def _found(hits: list[list[Any]], gold: set[str]) -> bool:
+    return any(h[0] in gold for h in hits[:K])
 
 
 def _mean(values: Sequence[bool]) -> float:
@@ -153,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reports = [json.loads(p.read_text()) for p in args.curve]
         for path, report in zip(args.curve, reports, strict=True):
             print_curve(curve(report["records"], _categories(report)), str(path))
+            print("\n".join(against_no_floor(report["records"], _categories(report), CHOSEN)))
         return 0
     if args.file is None or args.out is None:
         parser.error("give a FILE and --out, or --curve")
@@ -172,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["curve"] = curve(report["records"], _categories(report))
     args.out.write_text(json.dumps(report) + "\n")
     print_curve(report["curve"], str(args.file))
+    print("\n".join(against_no_floor(report["records"], _categories(report), CHOSEN)))
     print(f"negatives left out (their evidence is in the vault): {report['left_out_negatives']}")
     return 0
 

@@ -31,7 +31,7 @@ def hit_lines(hits: Sequence[Mapping[str, Any]], vault: str) -> list[Line]:
         return [[(f"nothing relevant in {vault}", "")]]
     lines: list[Line] = []
     for n, hit in enumerate(hits, 1):
-        strength = hit["band"]
+        strength = hit.get("band", "weak")  # a daemon of an older brain sends none
         weak = strength == "weak"
         where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
         head: Line = [

@@ -46,7 +46,7 @@ class Asked:
         total = sum(self.weights.values()) + self.when_weight
         if not total or not self.known:
             return 0.0
-        found = set(stems(title)) | set(stems(body))
+        found = set(stems(f"{title}\n{body}"))
         share = sum(w for term, w in self.weights.items() if term in found)
         if self.when is not None and self.when.holds(created):
             share += self.when_weight
@@ -70,7 +70,7 @@ def asked(fulltext: FullText, query: str, when: Window | None = None, then: int 
 
 
 def _stemmed(words: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(s for word in words for s in stems(word)))
+    return list(dict.fromkeys(stems(" ".join(words))))
 
 
 def band(relevance: float) -> str:
