@@ -10,7 +10,7 @@ hit@10 of the positives with the floor applied.
 
     python -m bench.relevance FILE --out OUT.json [--embedder minilm|hashing]
         [--cache-embeddings PATH] [--samples N]
-    python -m bench.relevance --curve OUT.json [OUT2.json …]   (the curves again)
+    python -m bench.relevance --curve OUT.json [PART2.json …]   (the curve again, of all parts)
 
 Each run also gives hit@1 and hit@10 at the chosen floor (relevance.FLOOR) against no floor,
 with a paired bootstrap interval.
@@ -52,13 +52,16 @@ def _asked(brain: Any, question: str, owner: dict[str, tuple[str, str]], sample:
     return out
 
 
-def run(samples: Sequence[Sample], embedder: Embedder, out: Path) -> dict[str, Any]:
-    """Each vault asked its own questions and the next sample's; the records so far are
-    written to `out` after each vault, so a long run can be read before it ends."""
+def run(
+    samples: Sequence[Sample], embedder: Embedder, out: Path, part: slice = slice(None)
+) -> dict[str, Any]:
+    """Each vault (of `part`) asked its own questions and the next sample's; the records so
+    far are written to `out` after each vault, so a long run can be read before it ends."""
     relevance.FLOOR = 0.0  # every hit kept: the floors are applied to the records
     records: list[dict[str, Any]] = []
     contaminated = 0
-    for i, sample in enumerate(samples):
+    for i in range(len(samples))[part]:
+        sample = samples[i]
         other = samples[(i + 1) % len(samples)]
         texts = {t.memory_text for t in sample.turns}
         theirs = {t.dia_id: t.memory_text for t in other.turns}
@@ -180,11 +183,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--curve", type=Path, nargs="+", help="earlier --out files: curves only")
     parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     parser.add_argument("--samples", type=int, default=0, help="only the first N samples")
+    parser.add_argument(
+        "--part", default=":", help="the vaults A:B of the samples (to run a file in parts)"
+    )
     parser.add_argument("--cache-embeddings", type=Path, help="keep vectors by text here")
     args = parser.parse_args(argv)
     if args.curve:
         reports = [json.loads(p.read_text()) for p in args.curve]
-        for path, report in zip(args.curve, reports, strict=True):
+        if len(reports) > 1:  # the parts of one file, run apart: one curve of them all
+            records = [r for report in reports for r in report["records"]]
+            reports = [{"records": records}]
+        for path, report in zip(args.curve, reports, strict=False):
             print_curve(curve(report["records"], _categories(report)), str(path))
             print("\n".join(against_no_floor(report["records"], _categories(report), CHOSEN)))
         return 0
@@ -202,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cache_embeddings:
         embedder = CachedEmbedder(embedder, args.cache_embeddings)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    report = run(samples, embedder, args.out)
+    first, _, last = args.part.partition(":")
+    part = slice(int(first) if first else None, int(last) if last else None)
+    report = run(samples, embedder, args.out, part)
     report["curve"] = curve(report["records"], _categories(report))
     args.out.write_text(json.dumps(report) + "\n")
     print_curve(report["curve"], str(args.file))

@@ -48,6 +48,16 @@ def test_remember_then_recall_in_every_mode(any_brain: Brain, clock: FixedClock)
     assert "new box" in any_brain.expand(note.id).body
 
 
+def test_relevance_is_counted_alike_on_either_storage(any_brain: Brain) -> None:
+    # recall/relevance.py weighs the query's words by how many memories hold them: the full
+    # text's term counts on files, a count of matching rows on PostgreSQL.
+    any_brain.remember("The Widget Pro launch moved to March.", title="Widget launch")
+    any_brain.remember("Bake sourdough on Sundays.", title="Bread")
+    assert any_brain.recall("quantum chromodynamics homework") == []
+    hits = any_brain.recall("sourdough bread")
+    assert hits[0].title == "Bread" and hits[0].band == "strong"
+
+
 def test_a_question_that_asks_when_reads_which_memories_say_when(any_brain: Brain) -> None:
     # recall/answers.py reads the best memories' text from either storage's full text (the
     # order it makes is pinned in tests/test_recall_answers.py; PostgreSQL ranks words apart).
