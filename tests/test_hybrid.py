@@ -182,7 +182,6 @@ def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
     """The notes a vault is made with and its first memory share a minute, not a conversation
     (scripts/demo, as a new user meets it): recall of the memory shows them, if at all, weak.
     Filled in, as an untouched one is no answer at all (test_recall_text.py)."""
-    from brain.hitview import band
     from brain.indexes.sparse import SpladeEncoder
 
     for path, line in (("Master/Biography.md", "Lives in Porto with two cats."),
@@ -198,5 +197,5 @@ def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
     assert hits[0].id == first and len(hits) > 1  # the sparse list finds the vault's notes
     for hit in hits[1:]:
         assert hit.explain is not None and hit.explain["context"] < hits[0].score / 10
-        assert band(hit.score, hits[0].score) == "weak", (hit.title, hit.explain)
+        assert hit.band == "weak", (hit.title, hit.explain)  # they hold nothing of the query
     brain.close()
