@@ -14,7 +14,7 @@ from typing import Any, Protocol, Self
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, broken_in_the_way
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
 from brain.indexes.caches import Caches
@@ -27,6 +27,7 @@ from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked
+from brain.vault import notefile
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
@@ -281,8 +282,24 @@ class Context:
             if row is not None and not self.shows(row):
                 row = None
         if row is None:
+            if not self.for_model:  # a model is not told of files it may not see
+                self._check_not_broken(key)
             raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
+
+    def _check_not_broken(self, note_id: str) -> None:
+        """An id the catalog does not know may still be written in a file whose front-matter
+        broke (a hand edit): name that file rather than say there is no such note."""
+        for known in self.caches.catalog.broken_files():
+            try:
+                data = self.store.read_bytes(known.path)
+                if not notefile.names_id(self.store.markdown(known.path, data), note_id):
+                    continue
+                self.store.parse(known.path, data)
+            except FileNotFoundError:
+                continue
+            except BrokenNote as exc:
+                raise broken_in_the_way(known.path, exc) from None
 
     def changed_under_model(self, paths: Iterable[str]) -> bool:
         """For a model: whether any of these files changed since the caches saw them, caught
@@ -444,16 +461,22 @@ class Context:
     def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
         return catchup.apply_files(self.store, self.caches, self.clock, todo, gone)
 
-    def _refresh_title(self, folder: str, title: str) -> None:
-        """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+    def _refresh_title(self, folder: str, title: str) -> list[str]:
+        """Catch up the files of a folder whose names match a title (cheap: no stat calls);
+        returns those of them that do not parse."""
         if not self.store.hand_edits:
-            return
+            return []
+        broken = []
         for name in self._names_by_title(folder).get(normalise_title(title), ()):
             rel = f"{folder}/{name}"
             st = self.store.stat(rel)
             row = self.caches.catalog.file(rel)
             if row is None or not row.matches(st):
                 self._index_file(rel)
+                row = self.caches.catalog.file(rel)
+            if row is not None and row.error is not None:
+                broken.append(rel)
+        return broken
 
     def _names_by_title(self, folder: str) -> NamesByTitle:
         """A folder's note file names by normalised title. Inside `bulk()` a folder is listed
