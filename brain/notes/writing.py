@@ -170,7 +170,7 @@ def _titled(
     title = request.title if request.title is not None else derive_title(request.text)
     found = _find_title(request, catalog, node, title)
     if found is not None:
-        note = store.read(found.path)
+        note = read_in_the_way(request, store, found.path)  # broken since the catalog saw it?
         if _holds(note.body, request.text):  # the same memory again: no copy, no "X 2.md"
             return Written(_touch(note, now, request.tags), UNCHANGED)
         if request.title is not None:  # the same title adds to its note
@@ -253,7 +253,7 @@ def _singleton(
         if store.exists(path):
             _check_in_the_way(request, store, path)
         return Written(new_note(request, path, request.title, "singleton", body_text, now), CREATED)
-    note = store.read(found.path)
+    note = read_in_the_way(request, store, found.path)
     # The purpose engraved at the top (a blockquote) stays; the current truth is replaced.
     lines = note.body.splitlines(keepends=True)
     keep = 0
