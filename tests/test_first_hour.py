@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 from typer.testing import CliRunner
@@ -19,8 +18,8 @@ from brain.brain import Brain, open_vault
 from brain.cli import app
 from brain.clock import FixedClock
 from brain.daemon.operations import Operations
-from brain.mcp_server import build_server
 from tests.conftest import tree_digest
+from tests.test_mcp import call, run
 from tests.test_recalls import chatgpt, zipped
 
 DEEP = "Knowledge/Domains/Cooking/Bread and pastry techniques/Sourdough starters and levains"
@@ -144,17 +143,16 @@ def test_every_write_says_whether_it_created_appended_or_replaced(cli: CliRunner
 def test_the_mcp_remember_answer_says_what_the_write_did(brain: Brain) -> None:
     answers: list[str] = []
 
-    async def main() -> None:
-        async with Client(build_server(brain)) as client:
-            for text in ("The cat is called Tom", "The cat is called Tom"):
-                result = await client.call_tool("remember", {"text": text})
-                answers.append(result.structured_content["outcome"])  # type: ignore[index]
-            result = await client.call_tool("remember", {"text": "grey", "title": "Cat"})
-            answers.append(result.structured_content["outcome"])  # type: ignore[index]
-            result = await client.call_tool("remember", {"text": "purrs", "title": "CAT"})
-            answers.append(result.structured_content["outcome"])  # type: ignore[index]
+    async def scenario(client: Client) -> None:
+        for args in (
+            {"text": "The cat is called Tom"},
+            {"text": "The cat is called Tom"},
+            {"text": "grey", "title": "Cat"},
+            {"text": "purrs", "title": "CAT"},
+        ):
+            answers.append((await call(client, "remember", args))["outcome"])  # fmt: skip
 
-    anyio.run(main)
+    run(brain, scenario)
     assert answers == ["created", "unchanged", "created", "appended"]
 
 
