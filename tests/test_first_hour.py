@@ -286,3 +286,39 @@ def test_one_import_is_one_pass_and_two_are_two(brain: Brain, tmp_path: Path) ->
     convs = chatgpt(3)[2:]
     second = brain.import_export("chatgpt", zipped(tmp_path, convs, "two.zip"))
     assert {brain.get(i).source["session"] for i in second.added}.isdisjoint(sessions)
+
+
+@pytest.mark.parametrize("where", ["process", "daemon"])
+def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, where: str) -> None:
+    from brain import partitions
+    from brain.daemon.backend import DaemonBackend, LocalBackend
+    from brain.daemon.client import DaemonClient, start
+    from tests.test_daemon import stop_daemon
+
+    made = open_vault(vault)
+    partitions.create(made, "work")
+    made.close()
+    backend: Any
+    if where == "daemon":
+        start(vault).close()
+        backend = DaemonBackend(DaemonClient.connect(vault))
+    else:
+        backend = LocalBackend(open_vault(vault))
+    try:
+        note = backend.remember("Standup at nine", "work", title="Standup")
+        again = backend.remember("Standup at nine", "work", title="standup")
+        assert (note["outcome"], again["outcome"], again["id"]) == (
+            "created",
+            "unchanged",
+            note["id"],
+        )
+        listed = backend.list_notes("work", limit=1)
+        assert len(listed) == 1
+        assert backend.count_notes("work", limit=1) == len(backend.list_notes("work"))
+        assert backend.expand(note["id"], "work")["body"] == "Standup at nine\n"
+        hits = backend.recall("standup", "work")
+        assert hits[0]["id"] == note["id"]
+    finally:
+        backend.close()
+        if where == "daemon":
+            stop_daemon(vault)
