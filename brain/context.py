@@ -27,7 +27,6 @@ from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, is_id, iso, normalise_title
 from brain.obsidian import linked
-from brain.vault import notefile
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
 from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
@@ -282,24 +281,13 @@ class Context:
             if row is not None and not self.shows(row):
                 row = None
         if row is None:
-            if not self.for_model:  # a model is not told of files it may not see
-                self._check_not_broken(key)
+            # An id in a file whose front-matter broke: named (but not to a model, which is
+            # told nothing of files it may not see).
+            paths = () if self.for_model else [f.path for f in self.caches.catalog.broken_files()]
+            if found := self.store.broken_with_id(paths, key):
+                raise broken_in_the_way(*found)
             raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
-
-    def _check_not_broken(self, note_id: str) -> None:
-        """An id the catalog does not know may still be written in a file whose front-matter
-        broke (a hand edit): name that file rather than say there is no such note."""
-        for known in self.caches.catalog.broken_files():
-            try:
-                data = self.store.read_bytes(known.path)
-                if not notefile.names_id(self.store.markdown(known.path, data), note_id):
-                    continue
-                self.store.parse(known.path, data)
-            except FileNotFoundError:
-                continue
-            except BrokenNote as exc:
-                raise broken_in_the_way(known.path, exc) from None
 
     def changed_under_model(self, paths: Iterable[str]) -> bool:
         """For a model: whether any of these files changed since the caches saw them, caught
