@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
+from brain.__main__ import _parse
 from brain.brain import Brain, open_vault
 from brain.cli import app
 from brain.clock import FixedClock
@@ -318,6 +319,16 @@ def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, w
         assert backend.expand(note["id"], "work")["body"] == "Standup at nine\n"
         hits = backend.recall("standup", "work")
         assert hits[0]["id"] == note["id"]
+        if where == "daemon":  # the fast path (brain/__main__.py) takes --partition too
+            assert _parse(["recall", "standup", "--partition", "work"]) == {
+                "query": "standup", "partition": "work"}  # fmt: skip
+            env = {**os.environ, "BRAIN_DAEMON": "auto"}
+            fast = subprocess.run(
+                [sys.executable, "-m", "brain", "recall", "standup", "--partition", "work",
+                 "--json", "--vault", str(vault)],
+                capture_output=True, text=True, env=env, check=True,
+            )  # fmt: skip # arguments grouped by meaning
+            assert json.loads(fast.stdout)["hits"][0]["id"] == note["id"]
     finally:
         backend.close()
         if where == "daemon":
