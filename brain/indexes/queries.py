@@ -174,10 +174,13 @@ class Queries:
         """The current index note of the thread of this normalised title, in any folder
         directly under `threads` (a fixed folder name, free of LIKE's wildcards)."""
         visible = " AND visibility='normal'" if visible_only else ""
+        # The folders under `threads` as a range of the (partition, node, …) index: "0" is
+        # the character after "/".
         found = self.select(
-            "partition=? AND kind='thread' AND norm_title=? AND node LIKE ? AND node NOT LIKE ?"
-            f" AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
-            (partition, norm_title, f"{threads}/%", f"{threads}/%/%"),
+            "partition=? AND node>? AND node<? AND node NOT LIKE ? AND kind='thread' AND "
+            f"norm_title=? AND id=note_id AND status!='superseded'{visible} "
+            "ORDER BY created LIMIT 1",
+            (partition, f"{threads}/", f"{threads}0", f"{threads}/%/%", norm_title),
         )
         return next(found, None)
 
