@@ -42,11 +42,17 @@ class Brain(Context):
     """
 
     # notes ---------------------------------------------------------------------
-    @recorded(lambda note, a: f"remember {title_of(note)}")
     def remember(
         self, text: str, *, source: dict[str, Any] | None = None, **options: Unpack[RememberOptions]
     ) -> Note:
         """Store a memory; what happens depends on the note kind (see notes/writing.py)."""
+        return self.remembered(text, source=source, **options).note
+
+    @recorded(lambda written, a: f"remember {title_of(written.note)}")
+    def remembered(
+        self, text: str, *, source: dict[str, Any] | None = None, **options: Unpack[RememberOptions]
+    ) -> writing.Written:
+        """`remember`, saying what the write did: created, appended, replaced or unchanged."""
         return writing.remember(self, text, source=source, **options)
 
     # A forgotten note's title stays out of git's history: the commit names the id only.
@@ -75,9 +81,17 @@ class Brain(Context):
         return purging.purge(self, rows, lambda: self.forget(note_id, mode), confirm_purge)
 
     @recorded(lambda note, a: f"correct {title_of(note)}, superseding {a['note_id']}")
-    def correct(self, note_id: str, text: str, *, source: dict[str, Any] | None = None) -> Note:
-        """A new version of a note that supersedes it; the old one is kept as history."""
-        return corrections.correct(self, note_id, text, source)
+    def correct(
+        self,
+        note_id: str,
+        text: str,
+        *,
+        source: dict[str, Any] | None = None,
+        title: str | None = None,
+    ) -> Note:
+        """A new version of a note that supersedes it (under its title, unless given one);
+        the old one is kept as history."""
+        return corrections.correct(self, note_id, text, source, title)
 
     def history(self, note_id: str) -> list[Note]:
         """Every version of a note, oldest first."""
@@ -216,6 +230,10 @@ class Brain(Context):
         if self.changed_under_model(row.path for row in rows):
             rows = reading.list_notes(self, **options)
         return rows
+
+    def count(self, **options: Unpack[ListOptions]) -> int:
+        """How many notes `list` finds with these filters, whatever its limit."""
+        return reading.count_notes(self, **options)
 
 
 def models(

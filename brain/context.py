@@ -14,7 +14,7 @@ from typing import Any, Protocol, Self
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound
+from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, broken_in_the_way
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
 from brain.indexes.caches import Caches
@@ -294,6 +294,11 @@ class Context:
             if row is not None and not self.shows(row):
                 row = None
         if row is None:
+            # An id in a file whose front-matter broke: named (but not to a model, which is
+            # told nothing of files it may not see).
+            paths = () if self.for_model else [f.path for f in self.caches.catalog.broken_files()]
+            if found := self.store.broken_with_id(paths, key):
+                raise broken_in_the_way(*found)
             raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
         return row
 
@@ -457,16 +462,22 @@ class Context:
     def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
         return catchup.apply_files(self.store, self.caches, self.clock, todo, gone)
 
-    def _refresh_title(self, folder: str, title: str) -> None:
-        """Catch up the files of a folder whose names match a title (cheap: no stat calls)."""
+    def _refresh_title(self, folder: str, title: str) -> list[str]:
+        """Catch up the files of a folder whose names match a title (cheap: no stat calls);
+        returns those of them that do not parse."""
         if not self.store.hand_edits:
-            return
+            return []
+        broken = []
         for name in self._names_by_title(folder).get(normalise_title(title), ()):
             rel = f"{folder}/{name}"
             st = self.store.stat(rel)
             row = self.caches.catalog.file(rel)
             if row is None or not row.matches(st):
                 self._index_file(rel)
+                row = self.caches.catalog.file(rel)
+            if row is not None and row.error is not None:
+                broken.append(rel)
+        return broken
 
     def _names_by_title(self, folder: str) -> NamesByTitle:
         """A folder's note file names by normalised title. Inside `bulk()` a folder is listed

@@ -34,6 +34,16 @@ class NotFound(BrainError):
 class BrokenNote(BrainError):
     """A note file on disk that cannot be parsed (usually after a hand edit)."""
 
+    def __init__(self, message: str, hint: str | None = None, *, line: int | None = None) -> None:
+        super().__init__(message, hint)
+        self.line = line  # the file's line where its front-matter breaks, when known
+
+
+def broken_in_the_way(path: str, cause: BrokenNote) -> BrokenNote:
+    """A broken note named where it stops a command (expand of its id, a write to its title)."""
+    where = f"line {cause.line}" if cause.line else cause.message.removeprefix(f"{path}: ")
+    return BrokenNote(f"{path} has broken front-matter ({where}): fix it or run `brain doctor`")
+
 
 class ColdFileError(BrokenNote):
     """A cold-tier file that cannot be read back (damaged, or its dictionary is missing)."""

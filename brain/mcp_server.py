@@ -196,12 +196,17 @@ def build_tools(
             ),
         ] = None,
     ) -> Result:
-        """Store a memory in the current partition. Returns the note's id, title and folder."""
-        note = brain.remember(text, title=title, node=node, tags=tags, kind=kind, source=source)
+        """Store a memory in the current partition. Returns the note's id, title and folder,
+        and `outcome`: created, appended (added to the note of that title), replaced (a
+        singleton's text) or unchanged (the memory was already there)."""
+        written = brain.remembered(
+            text, title=title, node=node, tags=tags, kind=kind, source=source
+        )
+        note = written.note
         # The folder, not the file name: a name such as `Bank pin 2.md` would tell a model that
         # a note it cannot see holds `Bank pin.md` (no tool shows a model file names).
         return {"id": note.id, "title": note.title, "node": note.node, "kind": note.kind,
-                "created": note.created}  # fmt: skip # one record's fields, grouped
+                "created": note.created, "outcome": written.outcome}  # fmt: skip # one record
 
     @tool(read_only=True)
     async def recall(

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from brain.errors import InvalidInput, NotFound
 from brain.git.autocommit import recorded
@@ -30,6 +30,8 @@ from brain.vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
 
 if TYPE_CHECKING:
     from brain.context import Context
+
+C = TypeVar("C", bound="Context")
 
 _UNSAFE = re.compile(r'[:*?"<>|]')
 
@@ -176,6 +178,14 @@ def restore(brain: Context, name: str) -> Partition:
             raise InvalidInput(f"partition {name!r} is not archived")
         brain.store.delete(f"{name}/{ARCHIVED_MARK}")
     return Partition(name, False, name == brain.partition)
+
+
+def view(brain: C, name: str | None) -> C:
+    """The vault seen from partition `name` for one command (`--partition`), brain.yaml left
+    as it is; None: as it is seen now."""
+    if name is None:
+        return brain
+    return brain.at(existing(brain, name))
 
 
 def use(brain: Context, name: str) -> Partition:

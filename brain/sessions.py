@@ -152,7 +152,7 @@ class Gate:
         request = Request(
             text=text, partition=brain.partition, node=node, kind="dated", source=self.source
         )
-        note = plan(request, brain.store, brain.caches.catalog, brain.clock.now())
+        note = plan(request, brain.store, brain.caches.catalog, brain.clock.now()).note
         if brain.for_model and brain.store.exists(f"{LOCAL_ONLY}/{note.path}"):
             raise self._closed("diary" if node == DIARY else "session")
         return brain.save(note)

@@ -127,15 +127,54 @@ def test_recall_flags_notes_written_in_the_same_pass_as_a_corrected_one(
         assert hits[clean.id].flags == (), clean.title
 
 
-def test_suspicion_shows_in_the_cli_and_in_json(cli: CliRunner) -> None:
-    one = json.loads(cli.invoke(app, ["remember", "Budget is 10k", "--json"]).stdout)
-    cli.invoke(app, ["remember", "Budget owner is Ana", "--json"])
-    assert cli.invoke(app, ["correct", one["id"], "Budget is 12k"]).exit_code == 0
+def test_suspicion_shows_in_the_cli_and_in_json(cli: CliRunner, brain: Brain) -> None:
+    session = {"via": "mcp", "session": "s1"}  # one pass: an assistant's session
+    one = brain.remember("Budget is 10k", source=session)
+    brain.remember("Budget owner is Ana", source=session)
+    assert cli.invoke(app, ["correct", one.id, "Budget is 12k"]).exit_code == 0
     res = cli.invoke(app, ["recall", "budget owner"])
     assert "a note written in the same pass was corrected on" in res.stdout
     hits = json.loads(cli.invoke(app, ["recall", "budget owner", "--json"]).stdout)["hits"]
     owner = next(h for h in hits if "Ana" in h["snippet"])
     assert owner["flags"] and "corrected on" in owner["flags"][0]
+
+
+def test_one_cli_correction_flags_no_other_cli_note_of_the_day(cli: CliRunner) -> None:
+    """Each `brain remember` is a pass of its own: correcting one note says nothing about
+    the notes of the other commands that day."""
+    one = json.loads(cli.invoke(app, ["remember", "Budget is 10k", "--json"]).stdout)
+    two = json.loads(cli.invoke(app, ["remember", "Budget owner is Ana", "--json"]).stdout)
+    assert one["meta"]["source"]["session"] != two["meta"]["source"]["session"]
+    assert cli.invoke(app, ["correct", one["id"], "Budget is 12k"]).exit_code == 0
+    hits = json.loads(cli.invoke(app, ["recall", "budget owner", "--json"]).stdout)["hits"]
+    owner = next(h for h in hits if h["id"] == two["id"])
+    assert owner["flags"] == []
+    assert "same pass" not in cli.invoke(app, ["recall", "budget owner"]).stdout
+
+
+def test_notes_without_a_session_share_no_pass(brain: Brain, clock: FixedClock) -> None:
+    """Notes written before passes had ids (no `session` in their source) are each their own."""
+    old = {"via": "cli"}
+    wrong = brain.remember("The hall holds 300 people", title="Hall size", source=old)
+    other = brain.remember("The hall has a cloakroom", title="Hall rooms", source=old)
+    later(clock, 5)
+    brain.correct(wrong.id, "The hall holds 200 people")
+    assert {h.id: h.flags for h in brain.recall("hall", k=20)}[other.id] == ()
+
+
+def test_a_correction_keeps_the_title_unless_given_one(cli: CliRunner) -> None:
+    note = json.loads(
+        cli.invoke(app, ["remember", "Launch in May", "--title", "Launch date", "--json"]).stdout
+    )
+    kept = json.loads(cli.invoke(app, ["correct", note["id"], "Launch in June", "--json"]).stdout)
+    assert kept["meta"]["title"] == "Launch date" and kept["path"] == note["path"]
+    res = cli.invoke(app, ["correct", kept["id"], "Launch in July", "--title", "Launch (final)",
+                           "--json"])  # fmt: skip # one command line
+    assert res.exit_code == 0, res.output
+    renamed = json.loads(res.stdout)
+    assert renamed["meta"]["title"] == "Launch (final)" and renamed["path"] == note["path"]
+    bad = cli.invoke(app, ["correct", renamed["id"], "Launch in July", "--title", "a\nb"])
+    assert bad.exit_code == 2 and "control character" in bad.stderr
 
 
 # Forget: revert, one version, the whole history ----------------------------------------------

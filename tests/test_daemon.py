@@ -382,7 +382,8 @@ def test_malformed_and_oversize_messages_are_refused_without_harm(daemon: Path) 
 
 def test_the_daemon_serves_only_its_operations() -> None:
     assert set(OPERATIONS) == {"remember", "recall", "expand", "links", "history",
-                               "list_notes", "forget_plan", "forget", "correct"}  # fmt: skip
+                               "list_notes", "count_notes", "forget_plan", "forget",
+                               "correct"}  # fmt: skip
     for admin in ("connect", "sync", "sleep", "tier_move", "set_field", "reindex", "settings"):
         assert admin not in OPERATIONS and admin not in TOOLS
 

@@ -111,7 +111,9 @@ def test_only_the_boundary_turns_a_brain_error_into_exit_code_2() -> None:
 def test_recall_options_are_defined_once() -> None:
     for owner in (Brain, Backend, LocalBackend, DaemonBackend):
         params = inspect.signature(owner.recall).parameters
-        assert list(params) == ["self", "query", "options"], owner
+        # A backend also takes the partition of one command (`--partition`), outside them.
+        where = [] if owner is Brain else ["partition"]
+        assert list(params) == ["self", "query", *where, "options"], owner
         hint = typing.get_type_hints(owner.recall)["options"]
         assert typing.get_args(hint) == (RecallOptions,), owner
 
@@ -120,7 +122,9 @@ def test_the_daemon_checks_recall_options_against_that_one_definition(brain: Bra
     ops = Operations(brain)
     try:
         assert ops.run("recall", {"query": "anything", "k": 3}) == []
-        with pytest.raises(InvalidInput, match="allowed: query, k, node, include_superseded"):
+        with pytest.raises(
+            InvalidInput, match="allowed: query, partition, k, node, include_superseded"
+        ):
             ops.run("recall", {"query": "anything", "limit": 3})
         with pytest.raises(InvalidInput, match="'k' has the wrong type"):
             ops.run("recall", {"query": "anything", "k": "3"})

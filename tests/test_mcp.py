@@ -163,12 +163,12 @@ def test_remember_recall_expand_list_forget_with_mcp_provenance(brain: Brain) ->
 
 def test_one_session_id_per_server_process(vault: Path, clock: FixedClock) -> None:
     sessions = []
-    for _ in range(2):
+    for server in range(2):
         brain = open_vault(vault, clock=clock)
 
-        async def scenario(client: Client, brain: Brain = brain) -> None:
-            one = await call(client, "remember", {"text": "one"})
-            two = await call(client, "remember", {"text": "two"})
+        async def scenario(client: Client, brain: Brain = brain, n: int = server) -> None:
+            one = await call(client, "remember", {"text": f"one ({n})"})
+            two = await call(client, "remember", {"text": f"two ({n})"})
             sessions.append(brain.get(two["id"]).source["session"])
             assert brain.get(one["id"]).source == {"via": "mcp", "session": sessions[-1]}
 

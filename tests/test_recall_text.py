@@ -16,7 +16,7 @@ def test_recall_finds_a_memory_with_its_date_and_place(brain: Brain) -> None:
     hit = hits[0]
     assert hit.created == "2026-12-02T10:31:00Z"
     assert hit.path == note.path and hit.snippet == "We moved the launch to March"
-    assert hit.source == {"via": "cli"} and hit.score > 0
+    assert hit.source == {"via": "cli", "session": note.source["session"]} and hit.score > 0
 
 
 def test_recall_returns_a_handful(brain: Brain) -> None:

@@ -125,9 +125,10 @@ def test_titled_notes_dedupe_by_title_within_their_folder(brain: Brain) -> None:
 
 
 def test_untitled_memories_never_merge(brain: Brain) -> None:
-    a = brain.remember("Caroline: hey Mel, how are you")
-    b = brain.remember("Caroline: hey Mel, how are you")
-    assert a.id != b.id and a.path != b.path
+    # The same first words (the same derived title), other text: two memories.
+    a = brain.remember("Caroline: hey Mel, how are you doing today? Fine, thanks")
+    b = brain.remember("Caroline: hey Mel, how are you doing today? Tired, sadly")
+    assert a.title == b.title and a.id != b.id and a.path != b.path
 
 
 def test_singleton_upserts_in_place_keeping_its_purpose(brain: Brain) -> None:

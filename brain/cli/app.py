@@ -96,6 +96,14 @@ VaultOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+PartitionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--partition",
+        help="Work in this partition for this command only (brain.yaml stays as it is).",
+        show_default=False,
+    ),
+]
 
 
 def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:

@@ -18,13 +18,16 @@ from brain.errors import InvalidInput
 def correct(
     note_id: Annotated[str, typer.Argument(metavar="ID", help="The note to correct.")],
     text: Annotated[str, typer.Argument(help="What is true now, or - to read stdin.")],
+    title: Annotated[
+        str | None, typer.Option(help="A new title (else the note keeps its own).")
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a new version of a note; the old one is kept as history (expand --history)."""
     body = read_text(text)
     backend = open_backend(vault)
-    data = backend.correct(note_id, body)
+    data = backend.correct(note_id, body, title)
     backend.close()
     if as_json:
         emit_json(data)

@@ -8,13 +8,14 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from brain.cli.app import (
     JsonOpt,
+    PartitionOpt,
     VaultOpt,
     command,
     emit_json,
+    err,
     open_brain,
     out,
     read_text,
@@ -24,6 +25,7 @@ from brain.cli.corrections import print_traces
 from brain.cli.daemon import open_backend
 from brain.daemon.backend import note_from_json
 from brain.errors import BrainError
+from brain.model import ListOptions
 
 
 @command()
@@ -84,6 +86,7 @@ def remember(
         str | None, typer.Option(help="Comma-separated tags (no spaces, not only digits).")
     ] = None,
     kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
+    partition: PartitionOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -91,15 +94,23 @@ def remember(
     body = read_text(text)
     backend = open_backend(vault)
     tag_list = [t for t in (tags or "").split(",") if t.strip()]
-    data = backend.remember(body, title=title, node=node, tags=tag_list, kind=kind)
+    data = backend.remember(body, partition, title=title, node=node, tags=tag_list, kind=kind)
     backend.close()
     if as_json:
         emit_json(data)
-    else:
-        note = note_from_json(data)
-        out.print(
-            f"Remembered [bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}"
-        )
+        return
+    note = note_from_json(data)
+    said = f"[bold]{escape(note.title)}[/bold] ({note.id}) in {escape(note.path)}"
+    out.print(_OUTCOMES[data["outcome"]].format(said))
+
+
+# What a remember did, as the person reads it (`outcome` in --json).
+_OUTCOMES = {
+    "created": "Remembered {} (a new note)",
+    "appended": "Added to {}",
+    "replaced": "Replaced the text of {}",
+    "unchanged": "Already remembered: {} holds this text (touched, nothing added)",
+}
 
 
 @command()
@@ -129,6 +140,7 @@ def recall(
         bool,
         typer.Option("--explain", help="Say why each hit came back: ranks, scores, context."),
     ] = False,
+    partition: PartitionOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -138,6 +150,7 @@ def recall(
     backend = open_backend(root)
     found = backend.recall(
         query,
+        partition,
         k=k,
         node=node,
         include_superseded=superseded,
@@ -167,6 +180,7 @@ def expand(
     history: Annotated[
         bool, typer.Option("--history", help="Every version of the note, oldest first.")
     ] = False,
+    partition: PartitionOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -179,7 +193,7 @@ def expand(
         backend.close()
         print_history(note_id, versions, as_json)
         return
-    data = backend.expand(note_id)
+    data = backend.expand(note_id, partition)
     links = backend.links(data["id"])
     backend.close()
     if as_json:
@@ -201,28 +215,37 @@ def list_notes(
         str | None, typer.Option(help="active | dormant | archived | resolved | superseded.")
     ] = None,
     kind: Annotated[str | None, typer.Option(help="Only notes of this kind.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many.", min=1)] = 50,
     defining: Annotated[
         bool,
         typer.Option("--defining", help="Only defining memories (decision, milestone, event)."),
     ] = False,
+    partition: PartitionOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List notes, newest first."""
+    """List notes, newest first: id, date, kind, status and title, the path below."""
     backend = open_backend(vault)
-    rows = backend.list_notes(
-        node=node, status=status, kind=kind, limit=limit, defining_only=defining
-    )
+    options: ListOptions = {"node": node, "status": status, "kind": kind, "limit": limit,
+                            "defining_only": defining}  # fmt: skip # one record's fields
+    rows = backend.list_notes(partition, **options)
+    # Counted only when the limit was reached: otherwise the rows are all there is.
+    total = backend.count_notes(partition, **options) if len(rows) == limit else len(rows)
     backend.close()
     if as_json:
-        emit_json({"notes": rows})
+        emit_json({"notes": rows, "total": total, "limit": limit})
         return
-    table = Table("id", "title", "kind", "status", "created", "path", box=None)
+    # Two plain lines a note, never a table: a table fits the terminal's width by cutting
+    # ids and paths, and piped output has no width to fit.
     for r in rows:
-        table.add_row(r["id"], escape(r["title"]), r["kind"], r["status"], r["created"][:10],
-                      escape(r["path"]))  # fmt: skip # arguments grouped by meaning
-    out.print(table)
+        out.print(f"{r['id']}  {r['created'][:10]}  {r['kind']} · {r['status']}  "
+                  f"[bold]{escape(r['title'])}[/bold]")  # fmt: skip # one line, two parts
+        out.print(f"    [dim]{escape(r['path'])}[/dim]")
+    out.file.flush()  # the rows first, then the footer, where both streams meet
+    if total > len(rows):
+        err.print(f"[dim]showing {len(rows)} of {total}; `--limit {total}` for all[/dim]")
+    elif not rows:
+        err.print("[dim]no notes[/dim]")
 
 
 @command()

@@ -24,15 +24,23 @@ class Backend(Protocol):
 
     where: str  # "daemon" or "process"
 
-    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json: ...
-    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]: ...
-    def expand(self, note_id: str) -> Json: ...
+    # `partition`: work in that partition for this call only (None: the vault's default).
+    def remember(
+        self, text: str, partition: str | None = None, **options: Unpack[RememberOptions]
+    ) -> Json: ...
+    def recall(
+        self, query: str, partition: str | None = None, **options: Unpack[RecallOptions]
+    ) -> list[Json]: ...
+    def expand(self, note_id: str, partition: str | None = None) -> Json: ...
     def links(self, note_id: str) -> Json: ...
     def history(self, note_id: str) -> list[Json]: ...
-    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]: ...
+    def list_notes(
+        self, partition: str | None = None, **options: Unpack[ListOptions]
+    ) -> list[Json]: ...
+    def count_notes(self, partition: str | None = None, **options: Unpack[ListOptions]) -> int: ...
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json: ...
     def forget(self, note_id: str, mode: str = "auto") -> list[str]: ...
-    def correct(self, note_id: str, text: str) -> Json: ...
+    def correct(self, note_id: str, text: str, title: str | None = None) -> Json: ...
     def close(self) -> None: ...
 
 
@@ -44,6 +52,7 @@ OPERATIONS = (
     "links",
     "history",
     "list_notes",
+    "count_notes",
     "forget_plan",
     "forget",
     "correct",
@@ -58,14 +67,19 @@ class LocalBackend:
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
 
-    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json:
-        return note_to_json(self.brain.remember(text, **options))
+    def remember(
+        self, text: str, partition: str | None = None, **options: Unpack[RememberOptions]
+    ) -> Json:
+        written = view(self.brain, partition).remembered(text, **options)
+        return {**note_to_json(written.note), "outcome": written.outcome}
 
-    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
-        return [h.to_json() for h in self.brain.recall(query, **options)]
+    def recall(
+        self, query: str, partition: str | None = None, **options: Unpack[RecallOptions]
+    ) -> list[Json]:
+        return [h.to_json() for h in view(self.brain, partition).recall(query, **options)]
 
-    def expand(self, note_id: str) -> Json:
-        return note_to_json(self.brain.expand(note_id))
+    def expand(self, note_id: str, partition: str | None = None) -> Json:
+        return note_to_json(view(self.brain, partition).expand(note_id))
 
     def links(self, note_id: str) -> Json:
         links = self.brain.links(note_id)
@@ -77,8 +91,13 @@ class LocalBackend:
     def history(self, note_id: str) -> list[Json]:
         return [note_to_json(v) for v in self.brain.history(note_id)]
 
-    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]:
-        return [row_to_json(r) for r in self.brain.list(**options)]
+    def list_notes(
+        self, partition: str | None = None, **options: Unpack[ListOptions]
+    ) -> list[Json]:
+        return [row_to_json(r) for r in view(self.brain, partition).list(**options)]
+
+    def count_notes(self, partition: str | None = None, **options: Unpack[ListOptions]) -> int:
+        return view(self.brain, partition).count(**options)
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         plan = self.brain.forget_plan(note_id, mode)
@@ -87,8 +106,8 @@ class LocalBackend:
     def forget(self, note_id: str, mode: str = "auto") -> list[str]:
         return self.brain.forget(note_id, mode)
 
-    def correct(self, note_id: str, text: str) -> Json:
-        return note_to_json(self.brain.correct(note_id, text))
+    def correct(self, note_id: str, text: str, title: str | None = None) -> Json:
+        return note_to_json(self.brain.correct(note_id, text, title=title))
 
     def close(self) -> None:
         self.brain.close()
@@ -108,16 +127,20 @@ class DaemonBackend:
     def _many(self, op: str, **args: Any) -> list[Json]:
         return cast(list[Json], self.client.call(op, args))
 
-    def remember(self, text: str, **options: Unpack[RememberOptions]) -> Json:
+    def remember(
+        self, text: str, partition: str | None = None, **options: Unpack[RememberOptions]
+    ) -> Json:
         if "tags" in options:
             options["tags"] = [*options["tags"]]  # JSON has lists
-        return self._one("remember", text=text, **options)
+        return self._one("remember", text=text, partition=partition, **options)
 
-    def recall(self, query: str, **options: Unpack[RecallOptions]) -> list[Json]:
-        return self._many("recall", query=query, **options)
+    def recall(
+        self, query: str, partition: str | None = None, **options: Unpack[RecallOptions]
+    ) -> list[Json]:
+        return self._many("recall", query=query, partition=partition, **options)
 
-    def expand(self, note_id: str) -> Json:
-        return self._one("expand", note_id=note_id)
+    def expand(self, note_id: str, partition: str | None = None) -> Json:
+        return self._one("expand", note_id=note_id, partition=partition)
 
     def links(self, note_id: str) -> Json:
         return self._one("links", note_id=note_id)
@@ -125,8 +148,13 @@ class DaemonBackend:
     def history(self, note_id: str) -> list[Json]:
         return self._many("history", note_id=note_id)
 
-    def list_notes(self, **options: Unpack[ListOptions]) -> list[Json]:
-        return self._many("list_notes", **options)
+    def list_notes(
+        self, partition: str | None = None, **options: Unpack[ListOptions]
+    ) -> list[Json]:
+        return self._many("list_notes", partition=partition, **options)
+
+    def count_notes(self, partition: str | None = None, **options: Unpack[ListOptions]) -> int:
+        return cast(int, self.client.call("count_notes", {"partition": partition, **options}))
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         return self._one("forget_plan", note_id=note_id, mode=mode)
@@ -134,11 +162,19 @@ class DaemonBackend:
     def forget(self, note_id: str, mode: str = "auto") -> list[str]:
         return cast(list[str], self.client.call("forget", {"note_id": note_id, "mode": mode}))
 
-    def correct(self, note_id: str, text: str) -> Json:
-        return self._one("correct", note_id=note_id, text=text)
+    def correct(self, note_id: str, text: str, title: str | None = None) -> Json:
+        return self._one("correct", note_id=note_id, text=text, title=title)
 
     def close(self) -> None:
         self.client.close()
+
+
+def view(brain: Brain, partition: str | None) -> Brain:
+    """The Brain seen from that partition for one call (imported here: `brain --help` and
+    the note commands' own modules never load the core)."""
+    from brain.partitions import view as partition_view
+
+    return partition_view(brain, partition)
 
 
 def note_to_json(note: Note) -> Json:

@@ -100,6 +100,33 @@ def shows(brief: Brief, filters: Filters) -> bool:
     return brief.kind not in filters.exclude_kinds
 
 
+def _notes_where(
+    partition: str,
+    normal_only: bool,
+    node: str | None,
+    status: str | None,
+    kind: str | None,
+    defining_only: bool,
+) -> tuple[str, list[Any]]:
+    """The WHERE clause of a partition's notes (not their chunks), with its parameters."""
+    where = ["partition=?", "id=note_id"]
+    params: list[Any] = [partition]
+    if normal_only:
+        where.append("visibility='normal'")
+    if node:
+        where.append("(node=? OR node LIKE ?)")
+        params += [node, node.replace("%", r"\%") + "/%"]
+    if status:
+        where.append("status=?")
+        params.append(status)
+    if kind:
+        where.append("kind=?")
+        params.append(kind)
+    if defining_only:
+        where.append("defining IS NOT NULL")
+    return " AND ".join(where), params
+
+
 class Queries:
     """The reads of the catalog (its subclass holds the schema and the writes)."""
 
@@ -122,25 +149,40 @@ class Queries:
         defining_only: bool = False,
     ) -> list[ObjectRow]:
         """A partition's notes (not their chunks), newest first; a node includes its sub-nodes."""
-        where = ["partition=?", "id=note_id"]
-        params: list[Any] = [partition]
-        if normal_only:
-            where.append("visibility='normal'")
-        if node:
-            where.append("(node=? OR node LIKE ?)")
-            params += [node, node.replace("%", r"\%") + "/%"]
-        if status:
-            where.append("status=?")
-            params.append(status)
-        if kind:
-            where.append("kind=?")
-            params.append(kind)
-        if defining_only:
-            where.append("defining IS NOT NULL")
-        sql = " AND ".join(where) + " ORDER BY created DESC, id DESC"
+        where, params = _notes_where(partition, normal_only, node, status, kind, defining_only)
+        sql = where + " ORDER BY created DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return list(self.select(sql, params))
+
+    def count_notes(
+        self,
+        partition: str,
+        *,
+        normal_only: bool = False,
+        node: str | None = None,
+        status: str | None = None,
+        kind: str | None = None,
+        defining_only: bool = False,
+    ) -> int:
+        """How many notes `notes` would give without a limit."""
+        return self.count(*_notes_where(partition, normal_only, node, status, kind, defining_only))
+
+    def find_thread(
+        self, partition: str, threads: str, norm_title: str, *, visible_only: bool = False
+    ) -> ObjectRow | None:
+        """The current index note of the thread of this normalised title, in any folder
+        directly under `threads` (a fixed folder name, free of LIKE's wildcards)."""
+        visible = " AND visibility='normal'" if visible_only else ""
+        # The folders under `threads` as a range of the (partition, node, …) index: "0" is
+        # the character after "/".
+        found = self.select(
+            "partition=? AND node>? AND node<? AND node NOT LIKE ? AND kind='thread' AND "
+            f"norm_title=? AND id=note_id AND status!='superseded'{visible} "
+            "ORDER BY created LIMIT 1",
+            (partition, f"{threads}/", f"{threads}0", f"{threads}/%/%", norm_title),
+        )
+        return next(found, None)
 
     def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
         return int(

@@ -21,9 +21,10 @@ from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import Note, Relation, iso, new_id, parse_iso
 from brain.notes import defining
-from brain.notes.writing import check_text
+from brain.notes.writing import check_text, own_pass
 from brain.safeyaml import load_yaml
 from brain.vault import notefile
+from brain.vault.paths import file_stem
 
 if TYPE_CHECKING:
     from brain.context import Context
@@ -84,9 +85,20 @@ def current(catalog: Catalog, note_id: str) -> ObjectRow | None:
     return versions[-1] if versions else None
 
 
-def correct(brain: Context, note_id: str, text: str, source: dict[str, Any] | None) -> Note:
-    """Write a new version of a note; the old one becomes superseded and stays as history."""
+def correct(
+    brain: Context,
+    note_id: str,
+    text: str,
+    source: dict[str, Any] | None,
+    title: str | None = None,
+) -> Note:
+    """Write a new version of a note; the old one becomes superseded and stays as history.
+
+    The new version keeps the old one's title unless given one.
+    """
     check_text(text, brain.settings.max_text_bytes)
+    if title is not None:
+        file_stem(title)  # the same titles remember accepts: no control characters, not blank
     with brain.lock.hold():
         brain.catch_up()
         if "#" in note_id:
@@ -107,7 +119,7 @@ def correct(brain: Context, note_id: str, text: str, source: dict[str, Any] | No
         now = brain.clock.now()
         marked, prior = supersede(old)
         history = history_path(brain, old.path, now)
-        new = new_version(old, text, prior, source, now)
+        new = new_version(old, text, prior, source or own_pass(now), now, title)
         # The old version first goes beside, then the new one takes its place: a crash in
         # between leaves both (reported by doctor as one id in two files), never neither.
         brain.save(marked.with_path(history))
@@ -115,11 +127,16 @@ def correct(brain: Context, note_id: str, text: str, source: dict[str, Any] | No
 
 
 def new_version(
-    old: Note, text: str, prior: str, source: dict[str, Any] | None, now: datetime
+    old: Note,
+    text: str,
+    prior: str,
+    source: dict[str, Any] | None,
+    now: datetime,
+    title: str | None = None,
 ) -> Note:
     stamp = iso(now)
     # Laid out by hand (fmt: skip below): one record's fields, grouped.
-    meta: dict[str, Any] = {"id": new_id(now), "title": old.title, "kind": old.kind,
+    meta: dict[str, Any] = {"id": new_id(now), "title": title or old.title, "kind": old.kind,
                             "status": "active", "created": stamp, "touched": stamp}  # fmt: skip
     for key in _CARRIED:
         if old.meta.get(key) is not None:
@@ -235,9 +252,11 @@ def _day(stamp: str) -> str:
         return stamp[:10]
 
 
-def _pass(source: Mapping[str, Any]) -> tuple[Any, Any]:
-    """Who wrote a note, and in which session (notes without a session key share one)."""
-    return source.get("via"), source.get("session")
+def _pass(source: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """Who wrote a note, and in which session; None for a note without a session key, which
+    shares its pass with no other note (nothing tells which notes were written with it)."""
+    session = source.get("session")
+    return None if session is None else (source.get("via"), session)
 
 
 def suspicion_flags(
@@ -248,8 +267,7 @@ def suspicion_flags(
     A note written after the correction is not suspect: the mistake was known by then.
     `visible_only` (a model): a correction hidden from it flags nothing, or the flag would
     tell it that a hidden note exists.
-    Notes without a `session` in their source share one session per writer (`via`): for the
-    CLI, which sets none, that makes one pass of every CLI write of a UTC day.
+    A pass is a source's `session`: an MCP server session, one import, one CLI command.
     """
     days = sorted({_day(r.created) for r in rows if r.created})
     if not days:
@@ -268,7 +286,9 @@ def suspicion_flags(
             fix = fixes.get(old.id)
             if fix is None or row.note_id in (old.id, fix.id):
                 continue
-            same = _pass(old.source) == _pass(row.source) and _day(old.created) == _day(row.created)
+            wrote = _pass(row.source)
+            same = wrote is not None and wrote == _pass(old.source)
+            same = same and _day(old.created) == _day(row.created)
             # Written no later than the correction (timestamps have whole seconds).
             if same and row.created <= fix.created:
                 dates.add(_day(fix.created))

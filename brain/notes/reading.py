@@ -25,14 +25,37 @@ def list_notes(
 ) -> list[ObjectRow]:
     """Notes in this partition, newest first, optionally by node, status, kind or defining."""
     brain.catch_up()
-    if node:
-        node = check_node(node)
+    return brain.caches.catalog.notes(
+        brain.partition, normal_only=brain.for_model, node=_node(node), status=_status(status),
+        kind=kind, limit=limit, defining_only=defining_only,
+    )  # fmt: skip # arguments grouped by meaning
+
+
+def count_notes(
+    brain: Context,
+    *,
+    node: str | None = None,
+    status: str | None = None,
+    kind: str | None = None,
+    limit: int | None = None,
+    defining_only: bool = False,
+) -> int:
+    """How many notes `list_notes` finds with these filters, whatever its limit."""
+    del limit  # accepted so that one set of list options serves both
+    return brain.caches.catalog.count_notes(
+        brain.partition, normal_only=brain.for_model, node=_node(node), status=_status(status),
+        kind=kind, defining_only=defining_only,
+    )  # fmt: skip # arguments grouped by meaning
+
+
+def _node(node: str | None) -> str | None:
+    return check_node(node) if node else None
+
+
+def _status(status: str | None) -> str | None:
     if status and status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; allowed: {', '.join(STATUSES)}")
-    return brain.caches.catalog.notes(
-        brain.partition, normal_only=brain.for_model, node=node, status=status, kind=kind,
-        limit=limit, defining_only=defining_only,
-    )  # fmt: skip # arguments grouped by meaning
+    return status
 
 
 def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:

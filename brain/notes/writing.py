@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from brain.errors import InvalidInput
+from brain.errors import BrokenNote, InvalidInput, broken_in_the_way
 from brain.indexes.catalog import Catalog, ObjectRow
 from brain.model import KINDS, Note, iso, new_id, normalise_title
 from brain.notes import defining
@@ -32,6 +32,17 @@ SINGLETONS = {
 }
 # Kinds a person may ask for with `remember --kind`; the rest are made by the core.
 WRITABLE_KINDS = ("titled", "singleton", "dated", "thread")
+# What a write did to its note; every interface says which (CLI text, --json, MCP).
+CREATED, APPENDED, REPLACED, UNCHANGED = "created", "appended", "replaced", "unchanged"
+
+
+@dataclass(frozen=True)
+class Written:
+    """A remember's note as saved, and what the write did: created it, appended to it,
+    replaced its text (a singleton), or found the memory already there (`unchanged`: touched)."""
+
+    note: Note
+    outcome: str
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,8 @@ class Request:
     # For a model: notes hidden from it (private, local-only) do not exist when deduplicating,
     # so its write goes to a note of its own and never tells it a hidden one is there.
     visible_only: bool = False
+    # Files named after the title that do not parse (a hand edit broke them), where known.
+    broken: tuple[str, ...] = ()
 
 
 def check_text(text: str, limit: int) -> str:
@@ -91,7 +104,7 @@ def plan(
     catalog: Catalog,
     now: datetime,
     placer: Callable[[Request], str] | None = None,
-) -> Note:
+) -> Written:
     """The note to write for a remember: a new note, or an existing one updated.
 
     A titled memory given no node goes where `placer` says (its topic), else to the inbox.
@@ -151,49 +164,96 @@ def _touch(note: Note, now: datetime, tags: Sequence[str]) -> Note:
     return note.with_meta(touched=iso(now), tags=merged or None)
 
 
-def _titled(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
-    folder = f"{request.partition}/{node}"
-    if request.title is not None:
-        found = _find_title(request, catalog, node, request.title)
-        if found is not None:
-            note = store.read(found.path)
-            body = note.body.rstrip("\n") + "\n\n" + request.text.strip() + "\n"
-            return _touch(note.with_body(body), now, request.tags)
+def _titled(
+    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+) -> Written:
     title = request.title if request.title is not None else derive_title(request.text)
-    path = _free_path(store, folder, file_stem(title))
-    return new_note(request, path, title, "titled", request.text.strip() + "\n", now)
+    found = _find_title(request, catalog, node, title)
+    if found is not None:
+        note = read_in_the_way(request, store, found.path)  # broken since the catalog saw it?
+        if _holds(note.body, request.text):  # the same memory again: no copy, no "X 2.md"
+            return Written(_touch(note, now, request.tags), UNCHANGED)
+        if request.title is not None:  # the same title adds to its note
+            body = note.body.rstrip("\n") + "\n\n" + request.text.strip() + "\n"
+            return Written(_touch(note.with_body(body), now, request.tags), APPENDED)
+    else:
+        _check_broken_title(request, f"{request.partition}/{node}", store)
+    path = _free_path(request, store, f"{request.partition}/{node}", file_stem(title))
+    return Written(
+        new_note(request, path, title, "titled", request.text.strip() + "\n", now), CREATED
+    )
 
 
-def _free_path(store: NoteStore, folder: str, stem: str) -> str:
+def _holds(body: str, text: str) -> bool:
+    """Whether a note's body already holds the text as whole paragraphs of its own."""
+    return f"\n\n{text.strip()}\n\n" in f"\n\n{body.strip()}\n\n"
+
+
+def _free_path(request: Request, store: NoteStore, folder: str, stem: str) -> str:
     path = f"{folder}/{stem}.md"
     n = 2
     while store.exists(path):
+        _check_in_the_way(request, store, path)
         path = f"{folder}/{stem} {n}.md"
         n += 1
     return path
 
 
-def _dated(request: Request, node: str, store: NoteStore, now: datetime) -> Note:
+def read_in_the_way(request: Request, store: NoteStore, path: str) -> Note:
+    """The note in a write's way; one that does not parse is named for the person, never
+    passed over for `X 2.md` (a model is told nothing new: the file may be a private note)."""
+    try:
+        return store.read(path)
+    except BrokenNote as exc:
+        if request.visible_only:
+            raise
+        raise broken_in_the_way(path, exc) from None
+
+
+def _check_broken_title(request: Request, folder: str, store: NoteStore) -> None:
+    """A title whose note broke is not written anew beside it, under another name."""
+    for rel in request.broken:
+        if rel.rpartition("/")[0] == folder:
+            _check_in_the_way(request, store, rel)
+
+
+def _check_in_the_way(request: Request, store: NoteStore, path: str) -> None:
+    """For the person, a taken name whose file does not parse stops the write (a model's
+    write passes over it, as over any note hidden from it)."""
+    if not request.visible_only:
+        read_in_the_way(request, store, path)
+
+
+def _dated(request: Request, node: str, store: NoteStore, now: datetime) -> Written:
     day = now.strftime("%Y-%m-%d")
     path = f"{request.partition}/{node}/{day}.md"
     block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
     if store.exists(path):
-        note = store.read(path)
-        return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
-    return new_note(request, path, day, "dated", f"# {day}\n\n{block}", now)
+        return _append(request, store, path, block, now)
+    return Written(new_note(request, path, day, "dated", f"# {day}\n\n{block}", now), CREATED)
+
+
+def _append(request: Request, store: NoteStore, path: str, block: str, now: datetime) -> Written:
+    """A block added at the end of a day's note."""
+    note = read_in_the_way(request, store, path)
+    body = note.body.rstrip("\n") + "\n\n" + block
+    return Written(_touch(note.with_body(body), now, request.tags), APPENDED)
 
 
 def _singleton(
     request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
-) -> Note:
+) -> Written:
     if not request.title:
         raise InvalidInput("a singleton needs --title (e.g. Biography, Goals, Preferences)")
     found = _find_title(request, catalog, node, request.title)
     body_text = request.text.strip() + "\n"
     if found is None:
+        _check_broken_title(request, f"{request.partition}/{node}", store)
         path = f"{request.partition}/{node}/{file_stem(request.title)}.md"
-        return new_note(request, path, request.title, "singleton", body_text, now)
-    note = store.read(found.path)
+        if store.exists(path):
+            _check_in_the_way(request, store, path)
+        return Written(new_note(request, path, request.title, "singleton", body_text, now), CREATED)
+    note = read_in_the_way(request, store, found.path)
     # The purpose engraved at the top (a blockquote) stays; the current truth is replaced.
     lines = note.body.splitlines(keepends=True)
     keep = 0
@@ -201,25 +261,29 @@ def _singleton(
         keep += 1
     purpose = "".join(lines[:keep]).rstrip("\n")
     body = (purpose + "\n\n" if purpose else "") + body_text
-    return _touch(note.with_body(body), now, request.tags)
+    outcome = UNCHANGED if body == note.body else REPLACED
+    return Written(_touch(note.with_body(body), now, request.tags), outcome)
 
 
-def _thread(request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime) -> Note:
+def _thread(
+    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+) -> Written:
     if not request.title:
         raise InvalidInput("a thread needs --title")
     folder, index = _thread_folder(request, node, store, catalog, request.title)
     if index is None:
         body = f"## Context\n\n{request.text.strip()}\n\n## Resolution\n\n"
         path = f"{request.partition}/{folder}/index.md"
-        return new_note(request, path, request.title, "thread", body, now, eternal=False)
+        note = new_note(request, path, request.title, "thread", body, now, eternal=False)
+        return Written(note, CREATED)
     day = now.strftime("%Y-%m-%d")
     path = f"{request.partition}/{folder}/{day}.md"
     block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
     if store.exists(path):
-        note = store.read(path)
-        return _touch(note.with_body(note.body.rstrip("\n") + "\n\n" + block), now, request.tags)
-    title = f"{request.title} — {day}"
-    return new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
+        return _append(request, store, path, block, now)
+    title = f"{index.title} — {day}"
+    note = new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
+    return Written(note, CREATED)
 
 
 def _find_title(request: Request, catalog: Catalog, node: str, title: str) -> ObjectRow | None:
@@ -233,17 +297,22 @@ def _thread_folder(
 ) -> tuple[str, ObjectRow | None]:
     """The thread's folder and its index note (None: a new thread goes in that folder).
 
-    A folder whose index is hidden from the writer is passed over for `<title> 2`, `<title> 3`…
+    A thread is found by its normalised title, as a titled note is, whatever its folder is
+    called. A folder whose index is hidden from the writer is passed over for `<title> 2`…
     """
     if node != THREADS:
         return node, _find_title(request, catalog, node, title)
+    found = catalog.find_thread(
+        request.partition, node, normalise_title(title), visible_only=request.visible_only
+    )
+    if found is not None:
+        return found.node, found
     stem = file_stem(title)
     folder, n = f"{node}/{stem}", 2
-    while True:
-        index = _find_title(request, catalog, folder, title)
-        if index is not None or not store.exists(f"{request.partition}/{folder}/index.md"):
-            return folder, index
+    while store.exists(f"{request.partition}/{folder}/index.md"):
+        _check_in_the_way(request, store, f"{request.partition}/{folder}/index.md")
         folder, n = f"{node}/{stem} {n}", n + 1
+    return folder, None
 
 
 def remember(
@@ -255,13 +324,14 @@ def remember(
     tags: Sequence[str] = (),
     kind: str | None = None,
     source: dict[str, Any] | None = None,
-) -> Note:
+) -> Written:
     """Store a memory; what happens depends on the note kind (see `plan`)."""
     check_text(text, brain.settings.max_text_bytes)
     clean_tags = tuple(_check_tag(t) for t in tags)
     request = Request(
         text=text, partition=brain.partition, node=node, title=title, kind=kind,
-        tags=clean_tags, source=source, visible_only=brain.for_model,
+        tags=clean_tags, source=source or own_pass(brain.clock.now()),
+        visible_only=brain.for_model,
     )  # fmt: skip # arguments grouped by meaning
     with brain.lock.hold():
         check_writable(brain.store, brain.partition)
@@ -269,8 +339,9 @@ def remember(
         # are kept, and a walk per write would make ingesting quadratic. Only a note
         # written by hand under this very title must be known before deduplicating.
         if title is not None and not node_is_dated(node):
-            brain._refresh_title(f"{brain.partition}/{node or INBOX}", title)
-        note = plan(
+            broken = brain._refresh_title(f"{brain.partition}/{node or INBOX}", title)
+            request = replace(request, broken=tuple(broken))
+        written = plan(
             request,
             brain.store,
             brain.caches.catalog,
@@ -278,7 +349,14 @@ def remember(
             lambda request: _place(brain, request),
         )
         # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
-        return brain.save(brain.touched(defining.mark(note, text)))
+        note = brain.save(brain.touched(defining.mark(written.note, text)))
+        return Written(note, written.outcome)
+
+
+def own_pass(now: datetime) -> dict[str, Any]:
+    """The provenance of a write its caller gave none (the person's own command): a pass of
+    its own, so a later correction flags nothing else as written with it (corrections.py)."""
+    return {"via": "cli", "session": new_id(now)}
 
 
 def _place(brain: Context, request: Request) -> str:

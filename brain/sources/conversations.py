@@ -88,16 +88,19 @@ def store_transcripts(
     leaves its vectors to the next flush, as any single write does: no model is loaded for it.
     """
     report = ImportReport()
+    session = new_id(brain.clock.now())  # one import is one pass (corrections.py)
     with brain.bulk() if len(transcripts) > 1 else brain.lock.hold():
         brain.catch_up()
         for done, transcript in enumerate(transcripts, 1):
-            _store(brain, transcript, via, report)
+            _store(brain, transcript, (via, session), report)
             if progress:
                 progress(done, len(transcripts))
     return report
 
 
-def _store(brain: Context, transcript: Transcript, via: str, report: ImportReport) -> None:
+def _store(
+    brain: Context, transcript: Transcript, via: tuple[str, str], report: ImportReport
+) -> None:
     digest = _digest(transcript)
     found = brain.caches.catalog.conversation(transcript.platform, transcript.external_id)
     old = None
@@ -115,12 +118,13 @@ def _store(brain: Context, transcript: Transcript, via: str, report: ImportRepor
 
 
 def recall_note(
-    brain: Context, transcript: Transcript, via: str, digest: str, old: Note | None
+    brain: Context, transcript: Transcript, via: tuple[str, str], digest: str, old: Note | None
 ) -> Note:
+    """The recall note of a transcript; `via` is who wrote it and in which pass (session)."""
     now = brain.clock.now()
     body, sections = render(transcript)
     # Laid out by hand (fmt: skip below): one record's fields, grouped.
-    source = {"via": via, "platform": transcript.platform,
+    source = {"via": via[0], "session": via[1], "platform": transcript.platform,
               "external_id": transcript.external_id, "hash": digest}  # fmt: skip
     if "source" in transcript.metadata:
         source["file"] = str(transcript.metadata["source"])

@@ -78,7 +78,7 @@ def parse(text: str, path: str) -> Note:
     start = text.index("\n") + 1
     end = _closing_fence(text, start)
     if end < 0:
-        raise BrokenNote(f"{path}: front-matter is not closed by a '---' line")
+        raise BrokenNote(f"{path}: front-matter is not closed by a '---' line", line=1)
     raw = text[start:end]
     after = text.index("\n", end) + 1 if "\n" in text[end:] else len(text)
     size = len(raw.encode("utf-8"))
@@ -88,9 +88,10 @@ def parse(text: str, path: str) -> Note:
         meta = load_yaml(raw, path) if raw.strip() else {}
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 2})" if where is not None else ""
+        number = where.line + 2 if where is not None else None  # + the opening fence, from 1
+        line = f" (line {number})" if number is not None else ""
         reason = getattr(exc, "problem", None) or "invalid YAML"
-        raise BrokenNote(f"{path}: broken front-matter{line}: {reason}") from None
+        raise BrokenNote(f"{path}: broken front-matter{line}: {reason}", line=number) from None
     if not isinstance(meta, dict):
         raise BrokenNote(f"{path}: front-matter must be a mapping of fields")
     return Note(meta, text[after:], path, raw, newline, bom)
@@ -104,6 +105,15 @@ def line_ends(text: str) -> str:
     if lf:
         return "\r\n" if text.count("\r\n") == lf else "\n"
     return "\r" if "\r" in text else "\n"
+
+
+def names_id(data: bytes, note_id: str) -> bool:
+    """Whether a note file's front-matter, even one that no longer parses, has this `id:`."""
+    head = data[:MAX_FRONT_BYTES]
+    if not head.startswith(_FENCE.encode()):
+        return False
+    pattern = rb"^id:[ \t]*['\"]?" + re.escape(note_id.encode()) + rb"['\"]?(?=[\s#]|$)"
+    return re.search(pattern, head, re.MULTILINE) is not None
 
 
 def _closing_fence(text: str, start: int) -> int:

@@ -6,7 +6,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from brain.errors import BrokenNote, InvalidInput
@@ -280,6 +280,22 @@ class NoteStore:
         except UnicodeDecodeError as exc:
             raise BrokenNote(f"{rel}: not valid UTF-8 (byte {exc.start})") from None
         return notefile.parse(text, rel)
+
+    def broken_with_id(self, paths: Iterable[str], note_id: str) -> tuple[str, BrokenNote] | None:
+        """The first of these files whose front-matter, unparseable, still names this id."""
+        for rel in paths:
+            try:
+                data = self.read_bytes(rel)
+                markdown = self.markdown(rel, data)
+            except (FileNotFoundError, BrokenNote):
+                continue  # gone, or a cold file that cannot be read back: no id to see
+            if not notefile.names_id(markdown, note_id):
+                continue
+            try:
+                self.parse(rel, data)
+            except BrokenNote as exc:
+                return rel, exc
+        return None
 
     def write(self, note: Note) -> bytes:
         """Write a note atomically; returns the bytes written (for hashing)."""
