@@ -477,6 +477,12 @@ class Context:
                 row = self.caches.catalog.file(rel)
             if row is not None and row.error is not None:
                 broken.append(rel)
+        # The catalog's note of this title whose file was deleted by hand: dropped now, or the
+        # write would read a file that is not there.
+        partition, _, node = folder.partition("/")
+        held = self.caches.catalog.find_title(partition, node, normalise_title(title))
+        if held is not None and not self.store.exists(held.path):
+            self._apply_files([], [held.path])
         return broken
 
     def _names_by_title(self, folder: str) -> NamesByTitle:

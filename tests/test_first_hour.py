@@ -333,3 +333,14 @@ def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, w
         backend.close()
         if where == "daemon":
             stop_daemon(vault)
+
+
+def test_a_titled_note_deleted_by_hand_is_written_anew(cli: CliRunner, vault: Path) -> None:
+    """Its catalog row outlived the file: the write must not read the file that is gone."""
+    first = remember_json(cli, "The first plan for the garden", "--title", "Garden")
+    (vault / first["path"]).unlink()
+    again = remember_json(cli, "The second plan for the garden", "--title", "garden")
+    assert again["outcome"] == "created" and again["id"] != first["id"]
+    assert "second plan" in (vault / again["path"]).read_text()
+    listed = invoke(cli, "list", "--json")
+    assert first["id"] not in listed.stdout
