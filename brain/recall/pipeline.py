@@ -15,6 +15,7 @@ from brain.recall import names as naming
 from brain.recall.answers import ANSWER_DEPTH, with_answer_type, with_statements
 from brain.recall.names import speakers, subjects, with_names, without
 from brain.recall.neighbours import Blend
+from brain.recall.persons import with_speaker
 from brain.recall.question import Question
 from brain.recall.question import read as read_question
 from brain.recall.rank import (
@@ -222,6 +223,8 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     # A memory that asks does not tell (answers.py): its body's share of questions lowers it.
     bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
     ranked, asking = with_statements(ranked, bodies, question.about_asking)
+    # Asked in the first person, what the asker said of themselves is lifted (persons.py).
+    ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
@@ -234,7 +237,13 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         briefs,
         scaled,
         then,
-        {"time": time_factors, "answer": typed, "asks": asking, "name": name_factors},
+        {
+            "time": time_factors,
+            "answer": typed,
+            "asks": asking,
+            "name": name_factors,
+            "speaker": speaking,
+        },
         lifted,
         only_when,
     )
@@ -276,6 +285,8 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
         entry["answer_asked"] = wants.name if wants is not None else None
     for oid, entry in why.items() if stages["asks"] else ():  # what a memory asks, not tells
         entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
+    for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
+        entry["speaker"] = stages["speaker"].get(oid, 1.0)
     for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
         entry["name"] = stages["name"].get(oid, 1.0)
         entry["name_said"] = list(ranking.lifted)

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from brain.recall.answers import ABOUT_ASKING, Asked, asked_for
 from brain.recall.names import mentions_of, query_names
+from brain.recall.persons import asks_of_asker
 from brain.recall.when import Window, parse_time
 from brain.terms import content_words, is_keyword
 from brain.terms import words as words_of
@@ -22,7 +23,8 @@ class Question:
     of them named only as an owner or a recipient ("Gina's store", "to John"); `pairs`: (a, b)
     for "a and b's" (the pair's, so neither is only an owner). `window`: the time it names
     (recall/when.py). `wants`: the kind of answer it asks for (recall/answers.py). `about_asking`:
-    it asks about asking ("What did Nate ask …"). `terms`: its content words (snippets)."""
+    it asks about asking ("What did Nate ask …"). `terms`: its content words (snippets).
+    `of_asker`: it asks of its asker ("What did I name my dog?")."""
 
     text: str
     now: datetime
@@ -33,6 +35,7 @@ class Question:
     wants: Asked | None
     about_asking: bool
     terms: frozenset[str]
+    of_asker: bool  # asked in the first person, to no one (recall/persons.py)
 
     def asks_only_when(self, names: Sequence[str]) -> bool:
         """Whether it asks what was written at a time and says nothing else that a memory
@@ -63,4 +66,5 @@ def read(text: str, now: datetime) -> Question:
         wants=asked_for(text),
         about_asking=ABOUT_ASKING.search(text) is not None,
         terms=frozenset(content_words(text)),
+        of_asker=asks_of_asker(text),
     )
