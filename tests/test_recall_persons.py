@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,9 @@ from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.sparse import HashingSparse
-from brain.recall import pipeline, persons
+from brain.recall import persons, pipeline
 from brain.recall.persons import FIRST_PERSON, asks_of_asker, with_speaker
+from brain.recall.question import read
 
 _register()
 
@@ -36,6 +37,12 @@ QUESTION = "When did I get my beagle?"
 )
 def test_a_question_asks_of_its_asker(question: str, of_asker: bool) -> None:
     assert asks_of_asker(question) is of_asker
+
+
+def test_a_question_about_asking_is_not_of_the_askers_own_words() -> None:
+    now = datetime.now(UTC)
+    assert read("Which classes did I ask about?", now).of_asker is False
+    assert read("Which classes did I take?", now).of_asker is True
 
 
 def test_the_askers_own_words_are_lifted_in_the_head_only() -> None:

@@ -56,6 +56,7 @@ def read(text: str, now: datetime) -> Question:
     """The question as every stage of a recall sees it, asked at `now`."""
     names = query_names(text)
     owned, pairs = mentions_of(text, names)
+    about_asking = ABOUT_ASKING.search(text) is not None
     return Question(
         text=text,
         now=now,
@@ -64,7 +65,8 @@ def read(text: str, now: datetime) -> Question:
         pairs=pairs,
         window=parse_time(text, now),
         wants=asked_for(text),
-        about_asking=ABOUT_ASKING.search(text) is not None,
+        about_asking=about_asking,
         terms=frozenset(content_words(text)),
-        of_asker=asks_of_asker(text),
+        # What the asker asked was said to someone ("Which classes did I ask about?")
+        of_asker=asks_of_asker(text) and not about_asking,
     )
