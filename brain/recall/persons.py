@@ -8,9 +8,9 @@ the words and not the fact. Of the best ANSWER_DEPTH, a memory that says more of
 the head reordered among itself (none of the rest can pass it: each head score only grew). As
 strong as the name prior, for the same reason: a strong hint that can be wrong. Not when the
 question also speaks to someone ("What did you suggest for my trip?" asks what was said to its
-asker) or is about asking (what the asker asked was said to someone). Set by that reason, not fitted; on LongMemEval 94% of the evidence
-is the user's own messages, in LoCoMo's questions (third person) it never applies
-(docs/benchmarks.md, "Ranking that generalises").
+asker) or is about asking (what the asker asked was said to someone). Set by that reason, not
+fitted; on LongMemEval 94% of the evidence is the user's own messages; LoCoMo's questions are in
+the third person, where it never applies (docs/benchmarks.md, "Ranking that generalises").
 """
 
 from __future__ import annotations
