@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.metrics import METRICS, POOLED_CATEGORIES
+from bench.metrics import LME_METRICS, METRICS, POOLED_CATEGORIES
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, Vectors
+    from brain.indexes.sparse import SparseEncoder, Terms
 
 Scored = Sequence[tuple[int, dict[str, float]]]  # (category, metrics) per question, in order
 
@@ -47,16 +48,22 @@ def paired_bootstrap(
     return sum(diffs) / n, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
 
 
-def compare(new: dict[str, Any], old: dict[str, Any], config: str, baseline: str) -> list[str]:
-    """One line per metric: config of this run against a config of the baseline run."""
+def compare(
+    new: dict[str, Any],
+    old: dict[str, Any],
+    config: str,
+    baseline: str,
+    pool: frozenset[int] = POOLED_CATEGORIES,
+) -> list[str]:
+    """One line per metric both runs hold: config of this run against a config of the
+    baseline run, over the categories pooled; then the headline metrics per category."""
     lines = []
-    for metric in METRICS:
-        mean, low, high = paired_bootstrap(
-            _scored(new["configs"][config]), _scored(old["configs"][baseline]), metric
-        )
-        lines.append(f"  {metric:<14} {_interval(mean, low, high)}")
     ours, theirs = _scored(new["configs"][config]), _scored(old["configs"][baseline])
-    for category in sorted({c for c, _ in ours if c in POOLED_CATEGORIES}):
+    held = [m for m in (*METRICS, *LME_METRICS) if m in ours[0][1] and m in theirs[0][1]]
+    for metric in held:
+        mean, low, high = paired_bootstrap(ours, theirs, metric, categories=pool)
+        lines.append(f"  {metric:<24} {_interval(mean, low, high)}")
+    for category in sorted({c for c, _ in ours if c in pool}):
         cells = []
         for metric in HEADLINE:
             found = paired_bootstrap(ours, theirs, metric, categories=frozenset({category}))
@@ -116,3 +123,47 @@ class CachedEmbedder:
         for i, key in enumerate(keys):
             out[i] = np.frombuffer(found[key], dtype="<f4")
         return out
+
+
+class CachedSparse:
+    """A sparse encoder whose terms are kept by text hash beside the cached vectors (SPLADE is
+    the slowest part of ingesting LongMemEval's long messages). Not for ingest-rate figures."""
+
+    def __init__(self, inner: SparseEncoder | None, path: Path) -> None:
+        assert inner is not None, "no sparse encoder to cache"
+        self.inner = inner
+        self.name = inner.name
+        self.db = sqlite3.connect(path, check_same_thread=False)
+        self.lock = threading.Lock()
+        self.db.execute("CREATE TABLE IF NOT EXISTS s (key TEXT PRIMARY KEY, terms BLOB, w BLOB)")
+
+    def __getattr__(self, name: str) -> Any:  # the encoder's other parts (`loaded`, …)
+        return getattr(self.inner, name)
+
+    def encode(self, texts: Sequence[str]) -> list[Terms]:
+        import numpy as np
+
+        from brain.indexes import sparse
+
+        with self.lock:
+            tag = f"{self.name}/int8={sparse.INT8}"
+            keys = [hashlib.sha256(f"{tag}\0{t}".encode()).hexdigest() for t in texts]
+            found: dict[str, tuple[bytes, bytes]] = {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                sql = f"SELECT key, terms, w FROM s WHERE key IN ({','.join('?' * len(chunk))})"
+                found.update((k, (t, w)) for k, t, w in self.db.execute(sql, chunk))
+            missing = [i for i, k in enumerate(keys) if k not in found]
+            if missing:
+                fresh = self.inner.encode([texts[i] for i in missing])
+                rows = [
+                    (keys[i], t.astype("<i4").tobytes(), w.astype("<f4").tobytes())
+                    for i, (t, w) in zip(missing, fresh, strict=True)
+                ]
+                self.db.executemany("INSERT OR REPLACE INTO s VALUES (?, ?, ?)", rows)
+                self.db.commit()
+                found.update((k, (t, w)) for k, t, w in rows)
+            return [
+                (np.frombuffer(found[k][0], "<i4").copy(), np.frombuffer(found[k][1], "<f4").copy())
+                for k in keys
+            ]

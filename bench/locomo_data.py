@@ -17,6 +17,9 @@ date inherits the date of the nearest earlier dated session, else of the nearest
 dated session, else 1970-01-01 00:00 UTC (a sample with no dates at all). A date that is
 present but does not parse is an error.
 
+A qa item's ``question_date`` (LongMemEval's ``"2023/05/30 (Tue) 16:40"``, or the session date
+format) is when the question is asked: ``Question.asked``, None when the item gives none.
+
 Every structural problem raises ``ValueError`` naming the file, the sample and the
 reason.
 """
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
+QUESTION_DATE_FORMATS = ("%Y/%m/%d (%a) %H:%M", DATE_FORMAT)
 FALLBACK_DATE = datetime(1970, 1, 1, tzinfo=UTC)
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -72,6 +76,7 @@ class Question:
     gold: frozenset[str]
     answer: str | None
     adversarial_answer: str | None = None
+    asked: datetime | None = None  # when the question is asked (`question_date`)
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,16 @@ def normalise_evidence(evidence: list[str], known_ids: set[str] | frozenset[str]
 def parse_date(value: str) -> datetime:
     """Parse a session date (``"1:56 pm on 8 May, 2023"``) as an aware UTC datetime."""
     return datetime.strptime(value.strip(), DATE_FORMAT).replace(tzinfo=UTC)
+
+
+def parse_question_date(value: str) -> datetime:
+    """When a question is asked, as an aware UTC datetime; ValueError when no format fits."""
+    for form in QUESTION_DATE_FORMATS:
+        try:
+            return datetime.strptime(value.strip(), form).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    raise ValueError(f"{value!r} matches none of {QUESTION_DATE_FORMATS}")
 
 
 def _opt_str(value: Any) -> str | None:
@@ -225,6 +240,13 @@ def _load_sample(raw: Any, index: int, path: Path) -> Sample:
         if not gold:
             skipped += 1
             continue
+        asked = item.get("question_date")
+        if asked is not None and not isinstance(asked, str):
+            fail(f"qa[{position}] 'question_date' is not a string")
+        try:
+            when = parse_question_date(asked) if asked else None
+        except ValueError as exc:
+            fail(f"qa[{position}] 'question_date': {exc}")
         questions.append(
             Question(
                 question=question,
@@ -232,6 +254,7 @@ def _load_sample(raw: Any, index: int, path: Path) -> Sample:
                 gold=gold,
                 answer=_opt_str(item.get("answer")),
                 adversarial_answer=_opt_str(item.get("adversarial_answer")),
+                asked=when,
             )
         )
     return Sample(

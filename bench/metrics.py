@@ -14,6 +14,13 @@ Conventions (all per question, then averaged):
 - ``session_hit@5``: each result maps to its session ``D<n>`` (the part before ``:``; an
   id that is not ``D<n>:<m>`` is its own session, which is never gold); take the first 5
   distinct sessions in rank order; 1 if any is a session of a gold id.
+
+LongMemEval's own retrieval metrics (Wu et al., ICLR 2025; its ``src/retrieval/eval_utils.py``),
+so figures compare with the paper's tables (:func:`score_longmemeval`): ``recall_any@k`` (any
+gold in the top k), ``recall_all@k`` (every gold in the top k) and ``ndcg_any@k``, at message
+(``turn_``) and session (``session_``) level, k = 5 and 10. Their nDCG gives ranks 1 and 2 the
+same gain (DCG = rel_1 + sum over i >= 2 of rel_i / log2 i), unlike ours; the session ranking is
+the message ranking with each message mapped to its session, first occurrence kept.
 """
 
 from __future__ import annotations
@@ -33,6 +40,12 @@ METRICS: tuple[str, ...] = (
     "session_hit@5",
 )
 POOLED_CATEGORIES: frozenset[int] = frozenset({1, 2, 3, 4})
+LME_METRICS: tuple[str, ...] = tuple(
+    f"{level}_{name}@{k}"
+    for level in ("turn", "session")
+    for k in (5, 10)
+    for name in ("recall_any", "recall_all", "ndcg_any")
+)
 
 _SESSION = re.compile(r"(D\d+):\d+")
 
@@ -90,24 +103,54 @@ def score_question(ranked_dia_ids: Sequence[str], gold: frozenset[str]) -> dict[
     }
 
 
+def score_longmemeval(ranked_dia_ids: Sequence[str], gold: frozenset[str]) -> dict[str, float]:
+    """LongMemEval's metrics of one ranking (``LME_METRICS``), as its evaluation code has them."""
+    turns = dedupe(ranked_dia_ids)
+    sessions = dedupe(session_of(dia_id) for dia_id in turns)
+    out: dict[str, float] = {}
+    for level, ranking, wanted in (
+        ("turn", turns, gold),
+        ("session", sessions, frozenset(session_of(d) for d in gold)),
+    ):
+        for k in (5, 10):
+            top = ranking[:k]
+            found = set(top)
+            out[f"{level}_recall_any@{k}"] = float(any(g in found for g in wanted))
+            out[f"{level}_recall_all@{k}"] = float(all(g in found for g in wanted))
+            ideal = _lme_dcg([1.0] * min(k, len(wanted)))
+            out[f"{level}_ndcg_any@{k}"] = _lme_dcg([float(d in wanted) for d in top]) / ideal
+    return out
+
+
+def _lme_dcg(gains: Sequence[float]) -> float:
+    """LongMemEval's DCG: rel_1 + sum over ranks i >= 2 of rel_i / log2 i."""
+    return sum(g if i == 1 else g / math.log2(i) for i, g in enumerate(gains, start=1))
+
+
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    """The mean of each metric every row holds."""
     if not rows:
         return {}
-    return {name: sum(row[name] for row in rows) / len(rows) for name in METRICS}
+    names = [name for name in rows[0] if all(name in row for row in rows)]
+    return {name: sum(row[name] for row in rows) / len(rows) for name in names}
 
 
-def aggregate(per_question: list[tuple[int, dict[str, float]]]) -> Aggregate:
+def aggregate(
+    per_question: list[tuple[int, dict[str, float]]],
+    pooled: frozenset[int] = POOLED_CATEGORIES,
+) -> Aggregate:
     """Average per-question scores: pooled over categories 1-4 and per category.
 
     Returns ``{"pooled": {metric: mean}, "by_category": {"<c>": {metric: mean}},
     "count": {"pooled": n, "<c>": n_c}}``; only categories that occur appear under
     ``by_category`` (keys are strings, sorted numerically); ``pooled`` is ``{}`` when no
-    question of categories 1-4 was given. Category 5 is never pooled.
+    question of categories 1-4 was given. Category 5 is never pooled. `pooled`: the categories
+    pooled (LongMemEval's six types are all pooled).
     """
     by_cat: dict[int, list[dict[str, float]]] = {}
     for category, scores in per_question:
         by_cat.setdefault(category, []).append(scores)
-    pooled_rows = [row for c in sorted(by_cat) if c in POOLED_CATEGORIES for row in by_cat[c]]
+    pooled_rows = [row for c in sorted(by_cat) if c in pooled for row in by_cat[c]]
     count: dict[str, int] = {"pooled": len(pooled_rows)}
     by_category: dict[str, dict[str, float]] = {}
     for category in sorted(by_cat):

@@ -82,6 +82,8 @@ def describe(why: Mapping[str, Any]) -> str:
         parts.append(f"asks ×{why['asks']}")
     if why.get("time_first"):  # the query asked only when: what was said then comes first
         parts.append(f"asked only when: {why['time_first']}")
+    if why.get("speaker", 1.0) != 1.0:  # recall/persons.py: the asker's own words
+        parts.append(f"asker's own words ×{why['speaker']}")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
     return " · ".join(parts)

@@ -18,7 +18,15 @@ from bench.locomo_data import (
     normalise_evidence,
     normalise_evidence_id,
 )
-from bench.metrics import METRICS, aggregate, percentile, score_question, session_of
+from bench.metrics import (
+    LME_METRICS,
+    METRICS,
+    aggregate,
+    percentile,
+    score_longmemeval,
+    score_question,
+    session_of,
+)
 
 DEV_FILE = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
 
@@ -414,3 +422,79 @@ def test_recall_swap_puts_the_other_checkouts_piece_in_place(tmp_path: Path) -> 
         swaps(tmp_path, ["bench.recall_ahead"])
     with pytest.raises(SystemExit, match="no "):
         swaps(tmp_path, ["bench.recall_kept:warmed"])
+
+
+# --- LongMemEval's metrics, its question dates, memories over the size limit ----------
+
+
+def test_longmemeval_metrics_as_its_evaluation_code_has_them() -> None:
+    gold = frozenset({"D1:3", "D2:5"})
+    s = score_longmemeval(["D1:1", "D2:5", "D3:1", "D1:3"], gold)
+    assert set(s) == set(LME_METRICS)
+    assert s["turn_recall_any@5"] == s["turn_recall_all@5"] == 1.0
+    # Its DCG gives ranks 1 and 2 the same gain: rel_1 + sum rel_i / log2(i).
+    assert s["turn_ndcg_any@5"] == pytest.approx((1 + 1 / math.log2(4)) / (1 + 1))
+    # Sessions: D1, D2, D3 in that order; both gold sessions in the top 5.
+    assert s["session_ndcg_any@5"] == pytest.approx((1 + 1) / (1 + 1))
+    missing = score_longmemeval(["D1:3"], gold)
+    assert (missing["turn_recall_any@10"], missing["turn_recall_all@10"]) == (1.0, 0.0)
+
+
+def _longmemeval_like() -> list[dict[str, Any]]:
+    huge = "word " * 20_000  # 100 kB: over the default 64 KiB limit
+    return [
+        {
+            "sample_id": "q1",
+            "conversation": {
+                "speaker_a": "user",
+                "speaker_b": "assistant",
+                "session_1_date_time": "9:00 am on 1 May, 2023",
+                "session_1": [
+                    {"dia_id": "D1:1", "speaker": "user", "text": "I planted tomatoes."},
+                    {"dia_id": "D1:2", "speaker": "assistant", "text": huge},
+                ],
+                "session_2_date_time": "9:00 am on 20 May, 2023",
+                "session_2": [
+                    {"dia_id": "D2:1", "speaker": "user", "text": "I planted basil today."},
+                ],
+            },
+            "qa": [
+                {
+                    "question": "What did I plant three weeks ago?",
+                    "answer": "basil",
+                    "evidence": ["D2:1"],
+                    "category": 3,
+                    "question_type": "temporal-reasoning",
+                    "question_id": "q1",
+                    "question_date": "2023/06/10 (Sat) 10:00",
+                }
+            ],
+        }
+    ]
+
+
+def test_the_bench_asks_at_the_question_date_and_clips_what_is_too_long(tmp_path: Path) -> None:
+    from bench import locomo
+
+    path = _write(tmp_path, _longmemeval_like())
+    (sample,) = load(path)
+    assert sample.questions[0].asked == datetime(2023, 6, 10, 10, 0, tzinfo=UTC)
+    out = tmp_path / "out.json"
+    args = [str(path), "--out", str(out), "--embedder", "hashing", "--configs", "bm25,hybrid"]
+    assert locomo.main(args) == 0
+    report = json.loads(out.read_text())
+    assert report["clipped"] == 1  # counted, not an abort
+    assert report["pool"] == "all"  # LongMemEval's types are all pooled
+    hybrid = report["configs"]["hybrid"]
+    assert set(LME_METRICS) <= set(hybrid["pooled"])
+    # Asked on 10 June, three weeks ago is mid-May: basil (20 May) first; asked at the last
+    # memory's date (20 May) it would be late April, and tomatoes (1 May) would come first.
+    assert hybrid["pooled"]["hit@1"] == 1.0
+    assert report["configs"]["bm25"]["pooled"]["hit@10"] == 1.0
+
+
+def test_a_bad_question_date_is_one_clear_error(tmp_path: Path) -> None:
+    data = _longmemeval_like()
+    data[0]["qa"][0]["question_date"] = "someday"
+    with pytest.raises(ValueError, match="question_date"):
+        load(_write(tmp_path, data))

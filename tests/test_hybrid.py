@@ -130,7 +130,7 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
                    check=True, capture_output=True, env=env)  # fmt: skip
     probe = (
         "import sys\nfrom brain.cli import main\n"
-        f"sys.argv = ['brain', 'recall', 'new dog', '--vault', {str(vault)!r}]\n"
+        f"sys.argv = ['brain', 'recall', 'adopting a dog', '--vault', {str(vault)!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from typer.testing import CliRunner
 
@@ -17,6 +19,7 @@ from brain.recall.answers import (
     asking_share,
     with_statements,
 )
+from brain.recall.question import read
 from brain.recall.when import asks_when, tells_time
 
 _register()
@@ -147,12 +150,13 @@ def test_a_memory_that_asks_falls_below_one_that_tells() -> None:
         "tells": "I do kickboxing.",
         "lower": "Karate, mostly.",
     }
-    out, factors = with_statements(ranked, texts, "What martial arts has John done?")
+    out, factors = with_statements(ranked, texts, about_asking=False)
     assert factors == {"asks": 1 - ASKING, "half": pytest.approx(1 - ASKING * 6 / 10)}
     assert [oid for oid, _ in out] == ["half", "tells", "lower", "asks"]
     assert dict(out)["asks"] == pytest.approx(1.0 - ASKING)
     # A query about asking keeps the questions where they were.
-    same, none = with_statements(ranked, texts, "What did John ask about martial arts?")
+    asking = read("What did John ask about martial arts?", datetime.now(UTC)).about_asking
+    same, none = with_statements(ranked, texts, asking)
     assert (same, none) == (ranked, {})
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from brain.indexes.sparse import HashingSparse
 from brain.recall import relevance
 from brain.recall.names import COMMON as NAMES_COMMON
 from brain.recall.names import NAME_PRIOR, query_names, subject, whose_words
+from brain.recall.question import read
 
 _register()
 
@@ -87,7 +88,8 @@ def test_a_speaker_named_only_as_an_owner_or_recipient_is_not_whose_words_are_as
     query: str, talking: tuple[str, ...], lifted: tuple[str, ...]
 ) -> None:
     people = tuple(dict.fromkeys([*talking, *lifted]))
-    assert whose_words(query, people, talking) == lifted
+    question = read(query, datetime.now(UTC))  # the question read once: who it names, and how
+    assert whose_words(people, talking, question.owned, question.pairs) == lifted
 
 
 def test_what_one_said_about_anothers_thing_is_their_words(brain: Brain) -> None:

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from brain.brain import Brain
 from brain.cli import _register, app
 from brain.clock import FixedClock
+from brain.recall.question import read
 from brain.recall.when import (
     TIME_PRIOR,
-    asks_only_when,
     parse_time,
 )
 
@@ -150,7 +150,7 @@ def test_cli_explain_shows_the_time_prior(cli: CliRunner, brain: Brain, clock: F
     ],
 )
 def test_a_query_that_asks_only_when(query: str, names: tuple[str, ...], only: bool) -> None:
-    assert asks_only_when(query, parse_time(query, NOW), names) is only
+    assert read(query, NOW).asks_only_when(names) is only
 
 
 DAYS = [  # (day of November 2026, what was written)

@@ -48,7 +48,7 @@ _TELLS_AMOUNT = re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+|(?<=[。！？])")
 _QUESTION = ("?", "？", "؟")
 _STRAY = 3  # characters: "😊", ":)" after a question are still its end
-_ABOUT_ASKING = re.compile(
+ABOUT_ASKING = re.compile(
     r"\b(?:ask(?:s|ed|ing)?|question(?:s|ed|ing)?|wonder(?:s|ed|ing)?|enquir\w*|inquir\w*)\b",
     re.IGNORECASE,
 )
@@ -104,12 +104,12 @@ def asking_share(text: str) -> float:
 
 
 def with_statements(
-    ranked: Sequence[tuple[str, float]], texts: dict[str, str], query: str
+    ranked: Sequence[tuple[str, float]], texts: dict[str, str], about_asking: bool
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """The best ANSWER_DEPTH, each multiplied by 1 - ASKING × the share of the questions it ends
     with, and all reordered (a head score may now fall below the rest); unchanged when the
-    query is about asking. `texts` holds the head's bodies."""
-    if _ABOUT_ASKING.search(query):
+    query is about asking (ABOUT_ASKING). `texts` holds the head's bodies."""
+    if about_asking:
         return list(ranked), {}
     factors = {}
     for oid, _ in ranked[:ANSWER_DEPTH]:

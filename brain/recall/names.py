@@ -69,21 +69,31 @@ def speakers(names: Sequence[str], titles: dict[str, str]) -> tuple[str, ...]:
     return tuple(name for name in names if name in labels)
 
 
-def whose_words(query: str, people: Sequence[str], talking: Sequence[str]) -> tuple[str, ...]:
+def whose_words(
+    people: Sequence[str], talking: Sequence[str], owned: frozenset[str], pairs: PairsSaid
+) -> tuple[str, ...]:
     """The people whose words the query asks for. A speaker it names only as an owner ("What
     did Jon say about Gina's store?": the store is Gina's, the words Jon's) or as whom
     something goes to ("What book did Tim recommend to John?") is left out when another
     speaker is named as more than that. "According to Gina" names the one who speaks; "Tim and
-    John's favourite player" is the pair's: neither is left out."""
-    others = {name for name in talking if _only_other(query, name, people)}
+    John's favourite player" is the pair's: neither is left out. `owned` and `pairs`: what
+    `mentions_of` read of the query."""
+
+    def only_other(name: str) -> bool:
+        return name in owned and not any((p, name) in pairs for p in people if p != name)
+
+    others = {name for name in talking if only_other(name)}
     if not others or not set(talking) - others:
         return tuple(people)
     return tuple(name for name in people if name not in others)
 
 
-def _only_other(query: str, name: str, people: Sequence[str]) -> bool:
-    said = re.escape(name)
-    mentions = list(re.finditer(rf"(?<![\w'’]){said}(['’]s)?(?![\w'’])", query))
+PairsSaid = frozenset[tuple[str, str]]  # (a, b) for "a and b's"
+
+
+def mentions_of(query: str, names: Sequence[str]) -> tuple[frozenset[str], PairsSaid]:
+    """Of these names, those the query names only as an owner ("Gina's") or a recipient ("to
+    John", not "according to John"); and the pairs it names as one owner ("Tim and John's")."""
 
     def owner_or_recipient(mention: re.Match[str]) -> bool:
         before = query[: mention.start()]
@@ -92,10 +102,19 @@ def _only_other(query: str, name: str, people: Sequence[str]) -> bool:
             and re.search(r"\baccording\s+to\s+$", before, re.I) is None
         )
 
-    if not mentions or not all(map(owner_or_recipient, mentions)):
-        return False
-    pair = "|".join(re.escape(p) for p in people if p != name)
-    return not (pair and re.search(rf"\b(?:{pair})\s+and\s+{said}['’]s\b", query))
+    owned = set()
+    for name in names:
+        said = re.escape(name)
+        mentions = list(re.finditer(rf"(?<![\w'’]){said}(['’]s)?(?![\w'’])", query))
+        if mentions and all(map(owner_or_recipient, mentions)):
+            owned.add(name)
+    pairs = {
+        (a, b)
+        for a in names
+        for b in names
+        if a != b and re.search(rf"\b{re.escape(a)}\s+and\s+{re.escape(b)}['’]s\b", query)
+    }
+    return frozenset(owned), frozenset(pairs)
 
 
 def without(query: str, names: Sequence[str]) -> str | None:

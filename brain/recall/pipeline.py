@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
@@ -13,14 +13,18 @@ from brain.model import Hit
 from brain.notes import corrections, defining
 from brain.recall import names as naming
 from brain.recall import relevance
-from brain.recall.answers import ANSWER_DEPTH, asked_for, with_answer_type, with_statements
-from brain.recall.names import query_names, speakers, subjects, with_names, without
+from brain.recall.answers import ANSWER_DEPTH, with_answer_type, with_statements
+from brain.recall.names import speakers, subjects, with_names, without
 from brain.recall.neighbours import Blend
+from brain.recall.persons import with_speaker
+from brain.recall.question import Question
+from brain.recall.question import read as read_question
 from brain.recall.rank import (
     CANDIDATES,
     MODES,
     Briefs,
     Retriever,
+    Scale,
     Then,
     VectorRetriever,
     fuse,
@@ -30,7 +34,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
-from brain.recall.when import Window, asks_only_when, parse_time, time_first, with_time
+from brain.recall.when import Window, time_first, with_time
 from brain.scoping import names_a_node, resolve_scope
 from brain.terms import only_purpose
 from brain.vault.archive import check_recallable
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from brain.context import Context
+    from brain.indexes.catalog import Brief
 
 UPKEEP_KINDS = ("log",)
 
@@ -73,16 +78,15 @@ def recall(
         raise InvalidInput(f"-k must be between 1 and 100, not {k}")
     if mode not in MODES:
         raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
-    read = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
-    retrievers = _retrievers(brain, mode, read)
-    first, *others = retrievers
-    depth = max(k * 5, CANDIDATES)
+    question = read_question(query, brain.clock.now())  # read once, handed to every stage
+    briefs = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
+    retrievers = _retrievers(brain, mode, briefs)
     # Their models encode the query on a worker while this thread catches up, flushes and
     # searches the full text: the encoding needs nothing of the vault. What needs the
     # indexes waits for `current`.
     current = threading.Event()
-    for r in others:
-        r.start(query, depth, current)
+    for r in retrievers[1:]:
+        r.start(query, CANDIDATES, current)
     check_recallable(brain.store, brain.partition)
     brain.catch_up()
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
@@ -99,11 +103,102 @@ def recall(
     )
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     current.set()
+    asked = Asking(brain, question, retrievers, filters, briefs, defining_first)
+    # A memory's place does not depend on how many are asked for: the ranking is made of each
+    # retriever's best CANDIDATES whatever k is, and only when that holds fewer than k is a
+    # deeper one asked for, whose others follow it.
+    stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
+    ranking = _ranking(asked, CANDIDATES, stored)
+    why = _explained(ranking, asked, explain)
+    best, bodies = _answers(brain, ranking.ordered, k, stored)
+    if len(best) < k and ranking.cut:
+        deeper = _ranking(asked, k * 5, stored)
+        why = {**_explained(deeper, asked, explain), **why}
+        best, bodies = _answers(brain, _after(ranking.ordered, deeper.ordered), k, stored)
+    rows = brain.caches.catalog.get_many([oid for oid, _ in best])
+    # Each hit as the catalog has it now, whatever a cache said on the way (the held briefs,
+    # an index behind a write): gone, or hidden from a model, it is not shown.
+    best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
+    # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
+    # the answer is that nothing in the vault is about it, not the least bad memories.
+    window = question.window
+    weighed = relevance.asked(brain.caches.fulltext, query, window, _count_then(brain, window))
+    held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
+    held = relevance.with_meaning(held, _cosines(asked, ranking))
+    if not relevance.clears(held):
+        best = []
+    flags = corrections.suspicion_flags(
+        brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
+    )
+    hits = []
+    for oid, score in best:
+        hit = to_hit(rows[oid], score, bodies[oid], question.terms, flags.get(oid, ()), held[oid])
+        if oid in why:
+            why[oid]["relevance"] = round(held[oid], 4)
+        hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
+    return hits
+
+
+def _count_then(brain: Context, window: Window | None) -> int:
+    """How many of the partition's memories were written in the window the query names (at
+    most WINDOW_MOST + 1): the weight of the time as a term of the question (relevance.py)."""
+    if window is None:
+        return 0
+    found = brain.caches.catalog.written_between(brain.partition, *window.bounds(), WINDOW_MOST + 1)
+    return len(found)
+
+
+def _cosines(asked: Asking, ranking: Ranking) -> dict[str, float]:
+    """Each memory's own cosine to the question (before neighbour context) as the shipped
+    MiniLM scored it; {} for any other embedder, whose cosines mean something else."""
+    if getattr(asked.brain.embedder, "name", None) != "minilm":
+        return {}
+    scores = dict(ranking.lists.get("vector", ()))
+    for retriever in asked.retrievers:
+        last = getattr(retriever, "last", None)
+        if retriever.name == "vector" and last is not None:
+            scores.update(last.own)
+    return scores
+
+
+@dataclass(frozen=True)
+class Asking:
+    """One recall's question, retrievers, filters and briefs: what every ranking of it uses."""
+
+    brain: Context
+    question: Question
+    retrievers: list[Retriever]
+    filters: Filters
+    briefs: Briefs
+    defining_first: bool
+
+
+@dataclass
+class Ranking:
+    """One ranking of a recall's candidates, and what each stage did to it (for --explain)."""
+
+    ordered: list[tuple[str, float]]
+    cut: bool  # a retriever's list was cut at its depth: a deeper one holds more
+    lists: dict[str, list[tuple[str, float]]]
+    plain: list[tuple[str, float]]
+    fused: list[tuple[str, float]]
+    briefs: dict[str, Brief]
+    scaled: dict[str, Scale]
+    then: Then
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage → oid → factor
+    lifted: tuple[str, ...] = ()
+    only_when: bool = False
+
+
+def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]) -> Ranking:
+    """Each retriever's best `depth`, fused, with the priors of what the question says."""
+    brain, question, filters, read = asked.brain, asked.question, asked.filters, asked.briefs
+    first, *others = asked.retrievers
     # A person the query names (recall/names.py): a prior on what they said; a speaker's name
     # is no search word. The first retriever (full text, cheap) says who the names are, so
     # the others search once, with or without them.
+    query, names = question.text, question.names
     lists = {first.name: first.search(query, depth, filters)}
-    names = query_names(query)
     titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
     people = subjects(names, titles)
     talking = speakers(people, titles)
@@ -113,26 +208,27 @@ def recall(
     common = [n for n in talking if brain.caches.fulltext.share(n, where) >= naming.COMMON]
     rest = without(query, common) if common else None
 
-    def asked(r: Retriever) -> tuple[str, Filters]:  # each retriever's words and filters
+    def words_for(r: Retriever) -> tuple[str, Filters]:  # each retriever's words and filters
         stripped = rest is not None and r.name in naming.STRIP_NAMES
         return (rest or query, where) if stripped else (query, filters)
 
     if rest is not None and first.name in naming.STRIP_NAMES:
         lists[first.name] = first.search(rest, depth, where)
     for r in others:
-        words, allowed = asked(r)
+        words, allowed = words_for(r)
         lists[r.name] = r.search(words, depth, allowed)
-    floors = {r.name: r.floor for r in retrievers if isinstance(r, VectorRetriever)}
+    cut = any(len(found) >= depth for found in lists.values())
+    floors = {r.name: r.floor for r in asked.retrievers if isinstance(r, VectorRetriever)}
     scaled = scales(lists, floors, depth)
     # A time the query names ("on 9 November, 2022", "last week") is a place to look (each
     # retriever lists its best memories of that time too), and what was said then is lifted.
-    window = parse_time(query, brain.clock.now())
     # A query that asks only when ("what did I do on 17 November") is answered by what was
     # written then: the memories of the window first, each of them a candidate.
-    only_when = asks_only_when(query, window, talking)  # "Nate: …" names who said it
+    window = question.window
+    only_when = question.asks_only_when(talking)  # "Nate: …" names who said it
     looked = len(lists) > 1 or only_when
-    said, then_count = _written_then(brain, window, filters, read) if looked else (frozenset(), 0)
-    then = _look_then(retrievers, lists, said, asked, depth, floors) if said else {}
+    said = _written_then(brain, window, filters, read) if looked else frozenset()
+    then = _look_then(asked.retrievers, lists, said, words_for, depth, floors) if said else {}
     if names:
         titles = brain.caches.catalog.titles(_ids(lists))
         people = subjects(names, titles)
@@ -145,77 +241,89 @@ def recall(
     briefs = read.of([oid for oid, _ in fused])
     if len(lists) > 1:
         fused = with_context(fused, briefs)
-    timed, factors = with_time(fused, briefs, window)
+    timed, time_factors = with_time(fused, briefs, window)
     # A person the query names lifts what they said (memories whose title opens with the name);
     # a speaker it names only as an owner or a recipient does not ("What did Jon say about
     # Gina's store?", "What did Tim recommend to John?").
-    lifted = naming.whose_words(query, people, speakers(people, titles))
+    lifted = naming.whose_words(people, speakers(people, titles), question.owned, question.pairs)
     named, name_factors = with_names(timed, titles, lifted)
     ranked = rank(named, briefs)
-    stored: dict[str, dict[str, str] | None] = {}  # title and body, each read once
     head = _read(brain, [oid for oid, _ in ranked[:ANSWER_DEPTH]], stored)
-    wants = asked_for(query)  # a time, an amount: what some memories' text gives (answers.py)
     typed: dict[str, float] = {}
-    if wants is not None:
+    if question.wants is not None:  # a time, an amount: what some memories' text gives
         texts = {oid: "\n".join(fields.values()) for oid, fields in head.items()}
-        ranked, typed = with_answer_type(ranked, texts, wants)
+        ranked, typed = with_answer_type(ranked, texts, question.wants)
     # A memory that asks does not tell (answers.py): its body's share of questions lowers it.
     bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
-    ranked, asking = with_statements(ranked, bodies, query)
+    ranked, asking = with_statements(ranked, bodies, question.about_asking)
+    # Asked in the first person, what the asker said of themselves is lifted (persons.py).
+    ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
-    ordered = defining.defining_first(ranked, briefs) if defining_first else ranked
-    best, bodies = _answers(brain, ordered, k, stored)
-    rows = brain.caches.catalog.get_many([oid for oid, _ in best])
-    # Each hit as the catalog has it now, whatever a cache said on the way (the held briefs,
-    # an index behind a write): gone, or hidden from a model, it is not shown.
-    best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
-    # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
-    # the answer is that nothing in the vault is about it, not the least bad memories.
-    if window is not None and not looked:
-        _, then_count = _written_then(brain, window, filters, read)
-    weighed = relevance.asked(brain.caches.fulltext, query, window, then_count)
-    held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
-    if all(h < relevance.FLOOR for h in held.values()):
-        best = []
-    flags = corrections.suspicion_flags(
-        brain.caches.catalog, [rows[oid] for oid, _ in best], visible_only=brain.for_model
+    ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
+    return Ranking(
+        ordered,
+        cut,
+        lists,
+        plain,
+        fused,
+        briefs,
+        scaled,
+        then,
+        {
+            "time": time_factors,
+            "answer": typed,
+            "asks": asking,
+            "name": name_factors,
+            "speaker": speaking,
+        },
+        lifted,
+        only_when,
     )
-    why: dict[str, dict[str, Any]] = {}
-    if explain:
-        from brain.recall.explain import explain as explain_hits
 
-        why = explain_hits(
-            retrievers,
-            lists,
-            plain,
-            fused,
-            briefs,
-            [o for o, _ in best],
-            scaled,
-            then,
-        )
-        for oid, entry in why.items() if window is not None else ():  # what the time did
-            entry["time"] = factors.get(oid, 1.0)
-            entry["time_said"] = window.said if window is not None else None
-            if only_when and window is not None:  # ranked by when it was written first
-                tier = window.tier(briefs[oid].created) if oid in briefs else 2
-                entry["time_first"] = ("said then", "just after", "another time")[tier]
-        for oid, entry in why.items() if wants is not None else ():  # what the question asked
-            entry["answer"] = typed.get(oid, 1.0)
-            entry["answer_asked"] = wants.name if wants is not None else None
-        for oid, entry in why.items() if asking else ():  # what a memory asks, not tells
-            entry["asks"] = round(asking.get(oid, 1.0), 4)
-        for oid, entry in why.items():
-            entry["relevance"] = round(held[oid], 4)
-        for oid, entry in why.items() if name_factors else ():  # what the name prior multiplied
-            entry["name"] = name_factors.get(oid, 1.0)
-            entry["name_said"] = list(lifted)
-    hits = []
-    for oid, score in best:
-        hit = to_hit(rows[oid], score, bodies[oid], query, flags.get(oid, ()), held[oid])
-        hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
-    return hits
+
+def _after(head: list[tuple[str, float]], more: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """`head` as it is, then the others of `more`, none scored above the head's last."""
+    seen = {oid for oid, _ in head}
+    low = head[-1][1] if head else float("inf")
+    return [*head, *((oid, min(score, low)) for oid, score in more if oid not in seen)]
+
+
+def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict[str, Any]]:
+    """Why each memory of the ranking came back (recall/explain.py), {} unless asked."""
+    if not explain:
+        return {}
+    from brain.recall.explain import explain as explain_hits
+
+    why = explain_hits(
+        asked.retrievers,
+        ranking.lists,
+        ranking.plain,
+        ranking.fused,
+        ranking.briefs,
+        [oid for oid, _ in ranking.ordered],
+        ranking.scaled,
+        ranking.then,
+    )
+    question, stages = asked.question, ranking.stages
+    window, wants = question.window, question.wants
+    for oid, entry in why.items() if window is not None else ():  # what the time did
+        entry["time"] = stages["time"].get(oid, 1.0)
+        entry["time_said"] = window.said if window is not None else None
+        if ranking.only_when and window is not None:  # ranked by when it was written first
+            tier = window.tier(ranking.briefs[oid].created) if oid in ranking.briefs else 2
+            entry["time_first"] = ("said then", "just after", "another time")[tier]
+    for oid, entry in why.items() if wants is not None else ():  # what the question asked
+        entry["answer"] = stages["answer"].get(oid, 1.0)
+        entry["answer_asked"] = wants.name if wants is not None else None
+    for oid, entry in why.items() if stages["asks"] else ():  # what a memory asks, not tells
+        entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
+    for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
+        entry["speaker"] = stages["speaker"].get(oid, 1.0)
+    for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
+        entry["name"] = stages["name"].get(oid, 1.0)
+        entry["name_said"] = list(ranking.lifted)
+    return why
 
 
 def _read(
@@ -254,27 +362,26 @@ def _answers(
 
 def _written_then(
     brain: Context, window: Window | None, filters: Filters, read: Briefs
-) -> tuple[frozenset[str], int]:
+) -> frozenset[str]:
     """The memories the filters allow that were written in the window the query names (with
     the prior's slack: what happened on a day is often told the day after), or none when it
-    names no time or more than WINDOW_MOST memories were written then; and how many of the
-    partition's were (at most WINDOW_MOST + 1)."""
+    names no time or more than WINDOW_MOST memories were written then."""
     if window is None or filters.partition is None:
-        return frozenset(), 0
+        return frozenset()
     found = brain.caches.catalog.written_between(
         filters.partition, *window.bounds(), WINDOW_MOST + 1
     )
     if len(found) > WINDOW_MOST:
-        return frozenset(), len(found)
+        return frozenset()
     read.keep(found)
-    return frozenset(b.id for b in found if passes(b, filters)), len(found)
+    return frozenset(b.id for b in found if passes(b, filters))
 
 
 def _look_then(
     retrievers: list[Retriever],
     lists: dict[str, list[tuple[str, float]]],
     said: frozenset[str],
-    asked: Callable[[Retriever], tuple[str, Filters]],
+    words_for: Callable[[Retriever], tuple[str, Filters]],
     depth: int,
     floors: dict[str, float],
 ) -> Then:
@@ -285,7 +392,7 @@ def _look_then(
     The first list's neighbour context is kept for --explain, these added."""
     then: Then = {}
     for r in retrievers:
-        words, allowed = asked(r)
+        words, allowed = words_for(r)
         before = getattr(r, "last", None)
         among = r.search(words, depth, replace(allowed, ids=said))
         after = getattr(r, "last", None)

@@ -14,7 +14,7 @@ from brain.ingest.sections import SECTIONED_KINDS
 from brain.model import Hit
 from brain.recall.ahead import Ahead
 from brain.recall.relevance import band
-from brain.terms import content_words, words
+from brain.terms import words
 
 if TYPE_CHECKING:
     from threading import Event
@@ -336,14 +336,14 @@ def to_hit(
     row: ObjectRow,
     score: float,
     body: str,
-    query: str,
+    terms: frozenset[str],
     flags: tuple[str, ...] = (),
     relevance: float = 0.0,
 ) -> Hit:
     return Hit(
         id=row.id,
         title=row.title,
-        snippet=snippet(body, query),
+        snippet=snippet(body, terms),
         created=row.created,
         path=row.path,
         score=score,
@@ -363,14 +363,13 @@ def to_hit(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def snippet(body: str, query: str, width: int = 200) -> str:
-    """The passage of the body that holds the most query words, trimmed to `width`."""
+def snippet(body: str, wanted: frozenset[str], width: int = 200) -> str:
+    """The passage of the body that holds the most of the query's words, trimmed to `width`."""
     text = re.sub(r"^#+\s.*$", "", body, flags=re.MULTILINE)
     text = re.sub(r"^>.*$", "", text, flags=re.MULTILINE)
     pieces = [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
     if not pieces:
         return body.strip()[:width]
-    wanted = set(content_words(query))
     best = max(
         range(len(pieces)),
         key=lambda i: (sum(1 for w in words(pieces[i]) if w in wanted), -i),

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from brain.indexes.catalog import Brief
-from brain.terms import is_keyword
-from brain.terms import words as words_of
 
 # A memory created inside the window the query names is multiplied by TIME_PRIOR. A date in a
 # question is a strong hint but not a filter: a memory's `created` is when it was said, which
@@ -222,20 +220,6 @@ def _shift(day: date, by: timedelta) -> date:
         return day + by
     except OverflowError:
         return date.max
-
-
-def asks_only_when(query: str, window: Window | None, names: Sequence[str]) -> bool:
-    """Whether the query asks what was written at a time and says nothing else that a memory
-    could match: "what did I do on 17 November", "what happened last week", "what did Nate
-    say on 3 June". Its other words are common ones (terms.is_keyword), or `names`: those that
-    label what someone said ("Nate: …", recall/names.py `speakers`), not any capitalised word
-    nor one a title opens with ("Dentist on 14 January?" asks about a dentist)."""
-    if window is None:
-        return False
-    rest = query
-    for said in [*window.said.split("; "), *names]:  # a relative time is said in lowercase
-        rest = re.sub(rf"(?<!\w){re.escape(said)}(?!\w)", " ", rest, flags=re.IGNORECASE)
-    return not any(is_keyword(w) for w in words_of(rest))
 
 
 def time_first(
