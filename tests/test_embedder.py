@@ -464,7 +464,7 @@ class _Recording:
 def test_many_texts_run_in_bounded_batches_side_by_side_with_the_same_vectors(
     minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes import embedder as embedding
+    from brain.indexes import textrun as embedding
 
     texts = [f"Note {n}: the kiln reached {n * 10} degrees " * (1 + n % 7) for n in range(120)]
     alone = np.vstack([minilm.embed([t]) for t in texts])

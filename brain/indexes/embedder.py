@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.errors import BrainError, InvalidInput
-from brain.indexes import onnxrun, shipped
+from brain.indexes import shipped
+from brain.indexes.textrun import TextRunner
 from brain.settings import is_model_folder
 from brain.terms import content_words
 from brain.vault.files import owner_only
@@ -28,12 +29,6 @@ if TYPE_CHECKING:
 Indexed = Callable[[Sequence[str]], "dict[str, Any]"]
 
 EMBEDDERS = ("minilm", "hashing", "none")
-MAX_TOKENS = 256
-# Tokens per ONNX batch, padding included: a batch's activations stay a few MB, one batch per
-# core runs at once (onnxrun.py), and a long import's memory stays bounded. Smaller batches ran
-# faster here than 32 texts of up to 256 tokens (docs/benchmarks.md, "The encoders one thread
-# a batch").
-TOKEN_BUDGET = 512
 
 _log = logging.getLogger(__name__)
 
@@ -110,7 +105,7 @@ class MiniLMEmbedder:
         if self._run is None:
             needs_runtime("the minilm embedder", "embedder")
             folder = shipped.folder("minilm", self.models)
-            self._run = _OnnxRunner(folder / "model.onnx", folder / "tokenizer.json")
+            self._run = TextRunner(folder / "model.onnx", folder / "tokenizer.json")
         return self._run
 
 
@@ -123,54 +118,6 @@ def needs_runtime(what: str, field: str) -> None:
                 f"{what} needs {module}, which is not installed",
                 f"pip install {module}, or set `{field}: none` in brain.yaml",
             )
-
-
-class _OnnxRunner:
-    """One onnxruntime session plus the model's tokenizer; pooling and norm in numpy. Texts
-    are run in batches of similar length, at most TOKEN_BUDGET tokens each, side by side,
-    one per core (onnxrun.py)."""
-
-    def __init__(self, onnx_file: Path, tokenizer_file: Path) -> None:
-        from tokenizers import Tokenizer
-
-        self.session = onnxrun.session(onnx_file)
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        # tokenizer.json ships truncation at 128 and fixed padding to 128: override both
-        # (each batch is padded to its own longest, in _run).
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.no_padding()
-
-    def __call__(self, texts: list[str]) -> Vectors:
-        import numpy as np
-
-        encodings = self.tokenizer.encode_batch(texts)
-        batches = onnxrun.by_tokens([len(e.ids) for e in encodings], TOKEN_BUDGET)
-        done = onnxrun.each(lambda rows: self._run([encodings[i] for i in rows]), batches)
-        out = np.zeros((len(texts), done[0].shape[1] if done else 0), dtype=np.float32)
-        for rows, vectors in zip(batches, done, strict=True):
-            out[rows] = vectors
-        return out
-
-    def _run(self, encodings: list[Any]) -> Vectors:
-        import numpy as np
-
-        feeds = onnxrun.padded(encodings)
-        feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])  # one sentence a text
-        (tokens,) = self.session.run(
-            ["token_embeddings"], {k: v for k, v in feeds.items() if k in self.inputs}
-        )
-        return mean_pool(tokens, feeds["attention_mask"])
-
-
-def mean_pool(tokens: Any, mask: Any) -> Vectors:
-    import numpy as np
-
-    weights = mask[..., None].astype(np.float32)
-    summed = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-    norms = np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
-    pooled: Vectors = (summed / norms).astype(np.float32)
-    return pooled
 
 
 def load_embedder(name: str, cache_dir: Path) -> Embedder | None:

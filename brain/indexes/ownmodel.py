@@ -17,10 +17,10 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from brain.errors import BrainError
-from brain.indexes import onnxrun
+from brain.indexes.textrun import TextRunner
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,7 +34,6 @@ EXPORT_VERSION = "1"  # bump when the export changes: every machine exports afre
 EXPORT_TIMEOUT = 1800.0  # seconds; a large model on a small, busy machine
 STEPS = 4  # the export's steps, for a progress bar: start torch, load, export, check
 MAX_TOKENS_DEFAULT = 256
-TOKEN_BUDGET = 512  # tokens per batch, as the shipped MiniLM (embedder.py)
 
 
 class OwnModelEmbedder:
@@ -88,44 +87,13 @@ class OwnModelEmbedder:
     def _load(self) -> Callable[[list[str]], Vectors]:
         if self._run is None:
             self.prepare()
-            self._run = _Runner(self.onnx_file, self.folder)
+            self._run = TextRunner(
+                self.onnx_file,
+                self.folder / "tokenizer.json",
+                max_tokens=_max_tokens(self.folder),
+                output="sentence_embedding",
+            )
         return self._run
-
-
-class _Runner:
-    """The exported graph, the folder's own tokenizer, and an L2 norm in numpy."""
-
-    def __init__(self, onnx_file: Path, folder: Path) -> None:
-        from tokenizers import Tokenizer
-
-        self.session = onnxrun.session(onnx_file)
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=_max_tokens(folder))
-        self.tokenizer.no_padding()
-
-    def __call__(self, texts: list[str]) -> Vectors:
-        import numpy as np
-
-        encodings = self.tokenizer.encode_batch(texts)
-        batches = onnxrun.by_tokens([len(e.ids) for e in encodings], TOKEN_BUDGET)
-        done = onnxrun.each(lambda rows: self._run([encodings[i] for i in rows]), batches)
-        out = np.zeros((len(texts), done[0].shape[1] if done else 0), dtype=np.float32)
-        for rows, vectors in zip(batches, done, strict=True):
-            out[rows] = vectors
-        return out
-
-    def _run(self, encodings: list[Any]) -> Vectors:
-        import numpy as np
-
-        feeds = onnxrun.padded(encodings)
-        feeds["token_type_ids"] = np.zeros_like(feeds["input_ids"])
-        (vectors,) = self.session.run(
-            ["sentence_embedding"], {k: v for k, v in feeds.items() if k in self.inputs}
-        )
-        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        unit: Vectors = (vectors / norms).astype(np.float32)
-        return unit
 
 
 def _max_tokens(folder: Path) -> int:
