@@ -31,8 +31,8 @@ BANDS = ("strong", "fair", "weak")
 # A memory can hold a question's meaning without its words ("new dog" of "Caroline adopted a
 # puppy"): beside the shipped MiniLM, a cosine to the question of at least MEANING counts as
 # relevance of that much. On the LoCoMo negative-question protocol (docs/benchmarks.md,
-# "Honest relevance") 0.45 keeps 95.8% of questions asked of another conversation "nothing
-# relevant" (98.3% by words alone) and hit@10 the same; 0.40 would keep 91%, 0.35 82%.
+# "Honest relevance") 0.45 keeps 92.4% of questions asked of another conversation "nothing
+# relevant" (98.3% by words alone) and hit@10 the same; 0.40 would keep 81%.
 MEANING = 0.45
 
 
