@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from brain.hosted.sql import OBJECT_COLUMNS as _COLUMNS
@@ -17,6 +17,9 @@ class PgCatalog(Catalog):
     def __init__(self, db: TenantDatabase) -> None:
         self.db = db
         self.tenant_db = db
+        # A bulk block hooks its note group here (Context.bulk); rows and files share one
+        # database, and each write commits its own transaction, so nothing need come first.
+        self.before_commit: list[Callable[[], None]] = []
 
     @property
     def stale(self) -> bool:
