@@ -1,8 +1,8 @@
 """`brain serve`: the MCP tools, each a thin wrapper over one core call; the allowlist is here.
 
 Over stdio one server holds the tools over one Brain (`build_server`); over HTTP one server
-looks up, per request, the tools over the Brain of the caller's tenant (`build_tenant_server`,
-`tenant_tools`; brain/hosted/serving.py): the same tool code either way.
+runs each request on a worker thread with the tools over the Brain of the caller's tenant
+(`build_tenant_server`, `tenant_tools`; brain/hosted/serving.py): the same tool code either way.
 
 The only module that imports `mcp`. Every tool takes a strict schema (an unknown argument is
 refused), and every BrainError comes back as a tool error carrying the core's message.
@@ -14,8 +14,11 @@ other partitions do not exist for any tool (partition_list alone names the parti
 # No `from __future__ import annotations` here: the SDK reads the tools' annotations at
 # registration, and the size limits in them come from this vault's settings.
 
+import asyncio
+import contextvars
 import functools
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -39,6 +42,8 @@ TOOLS = (
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
 )  # fmt: skip # a table, grouped by kind
+# The tools that change nothing: a call of one may be made again (after a lost connection).
+READ_ONLY = ("recall", "list_memories", "diagnostics", "usage", "ping", "partition_list")
 
 MAX_QUERY = 1000
 MAX_NAME = 200
@@ -54,6 +59,11 @@ ToolFn = Callable[..., Awaitable[Result]]
 # Sends a checked tool call to the daemon: (tool name, arguments, the in-process tool to fall
 # back on when the daemon cannot be reached).
 Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
+# Runs `work` with the tools of the request's tenant, on a worker thread, and awaits it;
+# `retry`: the work changes nothing, so it may run again on a fresh connection.
+TenantRun = Callable[..., Awaitable[Any]]
+# The tools of the request's tenant if its Brain is open in this process, else None.
+TenantPeek = Callable[[], ToolManager | None]
 
 Id = Annotated[
     str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
@@ -86,11 +96,11 @@ def build_server(
     )
 
 
-def build_tenant_server(tools_now: Callable[[], Tools]) -> MCPServer:
-    """One MCP server for many Brains (`brain serve --http`): every request is served the
-    tools `tools_now()` returns at that moment, those over the Brain its caller's token chose.
-    """
-    return _TenantServer(tools_now)
+def build_tenant_server(run: TenantRun, peek: TenantPeek) -> MCPServer:
+    """One MCP server for many Brains (`brain serve --http`): every tools/list and tools/call
+    is handed to `run` (`run(work, retry=…)`), which calls `work(tools)` with the tools over
+    the Brain its caller's token chose, off the event loop."""
+    return _TenantServer(run, peek)
 
 
 def tenant_tools(brain: Brain, *, session_id: str | None = None) -> Tools:
@@ -119,24 +129,62 @@ class _Server(MCPServer):
 
 
 class _TenantServer(_Server):
-    """The same server, whose tool manager is looked up per request instead of held.
+    """The same server, whose tool manager is the one of the request being served.
 
-    Every path of the SDK that finds a tool (tools/list, tools/call, the schema check before
-    middleware) goes through `_tool_manager`, so answering it per request routes them all.
+    The tool bodies call the blocking core (PostgreSQL, a model), so each call runs on a
+    worker thread (`run`), to its end on an event loop of that thread's own: the server's
+    loop keeps answering other requests meanwhile.
     """
 
-    def __init__(self, tools_now: Callable[[], ToolManager]) -> None:
-        self._tools_now = tools_now
+    def __init__(self, run: TenantRun, peek: TenantPeek) -> None:
+        self._run, self._peek = run, peek
         super().__init__("brain", version=version(), instructions=INSTRUCTIONS,
                          log_level="WARNING")  # fmt: skip
 
     @property
     def _tool_manager(self) -> ToolManager:
-        return self._tools_now()
+        return _serving.get()
 
     @_tool_manager.setter
     def _tool_manager(self, _unused: ToolManager) -> None:
         pass  # the SDK's own (empty) manager, made in its __init__, is never consulted
+
+    async def list_tools(self) -> Any:
+        listing = super().list_tools
+        return await self._run(lambda tools: _finish(tools, listing()), retry=True)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        calling = super().call_tool
+        return await self._run(
+            lambda tools: _finish(tools, calling(name, arguments, context)),
+            retry=name in READ_ONLY,
+        )
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """Asked on the event loop before a call: only a tenant already open is looked at
+        (opening one blocks); for another the SDK skips its `Mcp-Param` header check."""
+        tools = self._peek()
+        tool = None if tools is None else tools.get_tool(name)
+        return None if tool is None else tool.parameters
+
+
+# The tools of the call running on this thread (`_finish`).
+_serving: contextvars.ContextVar[ToolManager] = contextvars.ContextVar("brain_serving_tools")
+_loops = threading.local()
+
+
+def _finish(tools: ToolManager, call: Coroutine[Any, Any, Any]) -> Any:
+    """Run a call of the SDK's to its end on this worker thread's own event loop."""
+    runner = getattr(_loops, "runner", None)
+    if runner is None:
+        runner = _loops.runner = asyncio.Runner()
+    mark = _serving.set(tools)
+    try:
+        # In this call's context: a Runner otherwise runs every call in the context it copied
+        # at its first, and would serve them all the first caller's tools.
+        return runner.run(call, context=contextvars.copy_context())
+    finally:
+        _serving.reset(mark)
 
 
 def build_tools(
@@ -363,6 +411,9 @@ def build_tools(
             fn_tool.description += "\n" + gate_order
 
     assert tuple(t.name for t in tools) == TOOLS, "the tools must be exactly the allowlist"
+    assert {t.name for t in tools if t.annotations and t.annotations.read_only_hint} == set(
+        READ_ONLY
+    )
     return tools
 
 

@@ -89,6 +89,7 @@ def serve_http(
     rate: float,
     burst: int,
     max_open: int = 64,
+    workers: int = 8,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -99,8 +100,8 @@ def serve_http(
     if db is None:
         raise InvalidInput("--http needs --db: the users database that holds the tokens",
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
-    if rate <= 0 or burst < 1 or max_open < 1:
-        raise InvalidInput("--rate must be above 0, --burst and --max-open at least 1")
+    if rate <= 0 or burst < 1 or max_open < 1 or workers < 1:
+        raise InvalidInput("--rate must be above 0; --burst, --max-open, --workers at least 1")
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 
@@ -116,5 +117,12 @@ def serve_http(
         err.print(f"brain: serving MCP on {escape(url)}")
 
     serving.serve_http(
-        address, tenants, db, rate=rate, burst=burst, max_open=max_open, announce=announce
+        address,
+        tenants,
+        db,
+        rate=rate,
+        burst=burst,
+        max_open=max_open,
+        workers=workers,
+        announce=announce,
     )

@@ -87,6 +87,14 @@ def serve(
     max_open: Annotated[
         int, typer.Option("--max-open", help="With --http: users' brains kept open at once.")
     ] = 64,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="With --http: threads running tool calls at once (a "
+            "process uses one core: run one server per core).",
+        ),
+    ] = 8,
 ) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
     (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
@@ -94,7 +102,7 @@ def serve(
         from brain.cli.hosted_users import serve_http
 
         serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
-                   burst=burst, max_open=max_open)  # fmt: skip
+                   burst=burst, max_open=max_open, workers=workers)  # fmt: skip
         return
     from brain import settings as settings_mod
     from brain.cli.app import prepare_models, vault_path

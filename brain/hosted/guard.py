@@ -15,6 +15,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -69,7 +71,8 @@ class Guard:
             return
         token = _bearer(scope)
         try:
-            tenant = self.verify(token) if token else None
+            # On a thread: a slow users database must not hold up the event loop (/healthz).
+            tenant = await anyio.to_thread.run_sync(self.verify, token) if token else None
         except Exception:  # the users database is unreachable: refuse, say nothing more
             await _answer(send, 503, {"error": "unavailable"}, {"retry-after": "5"})
             return

@@ -8,11 +8,16 @@ tenant's store (the gate state on the session note), not in this process.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
 
 from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
@@ -26,6 +31,23 @@ if TYPE_CHECKING:
     from brain.brain import Brain
     from brain.hosted.tenants import Tenants
     from brain.mcp_server import Tools
+
+T = TypeVar("T")
+log = logging.getLogger("brain.serve")
+
+# Worker threads for tool calls. The core holds the GIL while it computes, so more threads do
+# not add CPU (run a process per core for that); they let calls waiting on PostgreSQL or a
+# lock overlap, and keep the event loop free for /healthz and the next request.
+WORKERS = 8
+
+
+class Unavailable(BrainError):
+    """What a model is told when the database fails under its call: one plain line; the
+    details (a socket path, a DSN, the SQL) go to the server's log only."""
+
+    def __init__(self) -> None:
+        super().__init__("the memory store is unavailable right now; try again in a few seconds")
+
 
 # A remember carries at most max_text_bytes (64 KiB by default) of text; JSON may spell each
 # character as a six-byte escape, so a 1 MiB body holds any call a tool accepts.
@@ -62,42 +84,139 @@ def _loopback(host: str) -> bool:
         return False
 
 
+@dataclass(eq=False)
+class _Opened:
+    """One tenant's Brain in this process; `turn` lets one call use it at a time (a Brain
+    is not shared between threads at once)."""
+
+    turn: anyio.Lock = field(default_factory=anyio.Lock)
+    brain: Brain | None = None
+    tools: Tools | None = None
+
+
 class TenantTools:
-    """The tools over each tenant's Brain, opened on its first request; at most `max_open`
-    Brains stay open (the least recently used is committed and closed first)."""
+    """Runs each request's tools over its tenant's Brain on a bounded pool of worker threads,
+    opening the Brain on the tenant's first request; at most `max_open` Brains stay open (the
+    least recently used idle one is committed and closed first).
 
-    def __init__(self, tenants: Tenants, *, max_open: int = 64) -> None:
-        self.tenants, self.max_open = tenants, max_open
-        self._open: OrderedDict[str, tuple[Brain, Tools]] = OrderedDict()
+    The bookkeeping happens on the event loop, the blocking work (opening, the tools, closing)
+    on the workers: one tenant's calls take turns, different tenants' run side by side.
+    """
 
-    def now(self) -> Tools:
-        """The tools of the tenant of the request being served."""
-        return self.of(current_tenant.get())
+    def __init__(self, tenants: Tenants, *, max_open: int = 64, workers: int = WORKERS) -> None:
+        self.tenants, self.max_open, self.workers = tenants, max_open, workers
+        self._open: OrderedDict[str, _Opened] = OrderedDict()
+        self._limiter: anyio.CapacityLimiter | None = None
 
-    def of(self, tenant: str) -> Tools:
-        if tenant in self._open:
-            self._open.move_to_end(tenant)
-            return self._open[tenant][1]
-        brain = self.tenants.open(tenant)
-        # One session id per tenant in this process, as one `brain serve` over stdio has.
-        self._open[tenant] = (brain, tenant_tools(brain, session_id=new_id(brain.clock.now())))
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        if self._limiter is None:  # made inside the running loop, as anyio wants
+            self._limiter = anyio.CapacityLimiter(self.workers)
+        return self._limiter
+
+    def peek(self) -> Tools | None:
+        """The tools of the request's tenant if its Brain is open here (never opens one)."""
+        opened = self._open.get(current_tenant.get())
+        return None if opened is None else opened.tools
+
+    async def run(self, work: Callable[[Tools], T], *, retry: bool = False) -> T:
+        """`work(tools)` for the request's tenant on a worker; with `retry`, once more on a
+        Brain opened afresh if the first try found its database connection broken."""
+        tenant = current_tenant.get()
+        opened = self._open.get(tenant)
+        if opened is None:
+            opened = self._open[tenant] = _Opened()
+        self._open.move_to_end(tenant)
+        try:
+            async with opened.turn:
+                return await self._on_worker(tenant, opened, work, retry)
+        finally:
+            await self._evict()
+
+    async def _on_worker(
+        self, tenant: str, opened: _Opened, work: Callable[[Tools], T], retry: bool
+    ) -> T:
+        return await anyio.to_thread.run_sync(
+            self._work, tenant, opened, work, retry, limiter=self.limiter
+        )
+
+    def _work(self, tenant: str, opened: _Opened, work: Callable[[Tools], T], retry: bool) -> T:
+        for attempt in (1, 2):
+            tools = self._tools(tenant, opened)
+            try:
+                return work(tools)
+            except Exception as exc:
+                if not connection_lost(exc):
+                    raise
+                _drop(opened)  # the next call (or the retry) opens the Brain afresh
+                if not retry or attempt == 2:
+                    raise Unavailable() from exc
+                log.warning("a tenant's database connection was lost: opened again",
+                            exc_info=exc)  # fmt: skip
+        raise AssertionError("unreachable")
+
+    def _tools(self, tenant: str, opened: _Opened) -> Tools:
+        if opened.tools is None:
+            try:
+                brain = self.tenants.open(tenant)
+            except Exception as exc:  # the database's own words go to the log, not the model
+                raise Unavailable() from exc
+            # One session id per tenant in this process, as one `brain serve` over stdio has.
+            opened.brain = brain
+            opened.tools = tenant_tools(brain, session_id=new_id(brain.clock.now()))
+        return opened.tools
+
+    async def _evict(self) -> None:
         while len(self._open) > self.max_open:
-            _name, (old, _tools) = self._open.popitem(last=False)
-            _shut(old)
-        return self._open[tenant][1]
+            idle = next((t for t, o in self._open.items() if not o.turn.locked()), None)
+            if idle is None:
+                return  # every one is in use: over the budget until a call ends
+            opened = self._open.pop(idle)
+            async with opened.turn:
+                await anyio.to_thread.run_sync(_close, opened, limiter=self.limiter)
 
     def close(self) -> None:
+        """Commit and close every tenant's Brain (the server has stopped serving)."""
         while self._open:
-            _name, (brain, _tools) = self._open.popitem()
-            _shut(brain)
+            _name, opened = self._open.popitem()
+            try:
+                _close(opened)
+            except Exception:
+                log.exception("closing a tenant's brain failed")
         self.tenants.close()
 
 
-def _shut(brain: Brain) -> None:
-    try:
-        brain.changes.commit()  # the model's deferred writes, under git, become one commit
-    finally:
-        brain.close()
+def _close(opened: _Opened) -> None:
+    brain, opened.brain, opened.tools = opened.brain, None, None
+    if brain is not None:
+        try:
+            brain.changes.commit()  # the model's deferred writes, under git, become one commit
+        finally:
+            brain.close()
+
+
+def _drop(opened: _Opened) -> None:
+    """Let go of a Brain whose connection broke, quietly: nothing in it can be saved."""
+    brain, opened.brain, opened.tools = opened.brain, None, None
+    if brain is not None:
+        try:
+            brain.close()
+        except Exception:
+            log.debug("closing a broken tenant's brain", exc_info=True)
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether `exc`, or what caused it, says the database connection is gone."""
+    import psycopg
+
+    seen: BaseException | None = exc
+    for _ in range(10):  # the SDK wraps what a tool raised, and may wrap that again
+        if seen is None:
+            return False
+        if isinstance(seen, psycopg.OperationalError | psycopg.InterfaceError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class TokenCheck:
@@ -107,8 +226,13 @@ class TokenCheck:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         self._conn: psycopg.Connection[Any] | None = None
+        self._using = threading.Lock()  # called from worker threads; one connection
 
     def __call__(self, token: str) -> str | None:
+        with self._using:
+            return self._check(token)
+
+    def _check(self, token: str) -> str | None:
         import psycopg
 
         for attempt in (1, 2):
@@ -150,7 +274,7 @@ def listen(address: Address) -> socket.socket:
 
 def build_app(tools: TenantTools, verify: Verify, limit: RateLimit) -> Any:
     """The ASGI app: the guard over the SDK's streamable HTTP app at /mcp."""
-    server = build_tenant_server(tools.now)
+    server = build_tenant_server(tools.run, tools.peek)
     inner = server.streamable_http_app(
         stateless_http=True, json_response=True, max_request_body_size=MAX_BODY
     )
@@ -165,6 +289,7 @@ def serve_http(
     rate: float,
     burst: int,
     max_open: int = 64,
+    workers: int = WORKERS,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Run until stopped (Ctrl-C or SIGTERM); each tenant's Brain is closed on the way out.
@@ -174,7 +299,7 @@ def serve_http(
     with tokens.connect(dsn) as conn:
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
-    tools = TenantTools(tenants, max_open=max_open)
+    tools = TenantTools(tenants, max_open=max_open, workers=workers)
     app = build_app(tools, check, RateLimit(rate=rate, burst=burst))
     sock = listen(address)
     host, port = sock.getsockname()[:2]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -64,6 +65,7 @@ class FilesTenants:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         root.chmod(0o700)
         self._creating = WriterLock(root / ".tenants.lock")
+        self._loading = threading.Lock()  # a server opens tenants on several threads at once
 
     def open(self, tenant: str) -> Brain:
         vault = self.root / check_name(tenant)
@@ -71,10 +73,11 @@ class FilesTenants:
             self._create(vault)
         settings = load_settings(vault)
         name, terms = settings.embedder, settings.sparse
-        if name not in self._embedders:
-            self._embedders[name] = load_embedder(name, self.model_cache)
-        if terms not in self._sparse:  # one SPLADE session per process, not one per tenant
-            self._sparse[terms] = load_sparse(terms, self.model_cache)
+        with self._loading:  # each model loaded once, whichever tenant asks first
+            if name not in self._embedders:
+                self._embedders[name] = load_embedder(name, self.model_cache)
+            if terms not in self._sparse:  # one SPLADE session per process, not one per tenant
+                self._sparse[terms] = load_sparse(terms, self.model_cache)
         brain = open_vault(
             vault, clock=self.clock, embedder=self._embedders[name], sparse=self._sparse[terms]
         )

@@ -117,7 +117,11 @@ class Catalog(Holding):
         self.before_commit: list[Callable[[], None]] = []
         with owner_only():  # the database, its -wal and -shm are born here
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            # A hosted server hands a Brain from one worker thread to another, one call at a time
+            # (brain/hosted/serving.py): the connection is never used by two threads at once.
+            self.db = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+            )
             _use_wal(self.db)
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
