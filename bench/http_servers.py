@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx2
 import psycopg
@@ -42,10 +44,12 @@ def add_user(dsn: str, name: str) -> str:
 
 @dataclass
 class Server:
-    """One `brain serve --http` process; `url` is its MCP endpoint."""
+    """One `brain serve --http` process; `url` is its MCP endpoint, `said` the lines it has
+    written on stderr (read all along, so a talkative server never blocks on a full pipe)."""
 
     process: subprocess.Popen[str]
     url: str
+    said: list[str] = field(default_factory=list)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -56,27 +60,37 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         if self.process.stderr:
-            self.process.stderr.close()
+            with contextlib.suppress(ValueError, OSError):
+                self.process.stderr.close()
 
 
-def start(dsn: str, vaults: Path | None, *extra: str) -> Server:
+def start(dsn: str, vaults: Path | None, *extra: str, source: Path = ROOT) -> Server:
     """Start a server on a free loopback port and wait until it listens; without `vaults`,
-    the users' brains are in the database."""
+    the users' brains are in the database. `source`: the checkout whose brain runs (another
+    one to compare with, e.g. main's)."""
     where = ["--vaults", str(vaults)] if vaults is not None else []
     args = ["-m", "brain", "serve", "--http", "127.0.0.1:0", "--db", dsn, *where,
             "--embedder", "hashing", *extra]  # fmt: skip
+    env = {**ENV, "PYTHONPATH": str(source)}
     proc = subprocess.Popen(
-        [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=ENV, cwd=str(ROOT)
+        [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env, cwd=str(source)
     )
     assert proc.stderr is not None
-    seen = []
+    seen: list[str] = []
     for line in proc.stderr:  # the server says where it listens once the socket is open
         seen.append(line)
         found = re.search(r"serving MCP on (http://\S+)", line)
         if found:
-            return Server(proc, found.group(1))
+            threading.Thread(target=_drain, args=(proc.stderr, seen), daemon=True).start()
+            return Server(proc, found.group(1), seen)
     proc.wait()
     raise AssertionError("server did not start:\n" + "".join(seen))
+
+
+def _drain(stream: IO[str], into: list[str]) -> None:
+    with contextlib.suppress(ValueError, OSError):  # closed by stop()
+        for line in stream:
+            into.append(line)
 
 
 @asynccontextmanager

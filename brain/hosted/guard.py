@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 Scope = MutableMapping[str, Any]
@@ -25,10 +26,14 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 # A token's tenant, or None for a token that is not live; raising means the check cannot be
 # made now (the users database is down): 503, never a guess.
 Verify = Callable[[str], str | None]
+# Whether the server can serve now (its database answers): for a load balancer's /readyz.
+Ready = Callable[[], bool]
 
 current_tenant: ContextVar[str] = ContextVar("current_tenant")
 
-HEALTH_PATH = "/healthz"
+HEALTH_PATH = "/healthz"  # liveness: the process answers (restart it if not)
+READY_PATH = "/readyz"  # readiness: its database answers too (send it traffic only then)
+READY_WAIT = 5.0  # seconds a readiness check waits for the database before saying no
 
 
 @dataclass
@@ -59,8 +64,9 @@ class RateLimit:
 class Guard:
     """Authenticate each HTTP request by its bearer token, limit its rate, then pass it on."""
 
-    def __init__(self, app: App, verify: Verify, limit: RateLimit) -> None:
+    def __init__(self, app: App, verify: Verify, limit: RateLimit, ready: Ready | None = None):
         self.app, self.verify, self.limit = app, verify, limit
+        self.ready = ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan: the app's own start and stop
@@ -68,6 +74,10 @@ class Guard:
             return
         if scope.get("path") == HEALTH_PATH:  # for a load balancer; says nothing of anyone
             await _answer(send, 200, {"ok": True})
+            return
+        if scope.get("path") == READY_PATH:
+            ok = await self._ready()
+            await _answer(send, 200 if ok else 503, {"ready": ok})
             return
         token = _bearer(scope)
         try:
@@ -89,6 +99,14 @@ class Guard:
             await self.app(scope, receive, send)
         finally:
             current_tenant.reset(mark)
+
+    async def _ready(self) -> bool:
+        if self.ready is None:
+            return True
+        with anyio.move_on_after(READY_WAIT):
+            # Abandoned on time-out: the thread finishes on its own, the answer is no.
+            return await anyio.to_thread.run_sync(self.ready, abandon_on_cancel=True)
+        return False
 
 
 def _bearer(scope: Scope) -> str | None:

