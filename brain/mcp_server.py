@@ -60,7 +60,8 @@ ToolFn = Callable[..., Awaitable[Result]]
 # back on when the daemon cannot be reached).
 Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 # Runs `work` with the tools of the request's tenant, on a worker thread, and awaits it;
-# `retry`: the work changes nothing, so it may run again on a fresh connection.
+# `retry`: the work changes nothing, so it may run again on a fresh connection; `tool`: what
+# the access log and the metrics call it.
 TenantRun = Callable[..., Awaitable[Any]]
 # The tools of the request's tenant if its Brain is open in this process, else None.
 TenantPeek = Callable[[], ToolManager | None]
@@ -151,13 +152,16 @@ class _TenantServer(_Server):
 
     async def list_tools(self) -> Any:
         listing = super().list_tools
-        return await self._run(lambda tools: _finish(tools, listing()), retry=True)
+        return await self._run(
+            lambda tools: _finish(tools, listing()), retry=True, tool="tools/list"
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         calling = super().call_tool
         return await self._run(
             lambda tools: _finish(tools, calling(name, arguments, context)),
             retry=name in READ_ONLY,
+            tool=name if name in TOOLS else "unknown",  # a bounded set of metric labels
         )
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:

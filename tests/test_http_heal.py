@@ -3,6 +3,7 @@ whether the database answers, and a model never sees a socket path, a DSN or SQL
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -12,10 +13,12 @@ from typing import Any
 
 import anyio
 import httpx2
+import psycopg
 import pytest
 
 from bench.http_servers import Server, add_user, answer, call, connect, start
 from brain.hosted.schema import init as init_schema
+from tests.test_http_concurrency import waiting_for_a_lock
 
 
 @dataclass
@@ -90,20 +93,44 @@ def test_every_tenant_answers_again_after_postgresql_restarts(own: Own, mode: st
     assert own.server.process.poll() is None  # the same server all along
 
 
-def test_a_write_on_a_broken_connection_says_one_plain_line_and_the_next_works(own: Own) -> None:
-    anyio.run(remember_all, own, "warm")
-    own.pg_ctl("-m", "fast", "restart")
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+def test_a_write_after_a_restart_goes_on_a_fresh_connection(own: Own, mode: str) -> None:
+    anyio.run(remember_all, own, f"idle-{mode}")
+    own.pg_ctl("-m", mode, "restart")
+    anyio.run(remember_all, own, f"first-{mode}")  # a write checks its connection first
 
+
+def test_a_write_whose_connection_dies_under_it_says_one_plain_line(own: Own) -> None:
     async def main() -> None:
         async with connect(own.server.url, own.tokens["alice"]) as mcp:
-            failed, said = await answer(mcp, "remember", {"text": "lost kite", "title": "x"})
+            await call(mcp, "ping")
+            holder = psycopg.connect(own.dsn, autocommit=True)
+            holder.execute("BEGIN")  # alice's writer lock: her remember waits for it
+            holder.execute("SELECT pg_advisory_xact_lock(hashtextextended('brain:alice', 0))")
+            try:
+                async with anyio.create_task_group() as tg:
+                    said: list[Any] = []
+
+                    async def write() -> None:
+                        said.append(await answer(mcp, "remember", {"text": "lost kite"}))
+
+                    tg.start_soon(write)
+                    await waiting_for_a_lock(holder)
+                    holder.execute(  # her connection dies in the middle of the write
+                        "SELECT pg_terminate_backend(pid) FROM pg_locks "
+                        "WHERE locktype = 'advisory' AND NOT granted"
+                    )
+            finally:
+                holder.close()
+            failed, text = said[0]
             assert failed
-            plain(said)
+            plain(text)
             await call(mcp, "remember", {"text": "found kite", "title": "y"})
 
     anyio.run(main)
-    logged = "".join(own.server.said)
-    assert "connection" in logged  # the details are in the server's log instead
+    # The details are in the server's log instead: JSON lines, the traceback a field of one.
+    lines = [json.loads(line) for line in own.server.said[1:]]
+    assert any("terminating connection" in line.get("traceback", "") for line in lines)
 
 
 def test_readyz_follows_the_database_and_healthz_stays_liveness(own: Own) -> None:

@@ -90,6 +90,7 @@ def serve_http(
     burst: int,
     max_open: int = 64,
     workers: int = 8,
+    grace: int = 30,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -100,8 +101,10 @@ def serve_http(
     if db is None:
         raise InvalidInput("--http needs --db: the users database that holds the tokens",
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
-    if rate <= 0 or burst < 1 or max_open < 1 or workers < 1:
-        raise InvalidInput("--rate must be above 0; --burst, --max-open, --workers at least 1")
+    if rate <= 0 or burst < 1 or max_open < 1 or workers < 1 or grace < 0:
+        raise InvalidInput(
+            "--rate must be above 0; --burst, --max-open, --workers at least 1; --grace not below 0"
+        )
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 

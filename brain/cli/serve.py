@@ -95,6 +95,14 @@ def serve(
             "process uses one core: run one server per core).",
         ),
     ] = 8,
+    grace: Annotated[
+        int,
+        typer.Option(
+            "--grace",
+            help="With --http: seconds the calls in flight at SIGTERM may "
+            "take to finish before the server stops.",
+        ),
+    ] = 30,
 ) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
     (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
@@ -102,7 +110,7 @@ def serve(
         from brain.cli.hosted_users import serve_http
 
         serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
-                   burst=burst, max_open=max_open, workers=workers)  # fmt: skip
+                   burst=burst, max_open=max_open, workers=workers, grace=grace)  # fmt: skip
         return
     from brain import settings as settings_mod
     from brain.cli.app import prepare_models, vault_path

@@ -18,6 +18,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from brain.hosted.observe import current_call
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -94,6 +96,9 @@ class Guard:
             retry = str(max(1, math.ceil(wait)))
             await _answer(send, 429, {"error": "too many requests"}, {"retry-after": retry})
             return
+        call = current_call.get(None)
+        if call is not None:  # for the access log (brain/hosted/observe.py)
+            call.tenant = tenant
         mark = current_tenant.set(tenant)
         try:
             await self.app(scope, receive, send)

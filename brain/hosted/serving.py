@@ -7,21 +7,25 @@ tenant's store (the gate state on the session note), not in this process.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import socket
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
+import uvicorn
 
 from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
 from brain.hosted.guard import Guard, RateLimit, Ready, Verify, current_tenant
+from brain.hosted.observe import AccessLog, Metrics, configure_logs, current_call
 from brain.mcp_server import build_tenant_server, tenant_tools
 from brain.model import new_id
 
@@ -39,6 +43,7 @@ log = logging.getLogger("brain.serve")
 # not add CPU (run a process per core for that); they let calls waiting on PostgreSQL or a
 # lock overlap, and keep the event loop free for /healthz and the next request.
 WORKERS = 8
+GRACE = 30  # seconds the calls in flight at SIGTERM may take to finish
 
 
 class Unavailable(BrainError):
@@ -103,10 +108,25 @@ class TenantTools:
     on the workers: one tenant's calls take turns, different tenants' run side by side.
     """
 
-    def __init__(self, tenants: Tenants, *, max_open: int = 64, workers: int = WORKERS) -> None:
+    def __init__(
+        self,
+        tenants: Tenants,
+        *,
+        max_open: int = 64,
+        workers: int = WORKERS,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.tenants, self.max_open, self.workers = tenants, max_open, workers
+        self.metrics = metrics or Metrics()
         self._open: OrderedDict[str, _Opened] = OrderedDict()
         self._limiter: anyio.CapacityLimiter | None = None
+        self.metrics.workers.set(workers)
+        self.metrics.busy.set_function(
+            lambda: 0 if self._limiter is None else self._limiter.borrowed_tokens
+        )
+        self.metrics.open_tenants.set_function(
+            lambda: sum(o.brain is not None for o in list(self._open.values()))
+        )
 
     @property
     def limiter(self) -> anyio.CapacityLimiter:
@@ -119,9 +139,21 @@ class TenantTools:
         opened = self._open.get(current_tenant.get())
         return None if opened is None else opened.tools
 
-    async def run(self, work: Callable[[Tools], T], *, retry: bool = False) -> T:
+    async def run(self, work: Callable[[Tools], T], *, retry: bool = False, tool: str = "") -> T:
         """`work(tools)` for the request's tenant on a worker; with `retry`, once more on a
-        Brain opened afresh if the first try found its database connection broken."""
+        Brain opened afresh if the first try found its database connection broken. `tool`
+        names the call in the access log and the metrics."""
+        call = current_call.get(None)
+        if call is not None:
+            call.tool = tool
+        try:
+            return await self._run(work, retry)
+        except BaseException:
+            if call is not None:
+                call.failed = True
+            raise
+
+    async def _run(self, work: Callable[[Tools], T], retry: bool) -> T:
         tenant = current_tenant.get()
         opened = self._open.get(tenant)
         if opened is None:
@@ -141,6 +173,9 @@ class TenantTools:
         )
 
     def _work(self, tenant: str, opened: _Opened, work: Callable[[Tools], T], retry: bool) -> T:
+        if not retry and opened.brain is not None and not _alive(opened.brain):
+            _drop(opened)  # a write is not made again: it goes on a connection known to answer
+            self.metrics.reconnects.inc()
         for attempt in (1, 2):
             tools = self._tools(tenant, opened)
             try:
@@ -149,6 +184,7 @@ class TenantTools:
                 if not connection_lost(exc):
                     raise
                 _drop(opened)  # the next call (or the retry) opens the Brain afresh
+                self.metrics.reconnects.inc()
                 if not retry or attempt == 2:
                     raise Unavailable() from exc
                 log.warning("a tenant's database connection was lost: opened again",
@@ -157,10 +193,12 @@ class TenantTools:
 
     def _tools(self, tenant: str, opened: _Opened) -> Tools:
         if opened.tools is None:
+            begun = time.perf_counter()
             try:
                 brain = self.tenants.open(tenant)
             except Exception as exc:  # the database's own words go to the log, not the model
                 raise Unavailable() from exc
+            self.metrics.cold_opens.observe(time.perf_counter() - begun)
             # One session id per tenant in this process, as one `brain serve` over stdio has.
             opened.brain = brain
             opened.tools = tenant_tools(brain, session_id=new_id(brain.clock.now()))
@@ -203,6 +241,12 @@ def _drop(opened: _Opened) -> None:
             brain.close()
         except Exception:
             log.debug("closing a broken tenant's brain", exc_info=True)
+
+
+def _alive(brain: Brain) -> bool:
+    """Whether the Brain's storage still reaches its database (always, for files)."""
+    alive = getattr(brain.storage, "alive", None)
+    return True if alive is None else bool(alive())
 
 
 def connection_lost(exc: BaseException) -> bool:
@@ -294,12 +338,12 @@ def listen(address: Address) -> socket.socket:
 def build_app(
     tools: TenantTools, verify: Verify, limit: RateLimit, ready: Ready | None = None
 ) -> Any:
-    """The ASGI app: the guard over the SDK's streamable HTTP app at /mcp."""
+    """The ASGI app: the access log over the guard over the SDK's streamable HTTP app."""
     server = build_tenant_server(tools.run, tools.peek)
     inner = server.streamable_http_app(
         stateless_http=True, json_response=True, max_request_body_size=MAX_BODY
     )
-    return Guard(inner, verify, limit, ready)
+    return AccessLog(Guard(inner, verify, limit, ready), tools.metrics)
 
 
 def serve_http(
@@ -311,12 +355,13 @@ def serve_http(
     burst: int,
     max_open: int = 64,
     workers: int = WORKERS,
+    grace: int = GRACE,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Run until stopped (Ctrl-C or SIGTERM); each tenant's Brain is closed on the way out.
+    """Run until stopped (Ctrl-C or SIGTERM): then take no new request, let those in flight
+    finish for up to `grace` seconds, close each tenant's Brain, and return (exit code 0).
     `announce` is told the endpoint's URL once the socket listens (the port, if 0 was asked)."""
-    import uvicorn
-
+    configure_logs()
     with tokens.connect(dsn) as conn:
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
@@ -328,15 +373,31 @@ def serve_http(
     announce(f"http://{shown}:{port}/mcp")
     config = uvicorn.Config(
         app,
-        log_level="warning",
+        log_config=None,  # configure_logs's: JSON lines unless at a terminal
+        log_level="info",
         lifespan="on",
         access_log=False,
         backlog=BACKLOG,
         server_header=False,
+        timeout_graceful_shutdown=grace,
     )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        _Stoppable(config).run(sockets=[sock])
     finally:
         tools.close()
         check.close()
         sock.close()
+        log.info("stopped: every tenant's brain closed")
+
+
+class _Stoppable(uvicorn.Server):
+    """uvicorn's server, which after a clean stop on SIGTERM returns instead of raising the
+    signal again (that killed the process with 143 before the tenants were closed)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            try:
+                yield
+            finally:
+                self._captured_signals.clear()

@@ -99,6 +99,21 @@ class TenantDatabase:
         if self.depth == 0:
             self.conn.execute("COMMIT" if ok else "ROLLBACK")
 
+    def alive(self) -> bool:
+        """Whether the connection still answers (one round trip); False once it broke, e.g.
+        when PostgreSQL restarted while the connection was idle."""
+        import psycopg
+
+        if self.conn.closed or self.conn.broken:
+            return False
+        if self.depth:
+            return True  # in a transaction: it answered a moment ago
+        try:
+            self.conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        return True
+
     def close(self) -> None:
         self.conn.close()
 

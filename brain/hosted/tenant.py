@@ -32,6 +32,10 @@ class PgStorage:
     embedder: Embedder | None
     sparse: SparseEncoder | None = None
 
+    def alive(self) -> bool:
+        """Whether the tenant's connection still answers (a server asks before a write)."""
+        return self.db.alive()
+
     def attach(self, context: Context) -> None:
         root = context.root
         context.store = store = PgStore(self.db, root)

