@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -102,6 +103,33 @@ def build_tenant_server(run: TenantRun, peek: TenantPeek) -> MCPServer:
     is handed to `run` (`run(work, retry=…)`), which calls `work(tools)` with the tools over
     the Brain its caller's token chose, off the event loop."""
     return _TenantServer(run, peek)
+
+
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+def tenant_http_app(
+    server: MCPServer, *, hosts: list[str] | None, origins: list[str], max_body: int
+) -> Any:
+    """The SDK's streamable HTTP app for `server`: stateless, plain JSON answers, bodies up to
+    `max_body`. The Host header must be loopback's or one of `hosts` (else 421) and an Origin
+    header, when sent, loopback's or one of `origins` (else 403), against DNS rebinding;
+    `hosts=None` turns that check off (`--public` with no `--allowed-host`)."""
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=hosts is not None,
+        allowed_hosts=LOOPBACK_HOSTS + [h for name in hosts or [] for h in _any_port(name)],
+        allowed_origins=LOOPBACK_ORIGINS + origins,
+    )
+    return server.streamable_http_app(
+        stateless_http=True, json_response=True, max_request_body_size=max_body,
+        transport_security=security,
+    )  # fmt: skip
+
+
+def _any_port(host: str) -> list[str]:
+    """A host as given (with its port, or `:*`), or without one: as it is and on any port."""
+    return [host] if ":" in host.removeprefix("[").rpartition("]")[2] else [host, f"{host}:*"]
 
 
 def tenant_tools(brain: Brain, *, session_id: str | None = None) -> Tools:

@@ -50,6 +50,12 @@ def test_a_malformed_address_is_refused(text: str) -> None:
             ["--http", "127.0.0.1:1", "--db", "x", "--vaults", "v", "--embedder", "big"],
             "unknown embedder",
         ),
+        (["--http", "127.0.0.1:1", "--db", "x", "--allowed-host", "a b"], "--allowed-host 'a b'"),
+        (
+            ["--http", "127.0.0.1:1", "--db", "x", "--allowed-origin", "app.example.com"],
+            "--allowed-origin 'app.example.com' is not an origin",
+        ),
+        (["--http", "127.0.0.1:1", "--db", "x", "--workers", "0"], "--workers"),
     ],
 )
 def test_serve_http_refuses_in_one_line(

@@ -91,6 +91,8 @@ def serve_http(
     max_open: int = 64,
     workers: int = 8,
     grace: int = 30,
+    hosts: list[str] | None = None,
+    origins: list[str] | None = None,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -98,6 +100,7 @@ def serve_http(
     from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
     address = serving.parse_address(http, public=public)
+    allow = serving.allowed(hosts or [], origins or [], public=public)
     if db is None:
         raise InvalidInput("--http needs --db: the users database that holds the tokens",
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
@@ -127,5 +130,7 @@ def serve_http(
         burst=burst,
         max_open=max_open,
         workers=workers,
+        grace=grace,
+        allow=allow,
         announce=announce,
     )

@@ -103,6 +103,22 @@ def serve(
             "take to finish before the server stops.",
         ),
     ] = 30,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="With --http: a Host header to accept beside "
+            "loopback's, e.g. the public name a reverse proxy forwards (repeatable).",
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="With --http: an Origin header to accept, e.g. "
+            "https://app.example.com (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
     (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
@@ -110,7 +126,8 @@ def serve(
         from brain.cli.hosted_users import serve_http
 
         serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
-                   burst=burst, max_open=max_open, workers=workers, grace=grace)  # fmt: skip
+                   burst=burst, max_open=max_open, workers=workers, grace=grace,
+                   hosts=allowed_host or [], origins=allowed_origin or [])  # fmt: skip
         return
     from brain import settings as settings_mod
     from brain.cli.app import prepare_models, vault_path

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import re
 import socket
 import threading
 import time
@@ -26,7 +27,7 @@ from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
 from brain.hosted.guard import Guard, RateLimit, Ready, Verify, current_tenant
 from brain.hosted.observe import AccessLog, Metrics, configure_logs, current_call
-from brain.mcp_server import build_tenant_server, tenant_tools
+from brain.mcp_server import build_tenant_server, tenant_http_app, tenant_tools
 from brain.model import new_id
 
 if TYPE_CHECKING:
@@ -335,14 +336,44 @@ def listen(address: Address) -> socket.socket:
     return sock
 
 
+@dataclass(frozen=True)
+class Allowed:
+    """Host and Origin headers accepted beside loopback's (`--allowed-host`,
+    `--allowed-origin`); `hosts=None`: no check at all (`--public` alone)."""
+
+    hosts: list[str] | None = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+
+
+def allowed(hosts: list[str], origins: list[str], *, public: bool) -> Allowed:
+    """The options checked: a host name (with a port or `:*`, else any port), an origin
+    `scheme://host[:port]`; one bad value is one clear error."""
+    for host in hosts:
+        if not _HOST.fullmatch(host):
+            raise InvalidInput(f"--allowed-host {host!r} is not a host name",
+                               "e.g. --allowed-host brain.example.com")  # fmt: skip
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise InvalidInput(f"--allowed-origin {origin!r} is not an origin",
+                               "e.g. --allowed-origin https://app.example.com")  # fmt: skip
+    return Allowed(None if public and not hosts else hosts, origins)
+
+
+_HOST = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?")
+_ORIGIN = re.compile(r"https?://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?")
+
+
 def build_app(
-    tools: TenantTools, verify: Verify, limit: RateLimit, ready: Ready | None = None
+    tools: TenantTools,
+    verify: Verify,
+    limit: RateLimit,
+    ready: Ready | None = None,
+    allow: Allowed | None = None,
 ) -> Any:
     """The ASGI app: the access log over the guard over the SDK's streamable HTTP app."""
+    allow = allow or Allowed()
     server = build_tenant_server(tools.run, tools.peek)
-    inner = server.streamable_http_app(
-        stateless_http=True, json_response=True, max_request_body_size=MAX_BODY
-    )
+    inner = tenant_http_app(server, hosts=allow.hosts, origins=allow.origins, max_body=MAX_BODY)
     return AccessLog(Guard(inner, verify, limit, ready), tools.metrics)
 
 
@@ -356,6 +387,7 @@ def serve_http(
     max_open: int = 64,
     workers: int = WORKERS,
     grace: int = GRACE,
+    allow: Allowed | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Run until stopped (Ctrl-C or SIGTERM): then take no new request, let those in flight
@@ -366,7 +398,7 @@ def serve_http(
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
     tools = TenantTools(tenants, max_open=max_open, workers=workers)
-    app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready)
+    app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready, allow)
     sock = listen(address)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
