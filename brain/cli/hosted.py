@@ -1,4 +1,4 @@
-"""`brain hosted`: a PostgreSQL database of many users' brains (init, push, pull, sleep)."""
+"""`brain hosted`: a PostgreSQL database of many users' brains (init, push, pull, sleep, status)."""
 
 from __future__ import annotations
 
@@ -104,3 +104,21 @@ def sleep(
         passes = sleep_all(db, SystemClock(), dry_run=dry_run, done=said)
     if as_json and not quiet:
         emit_json([p.__dict__ for p in passes])
+
+
+@command("status", group=hosted_app)
+def status(db: DbOpt, as_json: JsonOpt = False) -> None:
+    """The database at a glance: schema version, users, tenants, rows by table, size."""
+    from brain.hosted.admin import status as run
+    from brain.hosted.schema import database_errors
+
+    with database_errors():
+        found = run(db)
+    if as_json:
+        emit_json(found.to_json())
+        return
+    out.print(f"schema version {found.schema if found.schema is not None else 'none (run init)'}"
+              f", {found.tenants} brains, {found.users_with_tokens} users with a live token, "
+              f"{found.database_bytes / 1e6:.1f} MB")  # fmt: skip # one message
+    for table, count in found.rows.items():
+        out.print(f"  {table}: {count} rows")

@@ -1,4 +1,5 @@
-"""`brain hosted user add|revoke|list`: the people a hosted brain serves, and their tokens."""
+"""`brain hosted user add|revoke|delete|list`: the people a hosted brain serves, and their
+tokens."""
 
 from __future__ import annotations
 
@@ -57,6 +58,34 @@ def user_revoke(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
         emit_json({"user": name, "revoked": count})
     else:
         out.print(f"Revoked {count} token(s) of [bold]{escape(name)}[/bold]")
+
+
+@command("delete", group=user_app)
+def user_delete(
+    name: NameArg,
+    db: DbOpt,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Mean it: every note of the user goes, for good.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase a user's brain: every row of theirs in the database, and their tokens."""
+    from brain.errors import NotConfirmed
+    from brain.hosted.admin import delete_user
+    from brain.hosted.schema import database_errors
+
+    if not yes:
+        raise NotConfirmed(
+            f"deleting {name!r} erases every note of theirs for good; nothing was deleted",
+            f"`brain hosted pull` first to keep a copy, then `brain hosted user delete {name} "
+            "--yes`",
+        )
+    with database_errors():
+        done = delete_user(db, name)
+    if as_json:
+        emit_json({"user": done.user, "rows": done.rows})
+    else:
+        out.print(f"Deleted [bold]{escape(name)}[/bold]: {done.rows} rows erased")
 
 
 @command("list", group=user_app)

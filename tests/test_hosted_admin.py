@@ -1,0 +1,74 @@
+"""The operator's commands: `brain hosted user delete` erases every row of one user and no
+other's; `brain hosted status` says what the database holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from bench.http_servers import add_user, fresh_database
+from brain.cli import _register as register_commands
+from brain.cli import app
+from brain.clock import FixedClock
+from brain.hosted.schema import SCHEMA_VERSION
+from brain.hosted.schema import init as init_schema
+from tests.conftest import pushed
+
+
+def rows_of(db: str, user: str) -> dict[str, int]:
+    """Her rows in every table of the database that names a tenant, and in `tenants`."""
+    with psycopg.connect(db, autocommit=True) as conn:
+        tables = [str(r[0]) for r in conn.execute(
+            "SELECT DISTINCT table_name FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND column_name = 'tenant'"
+        )]  # fmt: skip
+        found = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE tenant = %s", (user,))
+                 .fetchone()[0] for t in tables}  # type: ignore[index]  # fmt: skip
+        found["tenants"] = conn.execute(
+            "SELECT count(*) FROM tenants WHERE name = %s", (user,)
+        ).fetchone()[0]  # type: ignore[index]
+    return found
+
+
+@pytest.fixture
+def two(pg_dsn: str, vault: Path, clock: FixedClock) -> str:
+    db = fresh_database(pg_dsn)
+    init_schema(db)
+    for user in ("alice", "bob"):
+        brain = pushed(db, vault, clock, user)
+        brain.remember(f"{user} keeps bees on the roof.", title="Bees")
+        brain.close()
+        add_user(db, user)
+    register_commands()
+    return db
+
+
+def test_user_delete_erases_every_row_of_hers_and_none_of_his(two: str) -> None:
+    before = rows_of(two, "bob")
+    assert rows_of(two, "alice")["vault_files"] > 0 and rows_of(two, "alice")["brain_tokens"]
+    done = CliRunner().invoke(app, ["hosted", "user", "delete", "alice", "--db", two, "--yes"])
+    assert done.exit_code == 0, done.output
+    assert set(rows_of(two, "alice").values()) == {0}
+    assert rows_of(two, "bob") == before
+
+
+def test_user_delete_without_yes_or_of_no_one_changes_nothing(two: str) -> None:
+    before = rows_of(two, "alice")
+    unsure = CliRunner().invoke(app, ["hosted", "user", "delete", "alice", "--db", two])
+    assert unsure.exit_code == 2 and "--yes" in unsure.stderr
+    nobody = CliRunner().invoke(app, ["hosted", "user", "delete", "carol", "--db", two, "--yes"])
+    assert nobody.exit_code == 2 and "no user 'carol'" in nobody.stderr
+    assert rows_of(two, "alice") == before
+
+
+def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
+    said = CliRunner().invoke(app, ["hosted", "status", "--db", two, "--json"])
+    assert said.exit_code == 0, said.output
+    found = json.loads(said.stdout)
+    assert found["schema"] == SCHEMA_VERSION
+    assert found["tenants"] == 2 and found["users_with_tokens"] == 2
+    assert found["rows"]["vault_files"] > 0 and found["database_bytes"] > 0
