@@ -4,6 +4,7 @@ and the merged settings file (the host's other servers kept)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,6 +75,40 @@ def claude_mcp_add(command: Sequence[str], vault: Path) -> str:
     """The `claude mcp add` line that registers the same server from a shell."""
     words = ["claude", "mcp", "add", "--scope", "user", SERVER_NAME, "--",
              *command, "serve", "--vault", str(vault)]  # fmt: skip
+    return shlex.join(words)
+
+
+TOKEN_PLACEHOLDER = "<token>"
+_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+
+
+def check_url(url: str) -> str:
+    """The URL of a `brain serve --http` endpoint, as http(s)://host[:port]/path."""
+    if not _URL.fullmatch(url):
+        raise InvalidInput(f"--url {url!r} is not an http(s) URL",
+                           "e.g. --url https://brain.example.com/mcp")  # fmt: skip
+    return url
+
+
+def http_entry(host: Host, url: str, token: str) -> dict[str, Any]:
+    """The entry that connects a host to a `brain serve --http` server with a bearer token.
+    Claude Desktop's settings file runs local servers only: a remote one is added in the app."""
+    if host.name == "claude-desktop":
+        raise InvalidInput(
+            "Claude Desktop's settings file lists local servers only; nothing is printed",
+            "add the URL as a custom connector in Claude Desktop's settings, or choose "
+            "claude-code, cursor or generic",
+        )
+    found: dict[str, Any] = {"type": "http"} if host.stdio_type else {}
+    found["url"] = url
+    found["headers"] = {"Authorization": f"Bearer {token}"}
+    return found
+
+
+def claude_mcp_add_http(url: str, token: str) -> str:
+    """The `claude mcp add` line that registers a `brain serve --http` server."""
+    words = ["claude", "mcp", "add", "--scope", "user", "--transport", "http", SERVER_NAME,
+             url, "--header", f"Authorization: Bearer {token}"]  # fmt: skip
     return shlex.join(words)
 
 

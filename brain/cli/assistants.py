@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import shutil
 import sys
@@ -35,11 +36,31 @@ def mcp_config(
         ),
     ] = False,
     vault: VaultOpt = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="A `brain serve --http` endpoint to connect to instead of "
+            "a vault here, e.g. https://brain.example.com/mcp.",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="BRAIN_TOKEN",
+            show_envvar=True,
+            help="With --url: the user's bearer token (else a placeholder).",
+        ),
+    ] = None,
 ) -> None:
     """Print the settings that connect an assistant (Claude Desktop, Claude Code, Cursor…)."""
     from brain import assistants
     from brain import settings as settings_mod
 
+    if url is not None:
+        _remote(host_name, assistants.check_url(url), token, write)
+        return
     root = vault_path(vault)[0].absolute()
     settings_mod.load(root)  # no vault there: say so (with the `brain init` hint) first
     host = assistants.host(host_name, sys.platform, Path.home(), os.environ)
@@ -61,6 +82,31 @@ def mcp_config(
         out.print(escape(assistants.claude_mcp_add(exe, root)))
     elif host.name == "generic":
         out.print("The command it runs (stdio): " + escape(" ".join([*exe, *entry["args"]])))
+
+
+def _remote(host_name: str, url: str, token: str | None, write: bool) -> None:
+    """The settings for a `brain serve --http` server: its URL and the token's header."""
+    from brain import assistants
+
+    host = assistants.host(host_name, sys.platform, Path.home(), os.environ)
+    entry = assistants.http_entry(host, url, token or assistants.TOKEN_PLACEHOLDER)
+    if write:
+        _write(host, entry)
+        return
+    out.print(f"[bold]{host.label}[/bold]: brain served at {escape(url)}")
+    if url.startswith("http://") and not url.startswith(("http://127.", "http://localhost")):
+        out.print("[yellow]The token travels in every request: use https:// off this "
+                  "machine.[/yellow]")  # fmt: skip
+    if host.settings is not None:
+        out.print(f"Add this to {escape(str(host.settings))} (or run again with --write):")
+    out.print(escape(json.dumps({"mcpServers": {assistants.SERVER_NAME: entry}}, indent=2)))
+    if host.name == "claude-code":
+        out.print("Or, from a shell:")
+        out.print(
+            escape(assistants.claude_mcp_add_http(url, token or assistants.TOKEN_PLACEHOLDER))
+        )
+    if token is None:
+        out.print("Put the user's token (`brain hosted user add`) in place of <token>.")
 
 
 def _write(host: Host, entry: dict[str, Any]) -> None:
