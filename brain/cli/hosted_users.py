@@ -122,6 +122,8 @@ def serve_http(
     grace: int = 30,
     hosts: list[str] | None = None,
     origins: list[str] | None = None,
+    limits: tuple[float, float, int] = (10.0, 30.0, 32),
+    statement_timeout: float = 30.0,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -133,6 +135,10 @@ def serve_http(
     if db is None:
         raise InvalidInput("--http needs --db: the users database that holds the tokens",
                            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
+    header, body, per_user = limits
+    if min(header, body, statement_timeout) <= 0 or per_user < 1:
+        raise InvalidInput("--header-timeout, --body-timeout and --statement-timeout must be "
+                           "above 0, --max-requests-per-user at least 1")  # fmt: skip
     if rate <= 0 or burst < 1 or max_open < 1 or workers < 1 or grace < 0:
         raise InvalidInput(
             "--rate must be above 0; --burst, --max-open, --workers at least 1; --grace not below 0"
@@ -144,7 +150,7 @@ def serve_http(
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
-        tenants = PgTenants(db, embedder=embedder)
+        tenants = PgTenants(db, embedder=embedder, statement_timeout=statement_timeout)
     else:
         tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
 
@@ -161,5 +167,6 @@ def serve_http(
         workers=workers,
         grace=grace,
         allow=allow,
+        limits=serving.Limits(header, body, per_user),
         announce=announce,
     )

@@ -111,6 +111,27 @@ def serve(
             "loopback's, e.g. the public name a reverse proxy forwards (repeatable).",
         ),
     ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option("--header-timeout", help="With --http: seconds for a request's headers."),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option("--body-timeout", help="With --http: seconds for a request's body.")
+    ] = 30.0,
+    per_user: Annotated[
+        int,
+        typer.Option(
+            "--max-requests-per-user",
+            help="With --http: one user's requests in flight at once at this server.",
+        ),
+    ] = 32,
+    statement_timeout: Annotated[
+        float,
+        typer.Option(
+            "--statement-timeout",
+            help="With --http and brains in the database: seconds a PostgreSQL statement may run.",
+        ),
+    ] = 30.0,
     allowed_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -127,7 +148,9 @@ def serve(
 
         serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
                    burst=burst, max_open=max_open, workers=workers, grace=grace,
-                   hosts=allowed_host or [], origins=allowed_origin or [])  # fmt: skip
+                   hosts=allowed_host or [], origins=allowed_origin or [],
+                   limits=(header_timeout, body_timeout, per_user),
+                   statement_timeout=statement_timeout)  # fmt: skip
         return
     from brain import settings as settings_mod
     from brain.cli.app import prepare_models, vault_path

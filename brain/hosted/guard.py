@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from brain.hosted.limits import BODY_TIMEOUT, PER_USER, read_body, replay
 from brain.hosted.observe import current_call
 
 Scope = MutableMapping[str, Any]
@@ -66,9 +67,21 @@ class RateLimit:
 class Guard:
     """Authenticate each HTTP request by its bearer token, limit its rate, then pass it on."""
 
-    def __init__(self, app: App, verify: Verify, limit: RateLimit, ready: Ready | None = None):
+    def __init__(
+        self,
+        app: App,
+        verify: Verify,
+        limit: RateLimit,
+        ready: Ready | None = None,
+        *,
+        max_body: int = 1 << 20,
+        body_timeout: float = BODY_TIMEOUT,
+        per_user: int = PER_USER,
+    ) -> None:
         self.app, self.verify, self.limit = app, verify, limit
         self.ready = ready
+        self.max_body, self.body_timeout, self.per_user = max_body, body_timeout, per_user
+        self._in_flight: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan: the app's own start and stop
@@ -99,11 +112,27 @@ class Guard:
         call = current_call.get(None)
         if call is not None:  # for the access log (brain/hosted/observe.py)
             call.tenant = tenant
+        if scope.get("method") == "GET":  # a stream to push on: a stateless server has none
+            await _answer(send, 405, {"error": "method not allowed"}, {"allow": "POST"})
+            return
+        if self._in_flight.get(tenant, 0) >= self.per_user:
+            await _answer(send, 429, {"error": "too many requests at once"}, {"retry-after": "1"})
+            return
+        self._in_flight[tenant] = self._in_flight.get(tenant, 0) + 1
         mark = current_tenant.set(tenant)
         try:
-            await self.app(scope, receive, send)
+            body = await read_body(receive, self.max_body, self.body_timeout)
+            if body is None:
+                await _answer(
+                    send, 408, {"error": "request body too slow"}, {"connection": "close"}
+                )
+                return
+            await self.app(scope, replay(body, receive), send)
         finally:
             current_tenant.reset(mark)
+            left = self._in_flight.pop(tenant) - 1
+            if left:
+                self._in_flight[tenant] = left
 
     async def _ready(self) -> bool:
         if self.ready is None:

@@ -26,6 +26,7 @@ import uvicorn
 from brain.errors import BrainError, InvalidInput
 from brain.hosted import tokens
 from brain.hosted.guard import Guard, RateLimit, Ready, Verify, current_tenant
+from brain.hosted.limits import BODY_TIMEOUT, HEADER_TIMEOUT, PER_USER, timed_protocol
 from brain.hosted.observe import AccessLog, Metrics, configure_logs, current_call
 from brain.mcp_server import build_tenant_server, tenant_http_app, tenant_tools
 from brain.model import new_id
@@ -337,6 +338,15 @@ def listen(address: Address) -> socket.socket:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Seconds for a request's headers and body, requests of one user in flight at once."""
+
+    header: float = HEADER_TIMEOUT
+    body: float = BODY_TIMEOUT
+    per_user: int = PER_USER
+
+
+@dataclass(frozen=True)
 class Allowed:
     """Host and Origin headers accepted beside loopback's (`--allowed-host`,
     `--allowed-origin`); `hosts=None`: no check at all (`--public` alone)."""
@@ -369,12 +379,16 @@ def build_app(
     limit: RateLimit,
     ready: Ready | None = None,
     allow: Allowed | None = None,
+    limits: Limits | None = None,
 ) -> Any:
     """The ASGI app: the access log over the guard over the SDK's streamable HTTP app."""
     allow = allow or Allowed()
     server = build_tenant_server(tools.run, tools.peek)
     inner = tenant_http_app(server, hosts=allow.hosts, origins=allow.origins, max_body=MAX_BODY)
-    return AccessLog(Guard(inner, verify, limit, ready), tools.metrics)
+    limits = limits or Limits()
+    guard = Guard(inner, verify, limit, ready, max_body=MAX_BODY, body_timeout=limits.body,
+                  per_user=limits.per_user)  # fmt: skip
+    return AccessLog(guard, tools.metrics)
 
 
 def serve_http(
@@ -388,6 +402,7 @@ def serve_http(
     workers: int = WORKERS,
     grace: int = GRACE,
     allow: Allowed | None = None,
+    limits: Limits | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Run until stopped (Ctrl-C or SIGTERM): then take no new request, let those in flight
@@ -398,7 +413,8 @@ def serve_http(
         tokens.ensure_schema(conn)
     check = TokenCheck(dsn)
     tools = TenantTools(tenants, max_open=max_open, workers=workers)
-    app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready, allow)
+    limits = limits or Limits()
+    app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready, allow, limits)
     sock = listen(address)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
@@ -412,6 +428,7 @@ def serve_http(
         backlog=BACKLOG,
         server_header=False,
         timeout_graceful_shutdown=grace,
+        http=timed_protocol(limits.header),
     )
     try:
         _Stoppable(config).run(sockets=[sock])

@@ -101,6 +101,18 @@ class FilesTenants:
             atomic_write(settings, chosen)
 
 
+def timed(dsn: str, seconds: float) -> str:
+    """The DSN with PostgreSQL's statement_timeout set for every session it opens."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        given = str(conninfo_to_dict(dsn).get("options") or "")
+    except psycopg.ProgrammingError:
+        return dsn  # not a DSN: connecting says so, in one line
+    return make_conninfo(dsn, options=f"{given} -c statement_timeout={int(seconds * 1000)}".strip())
+
+
 class PgTenants:
     """Every tenant's brain in one PostgreSQL (brain/hosted/tenant.py), made from the vault
     template on the tenant's first use, as the files provider makes a folder.
@@ -109,8 +121,18 @@ class PgTenants:
     their brain.yaml); without, each brain loads the embedder its own brain.yaml names.
     """
 
-    def __init__(self, dsn: str, *, embedder: str | None = None, clock: Clock | None = None):
-        self.dsn, self.new_embedder = dsn, embedder
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        embedder: str | None = None,
+        clock: Clock | None = None,
+        statement_timeout: float | None = None,
+    ):
+        # A statement that runs longer (a lock held elsewhere, a frozen disk) is cancelled:
+        # one tenant's call fails instead of holding a worker and a connection for ever.
+        self.dsn = dsn if statement_timeout is None else timed(dsn, statement_timeout)
+        self.new_embedder = embedder
         self.clock = clock or SystemClock()
         cache = Path.home() / ".cache" / "brain" / "models"
         self._shared = load_embedder(embedder, cache) if embedder is not None else None
