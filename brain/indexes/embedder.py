@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
 Indexed = Callable[[Sequence[str]], "dict[str, Any]"]
 
 EMBEDDERS = ("minilm", "hashing", "none")
-
-_log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
