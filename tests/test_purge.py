@@ -6,10 +6,8 @@ from __future__ import annotations
 import os
 import pty
 import re
-import select
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from brain.git.repo import enable
 from brain.mcp_server import build_server
 from brain.notes import purging
 from tests.conftest import tree_digest
+from tests.test_connect_terminal import _read_until as read_pty
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = b"zqxvortlemint"  # in no other text anywhere
@@ -73,18 +72,7 @@ def _traces_of(vault: Path, *needles: bytes) -> list[str]:
 
 
 def _read_until(fd: int, marker: bytes, seen: bytearray, limit: float = 120.0) -> None:
-    deadline = time.monotonic() + limit  # bounded so a bug cannot hang the suite
-    while marker not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1.0)
-        if not ready:
-            continue
-        try:
-            piece = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            return
-        if not piece:
-            return
-        seen += piece
+    read_pty(fd, marker, seen, limit)  # a rewrite of history may take longer than a connect
 
 
 def _in_pty(vault: Path, args: list[str], answer: str | None) -> tuple[int, str]:

@@ -122,7 +122,10 @@ def recall(
     # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
     # the answer is that nothing in the vault is about it, not the least bad memories.
     window = question.window
-    weighed = relevance.asked(brain.caches.fulltext, query, window, _count_then(brain, window))
+    written = ranking.written_then
+    if written is None:  # the ranking did not look at the time: counted here, once
+        written = _written_then(brain, window, asked.filters, asked.briefs)[1]
+    weighed = relevance.asked(brain.caches.fulltext, query, window, written)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
     held = relevance.with_meaning(held, _cosines(asked, ranking))
     if not relevance.clears(held):
@@ -137,15 +140,6 @@ def recall(
             why[oid]["relevance"] = round(held[oid], 4)
         hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
     return hits
-
-
-def _count_then(brain: Context, window: Window | None) -> int:
-    """How many of the partition's memories were written in the window the query names (at
-    most WINDOW_MOST + 1): the weight of the time as a term of the question (relevance.py)."""
-    if window is None:
-        return 0
-    found = brain.caches.catalog.written_between(brain.partition, *window.bounds(), WINDOW_MOST + 1)
-    return len(found)
 
 
 def _cosines(asked: Asking, ranking: Ranking) -> dict[str, float]:
@@ -188,6 +182,7 @@ class Ranking:
     stages: dict[str, dict[str, float]] = field(default_factory=dict)  # stage → oid → factor
     lifted: tuple[str, ...] = ()
     only_when: bool = False
+    written_then: int | None = None  # how many were written in the named time, if looked up
 
 
 def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]) -> Ranking:
@@ -227,7 +222,7 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     window = question.window
     only_when = question.asks_only_when(talking)  # "Nate: …" names who said it
     looked = len(lists) > 1 or only_when
-    said = _written_then(brain, window, filters, read) if looked else frozenset()
+    said, written = _written_then(brain, window, filters, read) if looked else (frozenset(), None)
     then = _look_then(asked.retrievers, lists, said, words_for, depth, floors) if said else {}
     if names:
         titles = brain.caches.catalog.titles(_ids(lists))
@@ -279,6 +274,7 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         },
         lifted,
         only_when,
+        written,
     )
 
 
@@ -362,19 +358,20 @@ def _answers(
 
 def _written_then(
     brain: Context, window: Window | None, filters: Filters, read: Briefs
-) -> frozenset[str]:
+) -> tuple[frozenset[str], int]:
     """The memories the filters allow that were written in the window the query names (with
     the prior's slack: what happened on a day is often told the day after), or none when it
-    names no time or more than WINDOW_MOST memories were written then."""
+    names no time or more than WINDOW_MOST memories were written then; and how many of the
+    partition's were (at most WINDOW_MOST + 1: the time's weight in relevance.py)."""
     if window is None or filters.partition is None:
-        return frozenset()
+        return frozenset(), 0
     found = brain.caches.catalog.written_between(
         filters.partition, *window.bounds(), WINDOW_MOST + 1
     )
     if len(found) > WINDOW_MOST:
-        return frozenset()
+        return frozenset(), len(found)
     read.keep(found)
-    return frozenset(b.id for b in found if passes(b, filters))
+    return frozenset(b.id for b in found if passes(b, filters)), len(found)
 
 
 def _look_then(
