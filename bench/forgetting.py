@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/forgetting.py [N]
 
-Figures in docs/benchmarks.md ("Forgetting: the check and --purge").
+Figures in docs/lab/lifecycle.md ("Forgetting: the check and --purge").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 pgvector filters after an HNSW scan: the tenant's policy keeps one row in a hundred of a shared
 index, and a scan that stops early (ef_search, max_scan_tuples) returns too few or the wrong
 ones. Small here, so the test makes the scan short; at 1M rows the defaults do the same
-(docs/benchmarks.md, "100 tenants × 10k memories").
+(docs/lab/hosted.md, "100 tenants × 10k memories").
 """
 
 from __future__ import annotations

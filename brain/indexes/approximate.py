@@ -10,19 +10,19 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 # Below this many vectors the exact scan is cheap enough and an IVF index buys nothing
-# (docs/benchmarks.md, "approximate vectors": flat and IVF cross over near 20k at 384 dims).
+# (docs/lab/scale.md, "approximate vectors": flat and IVF cross over near 20k at 384 dims).
 THRESHOLD = 20_000
 # Lists probed per query, with nlist = 2·√n. MiniLM's vectors of 100k memories (bench/scale.py,
 # 300 queries) against exact search: recall@10 0.969 at 24 lists, 0.985 at 48, 0.990 at 64,
 # at 0.19 / 0.36 / 0.45 ms a query; synthetic vectors gave 0.99 at 24 from 20k to 1M
-# (bench/vectors.py). 64 keeps ≥ 0.98 with room (docs/benchmarks.md, issue 15 at 100k).
+# (bench/vectors.py). 64 keeps ≥ 0.98 with room (docs/lab/scale.md, issue 15 at 100k).
 NPROBE = 64
 # k-means learns from at most this many vectors per list (faiss warns below 39).
 TRAIN_PER_LIST = 40
 FLAT, IVF = "flat", "ivf"
 # Vectors are stored in half precision (faiss's fp16 scalar quantiser): half the disk and
 # memory of float32, the same neighbours (recall@10 against float32 ≥ 0.999, and a faster
-# scan: docs/benchmarks.md, "disk"). Indexes saved before in float32 are read as they are.
+# scan: docs/lab/scale.md, "disk"). Indexes saved before in float32 are read as they are.
 
 
 def kind(index: Any) -> str:

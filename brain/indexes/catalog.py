@@ -74,7 +74,7 @@ CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 
 # Reads of this much of the database are plain memory reads of the file, mapped, instead of a
 # read call per page: SQLite's own page cache holds 2 MB, and a recall at 100k memories reads
-# rows from all over its ~180 MB (docs/benchmarks.md, "The catalog mapped"). The pages are the
+# rows from all over its ~180 MB (docs/lab/latency.md, "The catalog mapped"). The pages are the
 # file's, in the system's page cache either way, so mapping adds no memory, but the process's
 # RSS counts each page it touched: at 1M memories (a 1.4 GB catalog) a daemon that mapped it
 # all showed ~1 GB more after its first walk, so the map stops here.
@@ -84,7 +84,7 @@ MAPPED_BYTES = 256 << 20
 CHANGES_KEPT = 20_000
 BUSY_TIMEOUT = 60.0  # seconds a statement waits for another process's lock
 # Inside `Catalog.batched()`: writes are committed together at most this often. Two commits a
-# write were a fifth of bulk ingest's writer time (docs/benchmarks.md).
+# write were a fifth of bulk ingest's writer time (docs/lab/ingest.md).
 BATCH_SECONDS = 0.5
 
 

@@ -234,7 +234,7 @@ class EmbeddingCache:
             if vectors.shape != (len(chunk), embedder.dim):
                 raise ValueError(f"{embedder.name} returned shape {vectors.shape}")
             # Half precision: cosine to the vector as computed ≥ 0.99999, the same neighbours
-            # (docs/benchmarks.md, "disk"); fresh and cached vectors are the same numbers.
+            # (docs/lab/scale.md, "disk"); fresh and cached vectors are the same numbers.
             halves = np.asarray(vectors, dtype="<f2")
             rows = [
                 (oid, key, h[:cut], _vector_mark(v) if indexed else v.tobytes())

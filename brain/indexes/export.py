@@ -115,7 +115,7 @@ def splade_pooled(model_folder: Path, target: Path, tokenizer: Any) -> Any:
             # log(1 + relu(x)) rises with x and the bias is the same for every token, so the
             # max over tokens is taken of the bare products and the bias, relu and log are
             # applied to one (batch, vocabulary) tensor: the vocabulary-sized tensor is
-            # written by the MatMul and read once by the max, nothing else (benchmarks.md).
+            # written by the MatMul and read once by the max, nothing else (docs/lab/ingest.md).
             products = torch.matmul(hidden, heads.decoder.weight.t())
             return torch.log1p(torch.relu(products.amax(dim=1) + heads.bias))
 

@@ -4,7 +4,7 @@ A recall at 100k memories reads ~300 briefs (status, visibility, kind: what its 
 and ~40 neighbourhoods (the memories written just before and after one); from SQLite that was
 ~1 ms of a recall's thread, through the GIL. `Catalog.hold_briefs()` keeps them all here
 instead. Triggers on the catalog's `objects` table log every changed id, whoever writes, so
-before each use the copy reads what changed since it was made (docs/benchmarks.md, "the
+before each use the copy reads what changed since it was made (docs/lab/latency.md, "the
 catalog mapped and held in memory").
 """
 

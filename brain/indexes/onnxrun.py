@@ -6,7 +6,7 @@ rest. Bulk ingest always has another thread (the writer of files and catalog), a
 recall (its own search) and a shared machine (other processes). So each session runs on one
 thread, and a call with several batches runs them side by side, one per core. Alone the two
 ways were equally fast here; beside one busy Python thread MiniLM ran 119-125 texts/s against
-94-98, SPLADE 314-342 against 240-262 (docs/benchmarks.md, "The encoders one thread a batch").
+94-98, SPLADE 314-342 against 240-262 (docs/lab/ingest.md, "The encoders one thread a batch").
 """
 
 from __future__ import annotations

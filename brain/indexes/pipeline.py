@@ -37,7 +37,7 @@ class VectorPipeline:
     Both stages run their models on the one pool of a thread per core (onnxrun.py), so between
     them no more batches run than there are cores. What two stages gain over one worker doing
     both in turn: while one stage tokenizes or stores, the other's batches keep the cores busy
-    (docs/benchmarks.md, "Ingest: two stages on one pool"). Each model is given a whole batch
+    (docs/lab/ingest.md, "Ingest: two stages on one pool"). Each model is given a whole batch
     in one call, as the benchmark's encoders alone are timed.
     Each stage owns its index; the caller's thread owns the catalog: it takes batches off
     the queue (`feed`, after each write) and dequeues them once both stages are done

@@ -307,7 +307,7 @@ def pack(terms: Terms) -> bytes:
     """One row's blob: a float32 step, the term ids as uint16 (the vocabulary is 30,522), and
     each weight as a whole number of steps in a byte, the row's largest being 255. Learned
     sparse weights are commonly stored as 8-bit impacts; a weight under half a step (~1% of
-    SPLADE's terms, each adding < 0.005 to a score) is left out (docs/benchmarks.md)."""
+    SPLADE's terms, each adding < 0.005 to a score) is left out (docs/lab/scale.md)."""
     import numpy as np
 
     ids, weights = terms

@@ -30,10 +30,10 @@ QUANTISE_VERSION = "1"  # bump when the int8 head is made differently: it is mad
 MAX_TOKENS = 256
 # Tokens per batch: the MLM head makes (batch × sequence × 30522) floats, 4 MB per 32 tokens,
 # so batches are cut by tokens, not texts: ~31 MB a batch, one per core at once (onnxrun.py).
-# 256 ran fastest that way (128 and 512 slower: docs/benchmarks.md, "The encoders one thread
+# 256 ran fastest that way (128 and 512 slower: docs/lab/ingest.md, "The encoders one thread
 # a batch").
 TOKEN_BUDGET = 256
-INT8 = False  # int8 head (`sparse: splade-int8`): faster, rankings move a little (benchmarks.md)
+INT8 = False  # int8 head (`sparse: splade-int8`): faster, rankings move a little (lab/ranking.md)
 
 
 class SparseEncoder(Protocol):

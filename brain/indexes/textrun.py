@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 MAX_TOKENS = 256
 # Tokens per ONNX batch, padding included: a batch's activations stay a few MB, one batch per
 # core runs at once (onnxrun.py), and a long import's memory stays bounded. Smaller batches ran
-# faster here than 32 texts of up to 256 tokens (docs/benchmarks.md, "The encoders one thread
+# faster here than 32 texts of up to 256 tokens (docs/lab/ingest.md, "The encoders one thread
 # a batch").
 TOKEN_BUDGET = 512
 

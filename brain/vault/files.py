@@ -59,7 +59,7 @@ def make_durable(files: Sequence[Path]) -> None:
     """Every one of these files' data on disk. Where the system has it (Linux), one syncfs of
     each file system that holds them: one journal commit for the lot, where an fsync each
     waits for one each (~0.03 against 0.3 ms a file idle here, and 1.3-4 ms a file beside
-    the models during an ingest; docs/benchmarks.md). Else an fsync each."""
+    the models during an ingest; docs/lab/ingest.md). Else an fsync each."""
     syncfs = _syncfs()
     if syncfs is None:
         for path in files:

@@ -77,7 +77,7 @@ def inside(root: Path, relative: str) -> Path:
     """The absolute path of a vault-relative path, refused if it resolves outside the vault."""
     real_root = str(_real_root(root) if root.is_absolute() else root.resolve())
     # As Path.resolve(), with the prefix compared as text: a write resolves ~10 paths, and
-    # pathlib's objects and `parents` were half the cost of each (docs/benchmarks.md).
+    # pathlib's objects and `parents` were half the cost of each (docs/lab/ingest.md).
     target = _resolved_below(real_root, relative)
     if target != real_root and not target.startswith(real_root.rstrip(os.sep) + os.sep):
         raise InvalidInput(f"path {relative!r} leads outside the vault")
