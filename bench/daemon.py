@@ -28,7 +28,7 @@ from mcp import Client, StdioServerParameters
 from brain.brain import open_vault
 from brain.daemon.client import DaemonClient, running_pid
 from brain.model import iso, new_id
-from brain.vault.template import init_vault
+from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 TOPICS = "garden boiler taxes bicycle recipes travel books music".split()
@@ -39,10 +39,7 @@ FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1
 
 
 def build(root: Path, notes: int, embedder: str) -> float:
-    init_vault(root, T0)
-    settings = root / "brain.yaml"
-    text = settings.read_text().replace("embedder: minilm", f"embedder: {embedder}")
-    settings.write_text(text + "daemon:\n  idle_seconds: 600\n")
+    new_vault(root, T0, embedder=embedder, daemon="idle_seconds: 600")
     inbox = root / "main/Knowledge/Inbox"
     for n in range(notes):
         topic = TOPICS[n % len(TOPICS)]

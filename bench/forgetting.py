@@ -11,24 +11,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from brain.brain import open_vault
-from brain.clock import FixedClock
 from brain.git import purge
 from brain.git.repo import enable
+from brain.testing import fixed_clock, new_vault
 from brain.upkeep import traces
-from brain.vault.template import init_vault
 
 
 def main(count: int) -> None:
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / "vault"
-        clock = FixedClock(datetime(2026, 12, 2, 10, 31, tzinfo=UTC))
-        init_vault(root, clock.now())
-        text = (root / "brain.yaml").read_text()
-        (root / "brain.yaml").write_text(text.replace("embedder: minilm", "embedder: hashing"))
+        clock = fixed_clock()
+        new_vault(root, clock.now())
         brain = open_vault(root, clock=clock, embedder=None, sparse=None)
         ids = [brain.remember(f"Note {n}: the orchard row {n} wants pruning before the frost "
                               f"and a new stake for tree {n * 7}.", title=f"Row {n}").id

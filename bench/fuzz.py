@@ -9,7 +9,7 @@ go in beside them: broken YAML, wrong types, huge values, alias bombs, NUL bytes
 UTF-8, copies of good notes (older, newer, without a readable `created`, in another
 partition, byte for byte), links out of the vault, a FIFO, a folder named like a note. Each
 pass runs as its own `brain` process (a crash is an exit code, a hang a timeout), and its
-time and peak memory (RSS) are reported. tests/test_fuzz.py runs the same set, smaller.
+time and peak memory (RSS) are reported. tests/vault/test_fuzz.py runs the same set, smaller.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from brain.brain import open_vault
-from brain.vault.template import init_vault
+from brain.testing import NO_AUTOSTART, new_vault
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
@@ -78,10 +78,7 @@ def _words(rng: random.Random, n: int) -> str:
 def build(root: Path, *, notes: int, big_bytes: int, bigs: int, seed: int) -> Vault:
     """The vault with its good notes indexed, then the hostile files dropped in beside them."""
     rng = random.Random(seed)
-    init_vault(root, T0)
-    settings = root / "brain.yaml"
-    text = re.sub(r"^embedder: \S+", "embedder: hashing", settings.read_text(), flags=re.M)
-    settings.write_text(text + "daemon:\n  autostart: false\n")
+    new_vault(root, T0, daemon=NO_AUTOSTART)
     outside = root.parent / "outside"
     outside.mkdir(exist_ok=True)
     vault = Vault(root, outside)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
-from brain.vault.template import init_vault
+from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 TOPICS = "garden boiler taxes bicycle recipes travel books music harbour lighthouse".split()
@@ -76,10 +76,7 @@ def main() -> None:
     vaults = []
     for name in ("files", "hosted"):
         root = scratch / name
-        init_vault(root, T0)
-        settings = root / "brain.yaml"
-        settings.write_text(settings.read_text().replace("embedder: minilm", "embedder: hashing"))
-        vaults.append(root)
+        vaults.append(new_vault(root, T0))
     user = f"bench{int(time.time())}"
     push(dsn, vaults[1], user, clock)
     brains = {

@@ -136,14 +136,11 @@ def _check(root: Path) -> dict[str, Any]:
 def soak(
     seconds: float, writers: int, readers: int, sleep_every: float, seed: int
 ) -> dict[str, Any]:
-    from brain.vault.template import init_vault
+    from brain.testing import NO_AUTOSTART, new_vault
 
     top = Path(tempfile.mkdtemp(prefix="brain-soak-"))
     root = top / "vault"
-    init_vault(root, datetime.now(UTC))
-    settings = root / "brain.yaml"
-    text = settings.read_text().replace("embedder: minilm", "embedder: hashing")
-    settings.write_text(text + "daemon:\n  autostart: false\n")
+    new_vault(root, datetime.now(UTC), daemon=NO_AUTOSTART)
     load_before = os.getloadavg()
     deadline = time.time() + seconds
     me = [sys.executable, "-m", "bench.soak", "--vault", str(root), "--deadline", str(deadline)]

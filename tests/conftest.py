@@ -1,15 +1,12 @@
-"""Shared fixtures: a fresh vault from vault-template/ per test, a fixed clock, the CLI runner."""
+"""Fixtures every area uses: a fresh vault per test, a fixed clock, the CLI runner, PostgreSQL."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,49 +15,25 @@ from typer.testing import CliRunner
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
-from brain.vault.template import init_vault
-
-T0 = datetime(2026, 12, 2, 10, 31, 0, tzinfo=UTC)
+from brain.testing import NO_AUTOSTART, fixed_clock, new_vault
 
 
 @pytest.fixture(autouse=True)
 def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands work in their own process unless a test asks for the daemon (test_daemon.py)."""
+    """Commands work in their own process unless a test asks for the daemon (tests/daemon/)."""
     monkeypatch.setenv("BRAIN_DAEMON", "off")
 
 
 @pytest.fixture
-def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Encoder batches run side by side on two cores (brain/indexes/onnxrun.py), with workers
-    made afresh for the test whatever the machine."""
-    from brain.indexes import onnxrun
-    from brain.indexes.workers import Workers
-
-    monkeypatch.setattr(onnxrun, "cores", lambda: 2)
-    monkeypatch.setattr(onnxrun, "_workers", Workers(lambda: 2, "brain-model"))
-
-
-@pytest.fixture
 def clock() -> FixedClock:
-    return FixedClock(T0)
+    return fixed_clock()
 
 
 @pytest.fixture
 def vault(tmp_path: Path, clock: FixedClock) -> Path:
-    root = tmp_path / "vault"
-    init_vault(root, clock.now())
-    use_embedder(root, "hashing")  # fast and deterministic; tests marked `model` use minilm
-    # No daemon unless a test starts one (test_daemon.py), even from a subprocess that does not
-    # inherit BRAIN_DAEMON=off.
-    with (root / "brain.yaml").open("a") as settings:
-        settings.write("daemon:\n  autostart: false\n")
-    return root
-
-
-def use_embedder(root: Path, name: str) -> None:
-    settings = root / "brain.yaml"
-    text = re.sub(r"^embedder: \S+", f"embedder: {name}", settings.read_text(), flags=re.M)
-    settings.write_text(text)
+    # The hashing embedder: fast and deterministic; tests marked `model` use minilm. No daemon
+    # unless a test starts one (tests/daemon/), even from a subprocess without BRAIN_DAEMON=off.
+    return new_vault(tmp_path / "vault", clock.now(), daemon=NO_AUTOSTART)
 
 
 @pytest.fixture
@@ -75,17 +48,6 @@ def cli(vault: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     """A runner whose commands find the test vault through BRAIN_VAULT."""
     monkeypatch.setenv("BRAIN_VAULT", str(vault))
     return CliRunner()
-
-
-def tree_digest(root: Path) -> str:
-    """A fingerprint of every file outside .brain/: proves a failed command changed nothing."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith(".brain") or not path.is_file():
-            continue
-        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="session")

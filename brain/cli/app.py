@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from brain.brain import Brain
 
 # `brain --help` in the order a newcomer meets the commands; the README's list follows it
-# (tests/test_readme.py holds the two together).
+# (tests/package/test_readme.py holds the two together).
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
     ("Relations", ("relate", "unrelate", "graph")),

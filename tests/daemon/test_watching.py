@@ -1,0 +1,113 @@
+"""`brain watch`: live, debounced sync of connected folders (rename saves included) and of hand
+edits to vault notes, run for a bounded time in a thread that owns its own Brain."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.sources.documents import documents_of
+from brain.sources.watching import Watcher
+from tests.ingest.test_documents import attach
+
+WAIT = 30.0  # an upper bound so a broken watcher fails instead of hanging; not a timing claim
+
+
+def eventually(check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+@pytest.fixture
+def running(vault: Path, clock: FixedClock) -> Iterator[list[object]]:
+    """Start a watcher thread (after the test attaches folders) and stop it at the end."""
+    stop = threading.Event()
+    events: list[object] = []
+    ready: list[threading.Event] = []
+    threads: list[threading.Thread] = []
+
+    def work() -> None:
+        brain = open_vault(vault, clock=clock)  # SQLite connections belong to one thread
+        watcher = Watcher(brain, delay=0.2, on_sync=events.extend, on_catch_up=events.append)
+        ready.append(watcher.ready)
+        try:
+            watcher.run(stop)
+        finally:
+            brain.close()
+
+    def start() -> None:
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        threads.append(thread)
+        assert eventually(lambda: bool(ready)) and ready[0].wait(WAIT)  # first sync done
+
+    events.append(start)
+    yield events
+    stop.set()
+    for thread in threads:
+        thread.join(WAIT)
+
+
+def _start(running: list[object]) -> None:
+    start = running.pop(0)
+    assert callable(start)
+    start()
+
+
+def test_watch_follows_edits_renames_and_deletions(
+    brain: Brain, tmp_path: Path, running: list[object]
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nPlant the cherry tree in autumn.\n")
+    attach(brain, folder)
+    _start(running)
+    assert eventually(lambda: "plan.md" in documents_of(brain, "notes"))
+
+    (folder / "new.md").write_text("# New\n\nThe greenhouse needs a vent.\n")
+    assert eventually(lambda: "new.md" in documents_of(brain, "notes"))
+
+    # An editor's save: write a temp file, then rename it over the real name.
+    tmp = folder / ".plan.md.swp"
+    tmp.write_text("# Plan\n\nPlant the walnut tree in spring.\n")
+    os.replace(tmp, folder / "plan.md")
+
+    def renamed() -> bool:
+        row = documents_of(brain, "notes").get("plan.md")
+        return row is not None and "walnut" in brain.get(row.id).body
+
+    assert eventually(renamed)
+    assert eventually(lambda: any("walnut" in h.snippet for h in brain.recall("walnut spring")))
+    assert eventually(lambda: not [h for h in brain.recall("cherry autumn") if h.kind == "chunk"])
+
+    (folder / "new.md").unlink()
+    assert eventually(lambda: "new.md" not in documents_of(brain, "notes"))
+
+
+def test_watch_picks_up_hand_edits_to_vault_notes(
+    brain: Brain, running: list[object], vault: Path
+) -> None:
+    note = brain.remember("The boiler was serviced in May", title="Boiler")
+    _start(running)
+    path = vault / note.path
+    path.write_text(path.read_text().replace("in May", "in June by Ana"))
+    seen = running
+
+    def caught() -> bool:
+        return any(getattr(e, "changed", None) == (note.path,) for e in seen)
+
+    assert eventually(caught)
+    # The watcher's catch-up updated the shared caches: a fresh reader sees it at once.
+    assert brain.caches.catalog.file(note.path) is not None
+    assert eventually(lambda: any("June by Ana" in h.snippet for h in brain.recall("June Ana")))

@@ -1,0 +1,124 @@
+"""`brain serve` as real subprocesses over stdio: end to end, and two hosts plus the CLI at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from brain.brain import open_vault
+from brain.mcp_server import TOOLS
+from brain.vault import notefile
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+
+
+def server(vault: Path, *extra: str) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "brain", "serve", "--vault", str(vault), *extra],
+        env=ENV,
+        cwd=str(ROOT),
+    )
+    return Client(params)
+
+
+async def call(client: Client, name: str, args: dict[str, Any] | None = None) -> Any:
+    result = await client.call_tool(name, args or {})
+    assert not result.is_error, f"{name}: {result.content[0].text}"  # type: ignore[union-attr]
+    return result.structured_content
+
+
+def test_serve_over_stdio_end_to_end(vault: Path) -> None:
+    async def main() -> None:
+        async with server(vault) as client:
+            listed = (await client.list_tools()).tools
+            assert sorted(t.name for t in listed) == sorted(TOOLS)
+            note = await call(client, "remember", {"text": "The cat is called Miso."})
+            hits = (await call(client, "recall", {"query": "what is the cat called"}))["hits"]
+            assert hits[0]["id"] == note["id"] and "Miso" in hits[0]["snippet"]
+            briefing = await call(client, "session")
+            assert "Biography" in briefing["briefing"]
+            await call(client, "addendum", {"text": "Talked about the cat."})
+            await call(client, "maintain")
+            await call(client, "remarks")
+            await call(client, "diary", {"text": "Learned the cat's name."})
+            closed = await call(client, "close")
+            assert closed == {"step": "close", "next": "session",
+                              "session_note": closed["session_note"]}  # fmt: skip
+            bad = await client.call_tool("remember", {"text": "x", "visibility": "private"})
+            assert bad.is_error
+
+    anyio.run(main)
+    sessions = list((vault / "main/Memory/Sessions").glob("*.md"))
+    assert len(sessions) == 1 and "gate: close" in sessions[0].read_text()
+
+
+def test_serve_refuses_an_unknown_partition_with_one_line(vault: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "brain", "serve", "--vault", str(vault), "--partition", "nope"],
+        capture_output=True, text=True, env={**os.environ, **ENV}, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 2 and res.stdout == ""
+    assert "no partition 'nope'" in res.stderr
+
+
+CLI_WRITES = 8
+EACH = 25
+
+
+def test_two_servers_and_the_cli_on_one_vault(vault: Path) -> None:
+    def cli_writes() -> None:
+        for n in range(CLI_WRITES):
+            subprocess.run(
+                [sys.executable, "-m", "brain", "remember", f"gamma note {n}", "--vault",
+                 str(vault), "--title", f"gamma {n}"],
+                check=True, env={**os.environ, **ENV}, cwd=ROOT, capture_output=True,
+            )  # fmt: skip
+
+    async def main() -> None:
+        async with server(vault) as a, server(vault) as b:
+            base = (await call(a, "usage"))["notes"]
+            ids: dict[str, list[str]] = {"alpha": [], "beta": []}
+
+            async def writes(client: Client, word: str) -> None:
+                for n in range(EACH):
+                    note = await call(
+                        client, "remember", {"text": f"{word} note {n}", "title": f"{word} {n}"}
+                    )
+                    ids[word].append(note["id"])
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(writes, a, "alpha")
+                group.start_soon(writes, b, "beta")
+                group.start_soon(anyio.to_thread.run_sync, cli_writes)
+
+            total = base + 2 * EACH + CLI_WRITES
+            assert (await call(a, "usage"))["notes"] == total
+            assert (await call(b, "usage"))["notes"] == total
+            # Each server sees the other's writes and the CLI's.
+            seen_by_a = (await call(a, "recall", {"query": "beta", "k": 20}))["hits"]
+            assert len(seen_by_a) == 20 and {h["id"] for h in seen_by_a} <= set(ids["beta"])
+            seen_by_b = (await call(b, "recall", {"query": "alpha", "k": 20}))["hits"]
+            assert {h["id"] for h in seen_by_b} <= set(ids["alpha"]) and len(seen_by_b) == 20
+            hits = (await call(a, "recall", {"query": "gamma", "k": 20}))["hits"]
+            gamma = [h for h in hits if h["title"].startswith("gamma")]
+            assert len(gamma) == CLI_WRITES
+            assert {h["source"]["via"] for h in gamma} == {"cli"}
+            for note_id in ids["alpha"][:3]:
+                assert (await call(b, "expand", {"note_id": note_id}))["id"] == note_id
+
+    anyio.run(main)
+    inbox = sorted((vault / "main/Knowledge/Inbox").glob("*.md"))
+    assert len(inbox) == 2 * EACH + CLI_WRITES
+    for path in inbox:
+        notefile.parse(path.read_text(), path.name)  # whole, not torn
+    brain = open_vault(vault)
+    assert brain.doctor().ok
+    brain.close()

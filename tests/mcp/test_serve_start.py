@@ -1,0 +1,94 @@
+"""`brain serve` answers the handshake and tools/list before it opens the vault's caches or
+reaches the daemon; the first call that needs them opens them (real subprocesses, SDK client)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.daemon.client import running_pid
+from brain.deferred import DeferredBrain
+from brain.mcp_server import TOOLS
+from brain.settings import load
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def server(vault: Path, daemon: str) -> Client:
+    env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": daemon}
+    args = ["-m", "brain", "serve", "--vault", str(vault)]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
+    return Client(params)
+
+
+def test_tools_are_listed_before_any_cache_is_opened(vault: Path) -> None:
+    shutil.rmtree(vault / ".brain", ignore_errors=True)  # fresh from git: no caches yet
+    seen: dict[str, bool] = {}
+
+    async def main() -> None:
+        async with server(vault, "off") as client:
+            assert client.server_info.name == "brain"
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == list(TOOLS)
+            seen["before"] = (vault / ".brain").exists()
+            result = await client.call_tool("recall", {"query": "anything"})
+            assert not result.is_error, result.content
+            seen["after"] = (vault / ".brain" / "fulltext").exists()
+
+    anyio.run(main)
+    assert seen == {"before": False, "after": True}
+
+
+def test_the_daemon_is_reached_on_the_first_call_not_before(vault: Path) -> None:
+    settings = vault / "brain.yaml"  # the test vault keeps the daemon off; this test wants it
+    settings.write_text(settings.read_text().replace("autostart: false", "autostart: true"))
+    seen: dict[str, int | None] = {}
+    try:
+
+        async def main() -> None:
+            async with server(vault, "auto") as client:
+                await client.list_tools()
+                seen["listed"] = running_pid(vault)
+                result = await client.call_tool("ping", {})
+                assert not result.is_error, result.content
+                seen["called"] = running_pid(vault)
+
+        anyio.run(main)
+    finally:
+        subprocess.run([sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
+                       cwd=ROOT, capture_output=True, check=False)  # fmt: skip
+    assert seen["listed"] is None and seen["called"] is not None
+
+
+def test_a_deferred_brain_opens_once_and_its_model_view_with_it(
+    vault: Path, clock: FixedClock
+) -> None:
+    opened: list[int] = []
+    settings = load(vault)
+
+    def opener() -> Brain:
+        opened.append(1)
+        return open_vault(vault, clock=clock, embedder=None)
+
+    brain = DeferredBrain(opener, root=vault, settings=settings, clock=clock, partition="")
+    model = brain.at(for_model=True, defer_commits=True)  # as the MCP server takes its view
+    model.changes.commit()  # nothing opened, nothing to commit
+    assert model.partition == settings.default_partition and model.clock is clock
+    assert model.for_model is True and brain.for_model is False
+    assert not brain.is_open and not model.is_open and opened == []
+    assert model.list(limit=5) is not None
+    real = model.opened()
+    assert opened == [1] and real.for_model is True and real.defer_commits is True
+    assert brain.is_open and brain.opened().for_model is False  # the view changed nothing
+    assert real.caches is brain.opened().caches  # one opened vault
+    model.list(limit=5)
+    brain.list(limit=5)
+    assert opened == [1]
+    brain.close()

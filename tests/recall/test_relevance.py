@@ -1,0 +1,131 @@
+"""Honest relevance: a band says how much of the question a hit holds, and a question nothing in
+the vault is about is answered "nothing relevant" (CLI, --json, MCP), never the least bad notes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from typer.testing import CliRunner
+
+from brain.brain import Brain, open_vault
+from brain.cli import _register, app
+from brain.clock import FixedClock
+from brain.mcp_server import build_server
+from brain.recall import relevance
+from brain.testing import use_embedder
+
+_register()
+
+NOTES = [
+    "Ana bakes sourdough bread every Sunday with a starter she keeps in the fridge.",
+    "We moved the product launch to March; the press release goes out the week before.",
+    "The dentist appointment is on Friday at nine; bring the insurance card.",
+    "Marek prefers his reports as short bullet lists, sent before noon.",
+]
+UNRELATED = "quantum chromodynamics lecture homework"
+
+
+def filled(brain: Brain) -> list[str]:
+    return [brain.remember(text).id for text in NOTES]
+
+
+def recall(*args: str) -> Any:
+    return CliRunner().invoke(app, ["recall", *args])
+
+
+def test_a_question_nothing_is_about_gets_nothing_relevant(
+    cli: CliRunner, brain: Brain, vault: Path
+) -> None:
+    filled(brain)
+    brain.close()
+    res = recall(UNRELATED)
+    assert res.exit_code == 0, res.output
+    assert res.output.strip() == f"nothing relevant in {vault}"
+    data = json.loads(recall(UNRELATED, "--json").output)
+    assert data == {"query": UNRELATED, "hits": [], "nothing_relevant": True}
+    explained = recall(UNRELATED, "--explain")
+    assert explained.exit_code == 0 and "nothing relevant in" in explained.output
+
+
+def test_a_matching_note_is_strong_and_the_unrelated_ones_are_not(
+    cli: CliRunner, brain: Brain
+) -> None:
+    ids = filled(brain)
+    hits = brain.recall("sourdough bread starter", explain=True)
+    assert hits[0].id == ids[0] and hits[0].band == "strong" and hits[0].relevance == 1.0
+    # Its neighbours in time come along (recall/neighbours.py) but hold none of the question.
+    assert all(h.band == "weak" and h.relevance == 0.0 for h in hits[1:])
+    brain.close()
+    res = recall("sourdough bread starter", "--explain")
+    assert res.exit_code == 0, res.output
+    first = res.output.splitlines()[0]
+    assert "strong" in first and "Ana bakes sourdough" in first
+    assert "relevance 1.00" in res.output and "relevance 0.00" in res.output
+    data = json.loads(recall("sourdough bread starter", "--json").output)
+    assert data["nothing_relevant"] is False and data["hits"][0]["band"] == "strong"
+
+
+def test_a_lone_weak_match_is_not_strong(cli: CliRunner, brain: Brain) -> None:
+    """One word of four in common: the only note that matches, so the best of its answer, yet
+    weak (before, a band measured against the best hit called it strong)."""
+    filled(brain)
+    query = "insurance for the boat trip to the fjords"
+    hits = brain.recall(query, mode="text")
+    assert "dentist" in hits[0].snippet
+    assert relevance.FLOOR <= hits[0].relevance < relevance.FAIR
+    assert [h.band for h in hits] == ["weak"] * len(hits)
+    brain.close()
+    res = recall(query, "--mode", "text")
+    assert res.exit_code == 0 and "weak" in res.output and "strong" not in res.output
+
+
+def test_relevance_is_the_share_of_the_question_a_note_holds(brain: Brain) -> None:
+    """Each word weighs by its rarity: a word no memory holds weighs most, the chatter of
+    conversations and the calendar nothing."""
+    filled(brain)
+    brain.flush()  # the counts are the full text's
+    asked = relevance.asked(brain.caches.fulltext, "When did Ana bake sourdough in July 2023?")
+    assert set(asked.weights) == {"ana", "bake", "sourdough"}  # "July", "2023": the time's
+    note = NOTES[0]
+    assert asked.held("", note, "2026-12-02") == 1.0
+    assert 0 < asked.held("", "Ana was here.", "2026-12-02") < 0.5
+    assert asked.held("Sourdough", "", "2026-12-02") == asked.held("", "sourdough", "x")
+    # The vault knows no Zoltan: a question about him is about nothing in it.
+    about = relevance.asked(brain.caches.fulltext, "What bread does Zoltan bake on Sunday?")
+    assert not about.known and about.held("", note, "2026-12-02") == 0.0
+    # A capitalised first word is how a question opens, not a name.
+    opens = relevance.asked(brain.caches.fulltext, "Summarise the sourdough notes")
+    assert opens.known and opens.held("", note, "2026-12-02") > relevance.FLOOR
+
+
+def test_mcp_says_nothing_relevant_outright(brain: Brain) -> None:
+    filled(brain)
+    answers: list[Any] = []
+
+    async def main() -> None:
+        async with Client(build_server(brain)) as client:
+            for query in (UNRELATED, "sourdough starter"):
+                result = await client.call_tool("recall", {"query": query})
+                assert not result.is_error
+                answers.append(result.structured_content)
+
+    anyio.run(main)
+    assert answers[0] == {"hits": [], "nothing_relevant": True}
+    assert answers[1]["nothing_relevant"] is False
+    assert answers[1]["hits"][0]["band"] == "strong" and answers[1]["hits"][0]["relevance"] == 1
+
+
+def test_full_text_only_vaults_are_as_honest(vault: Path, clock: FixedClock) -> None:
+    use_embedder(vault, "none")
+    brain = open_vault(vault, clock=clock)
+    try:
+        filled(brain)
+        assert brain.recall(UNRELATED) == []
+        hits = brain.recall("dentist insurance card")
+        assert hits[0].band == "strong" and "dentist" in hits[0].snippet
+    finally:
+        brain.close()
