@@ -182,6 +182,27 @@ def _load_sample(raw: Any, index: int, path: Path) -> Sample:
         fail("'qa' is not a list")
 
     dates = _session_dates(conversation, fail)
+    turns, seen = _turns(conversation, dates, fail)
+    questions: list[Question] = []
+    skipped = 0
+    for position, item in enumerate(qa):
+        asked = _question(position, item, seen, fail)
+        if asked is None:
+            skipped += 1
+            continue
+        questions.append(asked)
+    return Sample(
+        sample_id=sample_id,
+        turns=tuple(turns),
+        questions=tuple(questions),
+        skipped_questions=skipped,
+    )
+
+
+def _turns(
+    conversation: dict[str, Any], dates: dict[int, datetime], fail: Callable[[str], NoReturn]
+) -> tuple[list[Turn], set[str]]:
+    """Every session's turns in order, and the dia_ids seen."""
     sessions = sorted(
         (int(m.group(1)), key)
         for key in conversation
@@ -195,73 +216,78 @@ def _load_sample(raw: Any, index: int, path: Path) -> Sample:
             fail(f"{key} is not a list of turns")
         created = _date_for(number, dates)
         for position, item in enumerate(items):
-            if not isinstance(item, dict):
-                fail(f"{key}[{position}] is not an object")
-            dia_id, speaker, text = (
-                item.get("dia_id"),
-                item.get("speaker"),
-                item.get("text"),
-            )
-            if not isinstance(dia_id, str) or not dia_id:
-                fail(f"{key}[{position}] has no string 'dia_id'")
-            if not isinstance(speaker, str) or not isinstance(text, str):
-                fail(f"{key}[{position}] ({dia_id}) lacks string 'speaker'/'text'")
-            if dia_id in seen:
-                fail(f"duplicate dia_id {dia_id!r} in {key}")
-            seen.add(dia_id)
-            caption = item.get("blip_caption")
-            turns.append(
-                Turn(
-                    dia_id=dia_id,
-                    session=number,
-                    speaker=speaker,
-                    text=text,
-                    created=created,
-                    blip_caption=caption if isinstance(caption, str) else None,
-                )
-            )
+            turns.append(_turn(key, position, item, number, created, seen, fail))
+    return turns, seen
 
-    questions: list[Question] = []
-    skipped = 0
-    for position, item in enumerate(qa):
-        if not isinstance(item, dict):
-            fail(f"qa[{position}] is not an object")
-        question, category = item.get("question"), item.get("category")
-        if not isinstance(question, str):
-            fail(f"qa[{position}] has no string 'question'")
-        if not isinstance(category, int) or isinstance(category, bool):
-            fail(f"qa[{position}] has no integer 'category'")
-        evidence = item.get("evidence", [])
-        if isinstance(evidence, str):
-            evidence = [evidence]
-        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
-            fail(f"qa[{position}] 'evidence' is not a list of strings")
-        gold = normalise_evidence(evidence, seen)
-        if not gold:
-            skipped += 1
-            continue
-        asked = item.get("question_date")
-        if asked is not None and not isinstance(asked, str):
-            fail(f"qa[{position}] 'question_date' is not a string")
-        try:
-            when = parse_question_date(asked) if asked else None
-        except ValueError as exc:
-            fail(f"qa[{position}] 'question_date': {exc}")
-        questions.append(
-            Question(
-                question=question,
-                category=category,
-                gold=gold,
-                answer=_opt_str(item.get("answer")),
-                adversarial_answer=_opt_str(item.get("adversarial_answer")),
-                asked=when,
-            )
-        )
-    return Sample(
-        sample_id=sample_id,
-        turns=tuple(turns),
-        questions=tuple(questions),
-        skipped_questions=skipped,
+
+def _turn(
+    key: str,
+    position: int,
+    item: Any,
+    number: int,
+    created: datetime,
+    seen: set[str],
+    fail: Callable[[str], NoReturn],
+) -> Turn:
+    """One dialog turn, checked; its dia_id joins `seen`."""
+    if not isinstance(item, dict):
+        fail(f"{key}[{position}] is not an object")
+    dia_id, speaker, text = (
+        item.get("dia_id"),
+        item.get("speaker"),
+        item.get("text"),
+    )
+    if not isinstance(dia_id, str) or not dia_id:
+        fail(f"{key}[{position}] has no string 'dia_id'")
+    if not isinstance(speaker, str) or not isinstance(text, str):
+        fail(f"{key}[{position}] ({dia_id}) lacks string 'speaker'/'text'")
+    if dia_id in seen:
+        fail(f"duplicate dia_id {dia_id!r} in {key}")
+    seen.add(dia_id)
+    caption = item.get("blip_caption")
+    return Turn(
+        dia_id=dia_id,
+        session=number,
+        speaker=speaker,
+        text=text,
+        created=created,
+        blip_caption=caption if isinstance(caption, str) else None,
+    )
+
+
+def _question(
+    position: int, item: Any, seen: set[str], fail: Callable[[str], NoReturn]
+) -> Question | None:
+    """One question, checked; None when none of its evidence is a turn of the sample."""
+    if not isinstance(item, dict):
+        fail(f"qa[{position}] is not an object")
+    question, category = item.get("question"), item.get("category")
+    if not isinstance(question, str):
+        fail(f"qa[{position}] has no string 'question'")
+    if not isinstance(category, int) or isinstance(category, bool):
+        fail(f"qa[{position}] has no integer 'category'")
+    evidence = item.get("evidence", [])
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+        fail(f"qa[{position}] 'evidence' is not a list of strings")
+    gold = normalise_evidence(evidence, seen)
+    if not gold:
+        return None
+    asked = item.get("question_date")
+    if asked is not None and not isinstance(asked, str):
+        fail(f"qa[{position}] 'question_date' is not a string")
+    try:
+        when = parse_question_date(asked) if asked else None
+    except ValueError as exc:
+        fail(f"qa[{position}] 'question_date': {exc}")
+    return Question(
+        question=question,
+        category=category,
+        gold=gold,
+        answer=_opt_str(item.get("answer")),
+        adversarial_answer=_opt_str(item.get("adversarial_answer")),
+        asked=when,
     )
 
 

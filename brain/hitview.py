@@ -58,6 +58,17 @@ def hit_lines(hits: Sequence[Mapping[str, Any]], vault: str) -> list[Line]:
 def describe(why: Mapping[str, Any]) -> str:
     """Why a hit came back (its `explain`, recall/explain.py) in one line, such as
     `text #2 7.410 (+1.200 from neighbours) · vector — · fused 0.812 · context +0.031`."""
+    parts = _retrievers(why)
+    parts.append(f"fused {why['fused']:.3f}")
+    if "relevance" in why:  # how much of the question it holds (recall/relevance.py)
+        parts.append(f"relevance {why['relevance']:.2f}")
+    if why["context"]:
+        parts.append(f"context {why['context']:+.3f}")
+    return " · ".join(parts + _priors(why))
+
+
+def _retrievers(why: Mapping[str, Any]) -> list[str]:
+    """Each retriever's rank and score of the hit, or a dash where it did not find it."""
     parts = []
     for name, entry in why["retrievers"].items():
         if entry["rank"] is None:
@@ -67,11 +78,12 @@ def describe(why: Mapping[str, Any]) -> str:
         if entry.get("neighbours"):
             text += f" ({entry['neighbours']:+.3f} from neighbours)"
         parts.append(text)
-    parts.append(f"fused {why['fused']:.3f}")
-    if "relevance" in why:  # how much of the question it holds (recall/relevance.py)
-        parts.append(f"relevance {why['relevance']:.2f}")
-    if why["context"]:
-        parts.append(f"context {why['context']:+.3f}")
+    return parts
+
+
+def _priors(why: Mapping[str, Any]) -> list[str]:
+    """The factors that moved the fused score, each only where it did."""
+    parts = []
     if why["prior"] != 1.0:
         parts.append(f"prior ×{why['prior']}")
     if why.get("time", 1.0) != 1.0:  # recall/when.py: the query named a time
@@ -86,7 +98,7 @@ def describe(why: Mapping[str, Any]) -> str:
         parts.append(f"asker's own words ×{why['speaker']}")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
-    return " · ".join(parts)
+    return parts
 
 
 def _plain(text: str) -> str:

@@ -24,15 +24,28 @@ def _one(error: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
     name = loc[0] if loc else "arguments"
     where = name + "".join(f"[{p}]" for p in loc[1:])
     kind = str(error.get("type", ""))
-    ctx: Mapping[str, Any] = error.get("ctx") or {}
-    prop: Mapping[str, Any] = (schema.get("properties") or {}).get(name, {})
-    value = error.get("input")
-    got = f", not {_shown(value)}" if _echoable(value) else ""
     if kind == "missing":
         return f"{where} is required"
     if kind == "extra_forbidden":
         allowed = ", ".join(schema.get("properties") or {}) or "none"
         return f"unknown argument {name!r}; allowed: {allowed}"
+    ctx: Mapping[str, Any] = error.get("ctx") or {}
+    prop: Mapping[str, Any] = (schema.get("properties") or {}).get(name, {})
+    value = error.get("input")
+    got = f", not {_shown(value)}" if _echoable(value) else ""
+    said = _limit(where, kind, ctx, prop, value, got)
+    if said is None:
+        said = _wrong_type(where, kind, got)
+    if said is not None:
+        return said
+    message = str(error.get("msg", "is not valid"))
+    return f"{where}: {message[0].lower() + message[1:]}"
+
+
+def _limit(
+    where: str, kind: str, ctx: Mapping[str, Any], prop: Mapping[str, Any], value: Any, got: str
+) -> str | None:
+    """A value past a bound (a range, a length, a count) or not among those allowed."""
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         low, high = _bound(prop, "minimum"), _bound(prop, "maximum")
         if low is not None and high is not None:
@@ -51,6 +64,11 @@ def _one(error: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
     if kind == "literal_error":
         # pydantic says "'titled', 'dated' or 'thread'": its words, without the quotes
         return f"{where} must be {str(ctx.get('expected', '')).replace(chr(39), '')}{got}"
+    return None
+
+
+def _wrong_type(where: str, kind: str, got: str) -> str | None:
+    """A value of the wrong type, said in the words a person uses."""
     if kind.startswith(("int_", "float_")):
         return f"{where} must be a whole number{got}"
     if kind in ("string_type", "string_unicode"):
@@ -59,8 +77,7 @@ def _one(error: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
         return f"{where} must be a list{got}"
     if kind.startswith("bool_"):
         return f"{where} must be true or false{got}"
-    message = str(error.get("msg", "is not valid"))
-    return f"{where}: {message[0].lower() + message[1:]}"
+    return None
 
 
 def _bound(prop: Mapping[str, Any], key: str) -> Any:

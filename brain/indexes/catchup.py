@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,47 +163,75 @@ def by_folders(store: NoteStore, catalog: Catalog) -> FolderCheck | None:
     changed = sorted(rel for rel, stamp in known.items() if _stamp(store, rel) != stamp)
     if "" in changed or LOCAL_ONLY in changed:
         return None
-    todo: list[str] = []
-    gone: list[str] = []
-    seen: Folders = []
-    dropped: list[str] = []
-    files = 0
+    found = _Found()
     for rel in changed:
-        if any(rel.startswith(f"{d}/") for d in dropped):
+        if any(rel.startswith(f"{d}/") for d in found.dropped):
             continue
         st = store.stat_folder(rel)  # before listing: a change after it shows next time
         if st is None:
-            dropped.append(rel)
-            gone += catalog.files_under(rel)
+            found.dropped.append(rel)
+            found.gone += catalog.files_under(rel)
             continue
-        seen.append((rel, st))
-        inodes = catalog.inodes_in(rel)  # the files right in it: path → inode (0: not known)
-        suffix = ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md"
-        listed: set[str] = set()
-        for entry in store.entries(rel):
-            child = f"{rel}/{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                listed.add(child)
-                if child not in known:  # a new folder: everything in it is new
-                    todo += [r for r, _st in store.walk_folder(child, seen)]
-            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
-                listed.add(child)
-                inode = inodes.get(child)
-                if inode == 0:  # known before inodes were kept: size and mtime decide
-                    files += 1
-                    row = catalog.file(child)
-                    if row is None or not row.matches(entry.stat(follow_symlinks=False)):
-                        todo.append(child)
-                elif inode is None or inode != entry.inode():
-                    todo.append(child)
-        gone += [p for p in inodes if p not in listed]
-        for sub in known:
-            if sub.startswith(f"{rel}/") and "/" not in sub[len(rel) + 1 :] and sub not in listed:
-                dropped.append(sub)
-                gone += catalog.files_under(sub)
-    stamps = tuple((rel, st.st_mtime_ns, st.st_ino) for rel, st in seen)
-    return FolderCheck(tuple(todo), tuple(dict.fromkeys(gone)), stamps, tuple(dropped),
-                       len(known), files)  # fmt: skip
+        found.seen.append((rel, st))
+        listed = _list_folder(store, catalog, rel, known, found)
+        _drop_unlisted(catalog, rel, known, listed, found)
+    stamps = tuple((rel, st.st_mtime_ns, st.st_ino) for rel, st in found.seen)
+    return FolderCheck(tuple(found.todo), tuple(dict.fromkeys(found.gone)), stamps,
+                       tuple(found.dropped), len(known), found.files)  # fmt: skip
+
+
+@dataclass
+class _Found:
+    """What `by_folders` has found so far (FolderCheck's fields, being gathered)."""
+
+    todo: list[str] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
+    seen: Folders = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def _list_folder(
+    store: NoteStore, catalog: Catalog, rel: str, known: dict[str, tuple[int, int]], found: _Found
+) -> set[str]:
+    """List one changed folder: its new folders' files and its new or replaced notes are to
+    do, the notes it no longer holds are gone. Returns what it listed."""
+    inodes = catalog.inodes_in(rel)  # the files right in it: path → inode (0: not known)
+    suffix = ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md"
+    listed: set[str] = set()
+    for entry in store.entries(rel):
+        child = f"{rel}/{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            listed.add(child)
+            if child not in known:  # a new folder: everything in it is new
+                found.todo += [r for r, _st in store.walk_folder(child, found.seen)]
+        elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+            listed.add(child)
+            if _out_of_step(catalog, child, entry, inodes.get(child), found):
+                found.todo.append(child)
+    found.gone += [p for p in inodes if p not in listed]
+    return listed
+
+
+def _out_of_step(
+    catalog: Catalog, child: str, entry: os.DirEntry[str], inode: int | None, found: _Found
+) -> bool:
+    """Whether a listed note is new or replaced: by its inode, else by its size and mtime."""
+    if inode == 0:  # known before inodes were kept: size and mtime decide
+        found.files += 1
+        row = catalog.file(child)
+        return row is None or not row.matches(entry.stat(follow_symlinks=False))
+    return inode is None or inode != entry.inode()
+
+
+def _drop_unlisted(
+    catalog: Catalog, rel: str, known: dict[str, tuple[int, int]], listed: set[str], found: _Found
+) -> None:
+    """The recorded folders right under `rel` that its listing no longer holds are gone."""
+    for sub in known:
+        if sub.startswith(f"{rel}/") and "/" not in sub[len(rel) + 1 :] and sub not in listed:
+            found.dropped.append(sub)
+            found.gone += catalog.files_under(sub)
 
 
 # The full walk also runs at least this often (seconds): an edit in place changes no folder.

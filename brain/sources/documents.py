@@ -183,11 +183,7 @@ def sync_connector(
         return report  # a pending folder is never read, not even listed
     entry = state.entry(decl.name)
     existing = documents_of(brain, decl.name)
-    for rel, record in list(entry["files"].items()):
-        if brain.caches.catalog.get(record["note"]) is None:  # the person forgot it
-            state.exclude(decl.name, rel, record["hash"])
-            del entry["files"][rel]
-            report.excluded.append(rel)
+    _exclude_forgotten(brain, state, decl.name, entry, report)
     found = found or conn.scan(decl.folder, decl.max_file_bytes, brain.root)
     report.skipped.extend(found.skipped)
     # Documents of files that exist but cannot be read now are kept, not forgotten.
@@ -196,47 +192,10 @@ def sync_connector(
     # the files are written (indexes/pipeline.py). The state is saved after the block,
     # when every rename in it is durable: a record never names a note a crash lost.
     with brain.bulk():
-        present = set()
+        present: set[str] = set()
         for item in found.files:
-            record = entry["files"].get(item.rel)
             row = existing.get(item.rel)
-            if (
-                record and row and row.source.get("hash") == record["hash"]
-                and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
-            ):  # fmt: skip # one condition, broken at its parts
-                present.add(item.rel)
-                report.unchanged += 1
-                continue
-            data, problem = _read(decl, item)
-            if problem == "vanished":
-                report.skipped.append((item.rel, "vanished during sync"))
-                continue
-            present.add(item.rel)
-            if data is None:
-                report.skipped.append((item.rel, problem))
-                kept.add(item.rel)
-                continue
-            digest = content_hash(data)
-            if state.excluded(decl.name, item.rel, digest):
-                why = "forgotten by you (edit the file to bring it back)"
-                report.skipped.append((item.rel, why))
-                continue
-            if row is None or row.source.get("hash") != digest:
-                try:
-                    note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
-                except InvalidInput as exc:
-                    report.skipped.append((item.rel, exc.message))
-                    kept.add(item.rel)
-                    continue
-                brain.save(note)
-                (report.added if row is None else report.updated).append(item.rel)
-                note_id = note.id
-            else:
-                report.unchanged += 1
-                note_id = row.id
-            entry["files"][item.rel] = {
-                "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
-            }  # fmt: skip # one record's fields, grouped
+            _sync_file(brain, decl, state, entry, row, item, report, present, kept)
         for rel, row in existing.items():
             if rel not in present and rel not in kept and not _under_kept(rel, kept):
                 _delete(brain, row)
@@ -244,6 +203,83 @@ def sync_connector(
                 report.removed.append(rel)
     state.save()
     return report
+
+
+def _exclude_forgotten(
+    brain: Context, state: conn.State, name: str, entry: dict[str, Any], report: SyncReport
+) -> None:
+    """A file whose document the person forgot is excluded until the file changes."""
+    for rel, record in list(entry["files"].items()):
+        if brain.caches.catalog.get(record["note"]) is None:  # the person forgot it
+            state.exclude(name, rel, record["hash"])
+            del entry["files"][rel]
+            report.excluded.append(rel)
+
+
+def _sync_file(
+    brain: Context,
+    decl: conn.Declared,
+    state: conn.State,
+    entry: dict[str, Any],
+    row: ObjectRow | None,
+    item: conn.FileEntry,
+    report: SyncReport,
+    present: set[str],
+    kept: set[str],
+) -> None:
+    """One file of the folder: read only if it changed, its document written if its text did."""
+    record = entry["files"].get(item.rel)
+    if (
+        record and row and row.source.get("hash") == record["hash"]
+        and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
+    ):  # fmt: skip # one condition, broken at its parts
+        present.add(item.rel)
+        report.unchanged += 1
+        return
+    data, problem = _read(decl, item)
+    if problem == "vanished":
+        report.skipped.append((item.rel, "vanished during sync"))
+        return
+    present.add(item.rel)
+    if data is None:
+        report.skipped.append((item.rel, problem))
+        kept.add(item.rel)
+        return
+    digest = content_hash(data)
+    if state.excluded(decl.name, item.rel, digest):
+        why = "forgotten by you (edit the file to bring it back)"
+        report.skipped.append((item.rel, why))
+        return
+    note_id = _written(brain, decl, item, data, digest, row, report, kept)
+    if note_id is not None:
+        entry["files"][item.rel] = {
+            "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
+        }  # fmt: skip # one record's fields, grouped
+
+
+def _written(
+    brain: Context,
+    decl: conn.Declared,
+    item: conn.FileEntry,
+    data: bytes,
+    digest: str,
+    row: ObjectRow | None,
+    report: SyncReport,
+    kept: set[str],
+) -> str | None:
+    """The id of the file's document, saved if new or changed; None if its text is refused."""
+    if row is not None and row.source.get("hash") == digest:
+        report.unchanged += 1
+        return row.id
+    try:
+        note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
+    except InvalidInput as exc:
+        report.skipped.append((item.rel, exc.message))
+        kept.add(item.rel)
+        return None
+    brain.save(note)
+    (report.added if row is None else report.updated).append(item.rel)
+    return note.id
 
 
 def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]:
