@@ -30,8 +30,13 @@ WAIT = 600.0  # seconds to wait for a walk at most: a bound so a broken run fail
 def brain(checkout: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "BRAIN_DAEMON"}
     env |= {"PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "brain", *args], capture_output=True,
-                          text=True, env=env, cwd=checkout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "brain", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=checkout,
+    )
 
 
 def once(checkout: Path, vault: Path, query: str) -> tuple[float, float]:

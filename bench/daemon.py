@@ -32,8 +32,16 @@ from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 TOPICS = "garden boiler taxes bicycle recipes travel books music".split()
-QUERIES = ["garden budget", "boiler repair plan", "taxes next steps", "bicycle week 12",
-           "recipes for the trip", "travel budget", "books to read", "music plan"]  # fmt: skip
+QUERIES = [
+    "garden budget",
+    "boiler repair plan",
+    "taxes next steps",
+    "bicycle week 12",
+    "recipes for the trip",
+    "travel budget",
+    "books to read",
+    "music plan",
+]
 ROOT = Path(__file__).resolve().parents[1]
 FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
 
@@ -88,18 +96,24 @@ def main() -> None:
         print(f"measuring the vault kept in {root}\n")
     else:
         took = build(root, args.notes, args.embedder)
-        print(f"{args.notes} notes indexed with `{args.embedder}` in {took:.1f} s "
-              f"(load {os.getloadavg()[0]:.1f})\n")  # fmt: skip
+        print(
+            f"{args.notes} notes indexed with `{args.embedder}` in {took:.1f} s "
+            f"(load {os.getloadavg()[0]:.1f})\n"
+        )
         if args.build_only:
             return
     brain = [sys.executable, "-m", "brain"]
     vault = ["--vault", str(root)]
     print("| call | p50 ms | p95 ms | min ms |\n|---|---:|---:|---:|")
-    row("`brain recall`, in process (BRAIN_DAEMON=off)",
-        [wall([*brain, "recall", q, *vault], BRAIN_DAEMON="off") for q in QUERIES[:5]])  # fmt: skip
+    row(
+        "`brain recall`, in process (BRAIN_DAEMON=off)",
+        [wall([*brain, "recall", q, *vault], BRAIN_DAEMON="off") for q in QUERIES[:5]],
+    )
     cold = time.perf_counter()
-    row("`brain recall`, cold: starts the daemon, which loads and warms",
-        [wall([*brain, "recall", QUERIES[0], *vault])])  # fmt: skip
+    row(
+        "`brain recall`, cold: starts the daemon, which loads and warms",
+        [wall([*brain, "recall", QUERIES[0], *vault])],
+    )
     pid = running_pid(root)
     assert pid is not None
     try:
@@ -114,28 +128,38 @@ def main() -> None:
             client.call("mcp", {**request, "arguments": {"query": query}})
             during.append((time.perf_counter() - start) * 1000)
         caught = time.perf_counter() - cold
-        print(f"| the watcher's first catch-up ({first['how']}, {first['ms']:.0f} ms) done, "
-              f"from the cold call's start | {caught * 1000:.1f} | | |")  # fmt: skip
+        print(
+            f"| the watcher's first catch-up ({first['how']}, {first['ms']:.0f} ms) done, "
+            f"from the cold call's start | {caught * 1000:.1f} | | |"
+        )
         if during:
             row("MCP `recall` over the daemon socket while that catch-up ran", during)
         queries = [QUERIES[n % len(QUERIES)] for n in range(args.runs)]
-        row("`brain recall`, daemon warm (fast path)",
-            [wall([*brain, "recall", q, *vault]) for q in queries])  # fmt: skip
+        row(
+            "`brain recall`, daemon warm (fast path)",
+            [wall([*brain, "recall", q, *vault]) for q in queries],
+        )
         full = [sys.executable, "-c", FULL, "recall"]
-        row("`brain recall`, daemon warm, full CLI (typer)",
-            [wall([*full, q, *vault]) for q in queries[:10]])  # fmt: skip
+        row(
+            "`brain recall`, daemon warm, full CLI (typer)",
+            [wall([*full, q, *vault]) for q in queries[:10]],
+        )
         times = []
         for n in range(args.runs * 10):
             start = time.perf_counter()
             client.call("mcp", {**request, "arguments": {"query": QUERIES[n % len(QUERIES)]}})
             times.append((time.perf_counter() - start) * 1000)
         row("MCP `recall` over the daemon socket (what `brain serve` sends)", times)
-        row("MCP `recall` through `brain serve` over stdio (host → serve → daemon)",
-            anyio.run(stdio_round_trips, root, args.runs * 5))  # fmt: skip
+        row(
+            "MCP `recall` through `brain serve` over stdio (host → serve → daemon)",
+            anyio.run(stdio_round_trips, root, args.runs * 5),
+        )
         status = client.call("status")
         client.close()
-        print(f"\ndaemon: {status['memory_bytes'] / 2**20:.0f} MiB resident, "
-              f"{status['requests']} requests served, load {os.getloadavg()[0]:.1f}")  # fmt: skip
+        print(
+            f"\ndaemon: {status['memory_bytes'] / 2**20:.0f} MiB resident, "
+            f"{status['requests']} requests served, load {os.getloadavg()[0]:.1f}"
+        )
     finally:
         subprocess.run([*brain, "daemon", "stop", *vault], capture_output=True, env=env())
         if not args.keep:
@@ -143,8 +167,12 @@ def main() -> None:
 
 
 async def stdio_round_trips(root: Path, runs: int) -> list[float]:
-    params = StdioServerParameters(command=sys.executable, env=env(), cwd=str(ROOT),
-                                   args=["-m", "brain", "serve", "--vault", str(root)])  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=env(),
+        cwd=str(ROOT),
+        args=["-m", "brain", "serve", "--vault", str(root)],
+    )
     times = []
     async with Client(params) as client:
         await client.call_tool("ping", {})

@@ -57,16 +57,25 @@ def breakdown(root: Path, count: int) -> dict[str, Any]:
                     tables[f"{rel}:(free pages)"] = round(free * page / count, 1)
                 finally:
                     db.close()
-    parts = {"catalog": 0.0, "fulltext": 0.0, "vectors": 0.0, "embeddings": 0.0, "sparse": 0.0,
-             "other": 0.0}  # fmt: skip
+    parts = {
+        "catalog": 0.0,
+        "fulltext": 0.0,
+        "vectors": 0.0,
+        "embeddings": 0.0,
+        "sparse": 0.0,
+        "other": 0.0,
+    }
     for rel, size in files.items():
         top = rel.split("/")[0].removesuffix(".sqlite").split(".sqlite")[0]
         parts[top if top in parts else "other"] += size
     total = sum(files.values())
-    return {"memories": count, "per_memory_bytes": round(total, 1),
-            "parts": {k: round(v, 1) for k, v in parts.items()},
-            "files": dict(sorted(files.items(), key=lambda kv: -kv[1])),
-            "sqlite": dict(sorted(tables.items(), key=lambda kv: -kv[1]))}  # fmt: skip
+    return {
+        "memories": count,
+        "per_memory_bytes": round(total, 1),
+        "parts": {k: round(v, 1) for k, v in parts.items()},
+        "files": dict(sorted(files.items(), key=lambda kv: -kv[1])),
+        "sqlite": dict(sorted(tables.items(), key=lambda kv: -kv[1])),
+    }
 
 
 def build(
@@ -133,10 +142,14 @@ def reindex(
         profiler.disable()
         profiler.dump_stats(profile)
     brain.close()
-    return {"seconds": round(took, 1), "per_s": round(count / took, 1),
-            "embedded": embedder.texts, "encoded": counted.texts if counted else None,
-            "load": round(os.getloadavg()[0], 2),
-            "after": breakdown(root, count)["per_memory_bytes"]}  # fmt: skip
+    return {
+        "seconds": round(took, 1),
+        "per_s": round(count / took, 1),
+        "embedded": embedder.texts,
+        "encoded": counted.texts if counted else None,
+        "load": round(os.getloadavg()[0], 2),
+        "after": breakdown(root, count)["per_memory_bytes"],
+    }
 
 
 class _Counting:
@@ -182,8 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "vault"
-            build(root, args.memories, args.dim, sleep=args.sleep, files=args.files,
-                  sparse=args.sparse)  # fmt: skip
+            build(
+                root,
+                args.memories,
+                args.dim,
+                sleep=args.sleep,
+                files=args.files,
+                sparse=args.sparse,
+            )
             report = breakdown(root, args.memories)
             report["load"] = round(os.getloadavg()[0], 2)
             if args.reindex:

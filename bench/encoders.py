@@ -56,8 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = model_cache_dir(os.environ, Path.home())
     minilm = MiniLMEmbedder()
     variants: dict[str, Callable[[list[str]], Any]] = {"minilm": minilm.embed}
-    made = {"splade": sparse.SpladeEncoder(cache), "splade-int8": sparse.SpladeEncoder(
-        cache, int8=True)}  # fmt: skip
+    made = {
+        "splade": sparse.SpladeEncoder(cache),
+        "splade-int8": sparse.SpladeEncoder(cache, int8=True),
+    }
     for encoder in made.values():
         encoder.encode(["export the model if need be"])
     shipped_graph = sparse.shipped.folder("splade-tiny") / "model.onnx"
@@ -78,8 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             started, used = time.perf_counter(), time.process_time()
             outputs[name] = encode(texts)
             wall, cpu = time.perf_counter() - started, time.process_time() - used
-            figures = {"per_s": round(len(texts) / wall, 1), "cpu_s": round(cpu, 2),
-                       "load": round(os.getloadavg()[0], 1)}  # fmt: skip
+            figures = {
+                "per_s": round(len(texts) / wall, 1),
+                "cpu_s": round(cpu, 2),
+                "load": round(os.getloadavg()[0], 1),
+            }
             rounds[name].append(figures)
             print(f"round {number} {name}: {json.dumps(figures)}", flush=True)
     report = {

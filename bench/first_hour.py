@@ -68,15 +68,21 @@ def first_hour(repo: Path, ref: str, work: Path, machine_pip: bool) -> dict[str,
     figures["venv_mb"] = _size_mb(clone / ".venv")
     brain = str(clone / ".venv" / "bin" / "brain")
     figures["init_s"] = _run([brain, "init"], clone, env)
-    figures["first_remember_s"] = _run([brain, "remember", "We moved the launch to March"],
-                                       clone, env)  # fmt: skip
+    figures["first_remember_s"] = _run(
+        [brain, "remember", "We moved the launch to March"], clone, env
+    )
     figures["first_recall_s"] = _run([brain, "recall", "when is the launch"], clone, env)
     figures["warm_recall_s"] = _run([brain, "recall", "when is the launch"], clone, env)
     subprocess.run([brain, "daemon", "stop"], cwd=clone, env=env, capture_output=True, check=False)
     clone, env = _fresh(repo, ref, work, "demo", machine_pip)
     figures["demo_s"] = _run(["scripts/demo"], clone, env)
-    subprocess.run([str(clone / ".venv" / "bin" / "brain"), "daemon", "stop"], cwd=clone,
-                   env=env, capture_output=True, check=False)  # fmt: skip
+    subprocess.run(
+        [str(clone / ".venv" / "bin" / "brain"), "daemon", "stop"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     return figures
 
 
@@ -84,10 +90,22 @@ def resolved(repo: Path, work: Path) -> dict[str, object]:
     """What a user's `pip install .` resolves: names and versions, and the heavy ones."""
     report = work / "report.json"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--isolated", "--ignore-installed",
-         "--quiet", "--report", str(report), str(repo)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--isolated",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            str(repo),
+        ],
+        check=True,
+        capture_output=True,
+    )
     installs = json.loads(report.read_text())["install"]
     names = sorted(item["metadata"]["name"].lower() for item in installs)
     heavy = [n for n in names if n.startswith(HEAVY)]

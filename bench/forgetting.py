@@ -26,9 +26,14 @@ def main(count: int) -> None:
         clock = fixed_clock()
         new_vault(root, clock.now())
         brain = open_vault(root, clock=clock, embedder=None, sparse=None)
-        ids = [brain.remember(f"Note {n}: the orchard row {n} wants pruning before the frost "
-                              f"and a new stake for tree {n * 7}.", title=f"Row {n}").id
-               for n in range(count)]  # fmt: skip
+        ids = [
+            brain.remember(
+                f"Note {n}: the orchard row {n} wants pruning before the frost "
+                f"and a new stake for tree {n * 7}.",
+                title=f"Row {n}",
+            ).id
+            for n in range(count)
+        ]
         brain.close()
         enable(root)
         brain = open_vault(root, clock=clock, embedder=None, sparse=None)
@@ -45,8 +50,12 @@ def main(count: int) -> None:
         purged = time.perf_counter() - started
         brain.close()
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-        counted = subprocess.run(["git", "-C", str(root), "rev-list", "--count", "HEAD"],
-                                 capture_output=True, text=True, check=True)  # fmt: skip
+        counted = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--count", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         commits = counted.stdout.strip()
         print(
             f"{count} notes, {commits} commits, {size / 1e6:.1f} MB under the vault: check "

@@ -37,8 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 BOM = b"\xef\xbb\xbf"
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-WORDS = ("garden boiler taxes bicycle recipe travel book music zebra harbour lantern orchard "
-         "violin meadow copper thistle glacier pepper falcon quarry").split()  # fmt: skip
+WORDS = (
+    "garden boiler taxes bicycle recipe travel book music zebra harbour lantern orchard "
+    "violin meadow copper thistle glacier pepper falcon quarry"
+).split()
 FOLDERS = ("Knowledge/Inbox", "Knowledge/Domains/Home", "Knowledge/Domains/Work/Plans")
 PARTITIONS = ("main", "work")
 HOSTILE_SHARE = 0.3  # of --notes; the rest are good notes
@@ -108,9 +110,15 @@ def _good(rng: random.Random, vault: Vault, n: int, big: int) -> tuple[str, byte
     created = T0 - timedelta(days=rng.randrange(3000), seconds=rng.randrange(86400))
     note_id = ulid(rng, created)
     stamp = created.strftime("%Y-%m-%dT%H:%M:%SZ")
-    lines = [f"id: {note_id}", f"title: Good {n} {rng.choice(WORDS)}", "kind: titled",
-             "status: active", f"created: {stamp}", f"touched: {stamp}",
-             f"tags: [{rng.choice(WORDS)}]"]  # fmt: skip
+    lines = [
+        f"id: {note_id}",
+        f"title: Good {n} {rng.choice(WORDS)}",
+        "kind: titled",
+        "status: active",
+        f"created: {stamp}",
+        f"touched: {stamp}",
+        f"tags: [{rng.choice(WORDS)}]",
+    ]
     if vault.good and rng.random() < 0.3:
         target = rng.choice(list(vault.good))
         lines.append(f"relations:\n- {{type: references, target: {target}}}")
@@ -136,10 +144,19 @@ def _front(lines: str, body: str = "Hostile body.\n") -> bytes:
 
 
 def _bad_yaml(rng: random.Random, _v: Vault, n: int) -> list[tuple[str, bytes]]:
-    texts = ["title: 'unclosed", "title: [a, b", "\ttitle: tab", "title: a: b: c",
-             "key without colon", "- a list\n- not a mapping", "title: {a: 1", "? [k]\n: v",
-             "title: !!python/object:os.system ls", "1: 2\n1: 3",
-             "title: a\n  bad: indent"]  # fmt: skip
+    texts = [
+        "title: 'unclosed",
+        "title: [a, b",
+        "\ttitle: tab",
+        "title: a: b: c",
+        "key without colon",
+        "- a list\n- not a mapping",
+        "title: {a: 1",
+        "? [k]\n: v",
+        "title: !!python/object:os.system ls",
+        "1: 2\n1: 3",
+        "title: a\n  bad: indent",
+    ]
     out = [(_at(rng, "bad yaml", n), _front(rng.choice(texts)))]
     if n % 3 == 0:  # never closed, or nothing but a fence
         out.append((_at(rng, "unclosed", n), b"---\ntitle: Unclosed\nbody, never fenced\n"))
@@ -147,15 +164,41 @@ def _bad_yaml(rng: random.Random, _v: Vault, n: int) -> list[tuple[str, bytes]]:
 
 
 def _wrong_types(rng: random.Random, _v: Vault, n: int) -> list[tuple[str, bytes]]:
-    fields = ["id: [1, 2]", "id: {a: 1}", "id: 12345", "id: null", "id: ''", "id: true",
-              "title: [a, b]", "title: {x: 1}", "title: null", "title: 123",
-              "title: !!binary aGk=", "created: [2026]", "created: {y: 1}",
-              "created: 2026-13-45T99:99:99Z", "created: .nan", "touched: yesterday",
-              "status: {x: 1}", "kind: [a]", "tags: 5", "tags: [[a, [b]]]", "tags: !!set {a, b}",
-              "relations: oops", "relations: [1, 2]", "relations: [{type: 5, target: [x]}]",
-              "relations: [{type: bogus, target: x}]", "supersedes: [a]",
-              "visibility: [private]", "defining: 5", "source: text", "parent: {a: 1}",
-              "eternal: maybe", "weight: 1e999", "<<: {title: merged}"]  # fmt: skip
+    fields = [
+        "id: [1, 2]",
+        "id: {a: 1}",
+        "id: 12345",
+        "id: null",
+        "id: ''",
+        "id: true",
+        "title: [a, b]",
+        "title: {x: 1}",
+        "title: null",
+        "title: 123",
+        "title: !!binary aGk=",
+        "created: [2026]",
+        "created: {y: 1}",
+        "created: 2026-13-45T99:99:99Z",
+        "created: .nan",
+        "touched: yesterday",
+        "status: {x: 1}",
+        "kind: [a]",
+        "tags: 5",
+        "tags: [[a, [b]]]",
+        "tags: !!set {a, b}",
+        "relations: oops",
+        "relations: [1, 2]",
+        "relations: [{type: 5, target: [x]}]",
+        "relations: [{type: bogus, target: x}]",
+        "supersedes: [a]",
+        "visibility: [private]",
+        "defining: 5",
+        "source: text",
+        "parent: {a: 1}",
+        "eternal: maybe",
+        "weight: 1e999",
+        "<<: {title: merged}",
+    ]
     picked = rng.sample(fields, 3)
     return [(_at(rng, "wrong types", n), _front("\n".join(picked)))]
 
@@ -230,9 +273,16 @@ def _impostors(rng: random.Random, vault: Vault, n: int) -> list[tuple[str, byte
     """Notes that name a good note's id without being a copy of it: as a chunk of it, with
     spaces, or claiming to supersede it, to be its parent, or to correct it."""
     good = rng.choice(list(vault.good))
-    lines = rng.choice((f"id: '{good}#1'", f"id: ' {good} '", f"id: {good.lower()}",
-                        f"supersedes: {good}", f"parent: {good}",
-                        f"relations: [{{type: corrects, target: {good}}}]"))  # fmt: skip
+    lines = rng.choice(
+        (
+            f"id: '{good}#1'",
+            f"id: ' {good} '",
+            f"id: {good.lower()}",
+            f"supersedes: {good}",
+            f"parent: {good}",
+            f"relations: [{{type: corrects, target: {good}}}]",
+        )
+    )
     return [(_at(rng, "impostor", n), _front(f"{lines}\ntitle: Impostor {n}"))]
 
 
@@ -355,18 +405,31 @@ def measure(base: Path, args: argparse.Namespace) -> dict[str, object]:
     """Build the vault, then the ordinary catch-up (any command runs it first) and a rebuild
     from the files, each checked: what the docs' table reports."""
     started = time.perf_counter()
-    vault = build(base / "vault", notes=args.notes, big_bytes=int(args.big_mb * 2**20),
-                  bigs=args.bigs, seed=args.seed)  # fmt: skip
-    report: dict[str, object] = {"notes": args.notes, "good": len(vault.good),
-                                 "hostile": vault.kinds,
-                                 "build_s": round(time.perf_counter() - started, 1)}  # fmt: skip
+    vault = build(
+        base / "vault",
+        notes=args.notes,
+        big_bytes=int(args.big_mb * 2**20),
+        bigs=args.bigs,
+        seed=args.seed,
+    )
+    report: dict[str, object] = {
+        "notes": args.notes,
+        "good": len(vault.good),
+        "hostile": vault.kinds,
+        "build_s": round(time.perf_counter() - started, 1),
+    }
     for label, command in (("catch-up", LIST_ONE), ("reindex", ("reindex",))):
         ran = run(vault.root, *command, timeout=3600)
         found = check(vault)
-        report[label] = {"seconds": round(ran.seconds, 1), "peak_rss_mb": round(ran.peak_rss_mb),
-                         "found": found.found, "own_bytes": found.own_bytes,
-                         "lost": found.lost[:10], "bodies_lost": found.bodies_lost[:10],
-                         "outside_touched": found.outside_touched}  # fmt: skip
+        report[label] = {
+            "seconds": round(ran.seconds, 1),
+            "peak_rss_mb": round(ran.peak_rss_mb),
+            "found": found.found,
+            "own_bytes": found.own_bytes,
+            "lost": found.lost[:10],
+            "bodies_lost": found.bodies_lost[:10],
+            "outside_touched": found.outside_touched,
+        }
     doctor = json.loads(run(vault.root, "doctor", "--json").stdout)
     report["doctor"] = {k: len(v) for k, v in doctor.items() if isinstance(v, list)}
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
@@ -374,8 +437,9 @@ def measure(base: Path, args: argparse.Namespace) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawTextHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--big-mb", type=float, default=10.0, help="size of the large bodies")
     parser.add_argument("--bigs", type=int, default=3, help="how many good notes are large")

@@ -38,8 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         q = np.ascontiguousarray(q, dtype=np.float32)
         ids = np.arange(n, dtype=np.int64)
         single = faiss.IndexIDMap2(faiss.IndexFlatIP(384))
-        half = faiss.IndexIDMap2(faiss.IndexScalarQuantizer(
-            384, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT))  # fmt: skip
+        half = faiss.IndexIDMap2(
+            faiss.IndexScalarQuantizer(
+                384, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+            )
+        )
         single.add_with_ids(x, ids)
         half.add_with_ids(x, ids)
         times: dict[str, list[float]] = {"single": [], "half": []}
@@ -51,9 +54,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 found[name] = set(index.search(q[i : i + 1], 10)[1][0].tolist())
                 times[name].append((time.perf_counter() - start) * 1000)
             hits += len(found["single"] & found["half"])
-        out.append({"vectors": n, "recall_at_10": round(hits / (10 * len(q)), 4),
-                    **{f"{k}_p50_ms": round(percentile(v, 50), 2) for k, v in times.items()},
-                    "load": round(os.getloadavg()[0], 2)})  # fmt: skip
+        out.append(
+            {
+                "vectors": n,
+                "recall_at_10": round(hits / (10 * len(q)), 4),
+                **{f"{k}_p50_ms": round(percentile(v, 50), 2) for k, v in times.items()},
+                "load": round(os.getloadavg()[0], 2),
+            }
+        )
     print(json.dumps(out, indent=2))
     return 0
 

@@ -91,10 +91,14 @@ def ingest(dsn: str, count: int, tenants: int) -> dict[str, Any]:
         took.append((time.perf_counter() - begun) * 1000)
     single.close()
     ms = sorted(took)
-    return {"tenants": tenants, "memories_each": count, "bulk_per_s": rate,
-            "one_remember_p50_ms": round(percentile(ms, 50), 1),
-            "one_remember_p95_ms": round(percentile(ms, 95), 1),
-            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "tenants": tenants,
+        "memories_each": count,
+        "bulk_per_s": rate,
+        "one_remember_p50_ms": round(percentile(ms, 50), 1),
+        "one_remember_p95_ms": round(percentile(ms, 95), 1),
+        "load": round(os.getloadavg()[0], 2),
+    }
 
 
 def database_bytes(dsn: str) -> int:
@@ -116,8 +120,11 @@ def in_process(where: Path | str, name: str, count: int = 300) -> dict[str, Any]
         took.append((time.perf_counter() - begun) * 1000)
     brain.close()
     ms = sorted(took)
-    return {"p50_ms": round(percentile(ms, 50), 2), "p95_ms": round(percentile(ms, 95), 2),
-            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p95_ms": round(percentile(ms, 95), 2),
+        "load": round(os.getloadavg()[0], 2),
+    }
 
 
 async def first_calls(server: Server, tokens: list[str]) -> dict[str, Any]:
@@ -132,10 +139,13 @@ async def first_calls(server: Server, tokens: list[str]) -> dict[str, Any]:
             await call(mcp, "ping")
             took[-1] = (took[-1], (time.perf_counter() - begun) * 1000)
     cold, warm = sorted(t[0] for t in took), sorted(t[1] for t in took)
-    return {"tenants": len(took), "open_p50_ms": round(percentile(cold, 50), 1),
-            "open_p95_ms": round(percentile(cold, 95), 1),
-            "then_ping_p50_ms": round(percentile(warm, 50), 1),
-            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "tenants": len(took),
+        "open_p50_ms": round(percentile(cold, 50), 1),
+        "open_p95_ms": round(percentile(cold, 95), 1),
+        "then_ping_p50_ms": round(percentile(warm, 50), 1),
+        "load": round(os.getloadavg()[0], 2),
+    }
 
 
 async def load(
@@ -191,10 +201,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--db", help="a PostgreSQL for the tokens (else an embedded one)")
     parser.add_argument("--keep", type=Path, help="keep the tenants' vaults in this folder")
-    parser.add_argument("--storage", choices=("files", "pg"), default="files",
-                        help="the users' brains in vault folders or in the database")  # fmt: skip
-    parser.add_argument("--seeded", action="store_true",
-                        help="--db holds tenants t000… seeded by bench.hosted_seed")  # fmt: skip
+    parser.add_argument(
+        "--storage",
+        choices=("files", "pg"),
+        default="files",
+        help="the users' brains in vault folders or in the database",
+    )
+    parser.add_argument(
+        "--seeded", action="store_true", help="--db holds tenants t000… seeded by bench.hosted_seed"
+    )
     parser.add_argument("--ingest", type=int, default=2, help="new tenants for the ingest rate")
     args = parser.parse_args()
 

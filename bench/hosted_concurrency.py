@@ -36,8 +36,12 @@ BIG = 60 * 1024  # one remember of nearly the 64 KiB a tool accepts
 
 def ms(took: list[float]) -> dict[str, float]:
     got = sorted(t * 1000 for t in took)
-    return {"p50_ms": round(percentile(got, 50), 1), "p95_ms": round(percentile(got, 95), 1),
-            "p99_ms": round(percentile(got, 99), 1), "n": len(got)}  # fmt: skip
+    return {
+        "p50_ms": round(percentile(got, 50), 1),
+        "p95_ms": round(percentile(got, 95), 1),
+        "p99_ms": round(percentile(got, 99), 1),
+        "n": len(got),
+    }
 
 
 async def health_while_recalling(server: Server, tokens: list[str], seconds: float) -> Any:
@@ -139,9 +143,13 @@ def main() -> None:
         names = [f"t{n:03d}" for n in range(args.tenants)]
         tokens = [add_user(db, name) for name in names]
         seed(PgTenants(db, embedder="hashing"), None, names, args.memories)
-        result: dict[str, Any] = {"tenants": args.tenants, "memories_per_tenant": args.memories,
-                                  "seconds": args.seconds, "cores": os.cpu_count(),
-                                  "runs": [measure(db, tokens, args.seconds, ROOT)]}  # fmt: skip
+        result: dict[str, Any] = {
+            "tenants": args.tenants,
+            "memories_per_tenant": args.memories,
+            "seconds": args.seconds,
+            "cores": os.cpu_count(),
+            "runs": [measure(db, tokens, args.seconds, ROOT)],
+        }
         if args.baseline is not None:
             result["runs"].append(measure(db, tokens, args.seconds, args.baseline.resolve()))
         print(json.dumps(result, indent=2))

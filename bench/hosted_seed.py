@@ -96,9 +96,15 @@ def copy_tenant(
             conn.execute(
                 f"INSERT INTO {table} ({listed}, tenant) SELECT {picked}, %(name)s "
                 f"FROM {table} WHERE tenant = %(template)s",
-                {"name": name, "template": template, "dim": DIM, "shift": shift,
-                 "rest": DIM - shift, "signs": signs},
-            )  # fmt: skip
+                {
+                    "name": name,
+                    "template": template,
+                    "dim": DIM,
+                    "shift": shift,
+                    "rest": DIM - shift,
+                    "signs": signs,
+                },
+            )
 
 
 def main() -> None:

@@ -24,14 +24,27 @@ from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 TOPICS = "garden boiler taxes bicycle recipes travel books music harbour lighthouse".split()
-TABLES = ("vault_files", "objects", "files", "relations", "node_notes", "node_counts",
-          "node_terms", "texts", "vectors", "journal", "info")  # fmt: skip
+TABLES = (
+    "vault_files",
+    "objects",
+    "files",
+    "relations",
+    "node_notes",
+    "node_counts",
+    "node_terms",
+    "texts",
+    "vectors",
+    "journal",
+    "info",
+)
 
 
 def note_text(n: int, rng: random.Random) -> str:
     topic, other = rng.choice(TOPICS), rng.choice(TOPICS)
-    return (f"Memory {n} about {topic}: the {topic} plan met the {other} budget in week "
-            f"{n % 52}, and {rng.choice(TOPICS)} came up again.")  # fmt: skip
+    return (
+        f"Memory {n} about {topic}: the {topic} plan met the {other} budget in week "
+        f"{n % 52}, and {rng.choice(TOPICS)} came up again."
+    )
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -69,8 +69,19 @@ def start(dsn: str, vaults: Path | None, *extra: str, source: Path = ROOT) -> Se
     the users' brains are in the database. `source`: the checkout whose brain runs (another
     one to compare with, e.g. main's)."""
     where = ["--vaults", str(vaults)] if vaults is not None else []
-    args = ["-m", "brain", "serve", "--http", "127.0.0.1:0", "--db", dsn, *where,
-            "--embedder", "hashing", *extra]  # fmt: skip
+    args = [
+        "-m",
+        "brain",
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--db",
+        dsn,
+        *where,
+        "--embedder",
+        "hashing",
+        *extra,
+    ]
     env = {**ENV, "PYTHONPATH": str(source)}
     proc = subprocess.Popen(
         [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env, cwd=str(source)

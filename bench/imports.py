@@ -50,9 +50,15 @@ def export(path: Path, conversations: int, turns: int) -> Path:
                     "content": {"content_type": "text", "parts": [said[n * turns + t].text]},
                 },
             }
-        chats.append({"id": f"chat-{n}", "title": said[n * turns].title or f"Chat {n}",
-                      "create_time": 1_700_000_000 + n * 3600, "current_node": f"t{turns - 1}",
-                      "mapping": mapping})  # fmt: skip # one conversation's fields
+        chats.append(
+            {
+                "id": f"chat-{n}",
+                "title": said[n * turns].title or f"Chat {n}",
+                "create_time": 1_700_000_000 + n * 3600,
+                "current_node": f"t{turns - 1}",
+                "mapping": mapping,
+            }
+        )
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("conversations.json", json.dumps(chats))
         archive.writestr("user.json", "{}")
@@ -103,12 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         after = texts_rate(embedder, sparse, texts)
     rate = len(texts) / took
     result = {
-        "conversations": len(report.added), "texts": len(texts),
-        "import_s": round(imported, 1), "flush_s": round(took - imported, 1),
-        "texts_per_s": round(rate, 1), "encoders_per_s": [round(before, 1), round(after, 1)],
-        "of_encoders": round(rate / ((before + after) / 2), 3), "rss_mb": rss,
-        "load": round((load + os.getloadavg()[0]) / 2, 2), "code": str(Path.cwd()),
-    }  # fmt: skip
+        "conversations": len(report.added),
+        "texts": len(texts),
+        "import_s": round(imported, 1),
+        "flush_s": round(took - imported, 1),
+        "texts_per_s": round(rate, 1),
+        "encoders_per_s": [round(before, 1), round(after, 1)],
+        "of_encoders": round(rate / ((before + after) / 2), 3),
+        "rss_mb": rss,
+        "load": round((load + os.getloadavg()[0]) / 2, 2),
+        "code": str(Path.cwd()),
+    }
     line = json.dumps(result)
     print(line)
     if args.out:

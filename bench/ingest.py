@@ -65,11 +65,13 @@ def child(file: Path, samples: int) -> dict[str, Any]:
             finally:
                 vault.close()
     return {
-        "code": str(Path(brain.__file__).resolve().parents[1]), "memories": count,
-        "per_s": round(count / wall, 1), "cpu_s": round(cpu, 2),
+        "code": str(Path(brain.__file__).resolve().parents[1]),
+        "memories": count,
+        "per_s": round(count / wall, 1),
+        "cpu_s": round(cpu, 2),
         "cpu_ms_per_memory": round(1000 * cpu / count, 2),
         "sparse": getattr(sparse, "name", "none"),
-    }  # fmt: skip
+    }
 
 
 def run(code: Path, file: Path, samples: int) -> dict[str, Any]:
@@ -77,9 +79,13 @@ def run(code: Path, file: Path, samples: int) -> dict[str, Any]:
     before = os.getloadavg()[0]
     done = subprocess.run(
         [sys.executable, str(HERE), str(file), "--child", "--samples", str(samples)],
-        cwd=code, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True,
-        stdin=subprocess.DEVNULL, check=False,
-    )  # fmt: skip
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"{code}: exit {done.returncode}\n{done.stderr[-2000:]}")
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -92,15 +92,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         brain.close()
     diffs = [a - b for a, b in zip(times[True], times[False], strict=True)]
     middle, interval = paired(diffs, 2000)
-    emit({
-        "vault": str(args.vault),
-        "swapped": args.swap,
-        "here": summarise(times[True]),
-        "other": summarise(times[False]),
-        "diff_ms": middle,
-        "diff_ci95": interval,
-        "load": round((load + os.getloadavg()[0]) / 2, 2),
-    }, args.out)  # fmt: skip
+    emit(
+        {
+            "vault": str(args.vault),
+            "swapped": args.swap,
+            "here": summarise(times[True]),
+            "other": summarise(times[False]),
+            "diff_ms": middle,
+            "diff_ci95": interval,
+            "load": round((load + os.getloadavg()[0]) / 2, 2),
+        },
+        args.out,
+    )
     return 0
 
 

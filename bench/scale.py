@@ -169,9 +169,17 @@ NAMES = (
     "Priya Quentin Rosa Sami Tomas Ursula Viktor Wen Yusuf Zoe"
 ).split()
 # A paraphrase for some topic words, so vector recall has something BM25 misses.
-PARAPHRASE = {"boiler": "central heating", "tyre": "wheel", "accountant": "bookkeeper",
-              "doctor": "physician", "flight": "plane", "vet": "animal clinic",
-              "guitar": "strings", "mortgage": "home loan", "novel": "fiction book"}  # fmt: skip
+PARAPHRASE = {
+    "boiler": "central heating",
+    "tyre": "wheel",
+    "accountant": "bookkeeper",
+    "doctor": "physician",
+    "flight": "plane",
+    "vet": "animal clinic",
+    "guitar": "strings",
+    "mortgage": "home loan",
+    "novel": "fiction book",
+}
 
 
 @dataclass(frozen=True)
@@ -278,8 +286,7 @@ def run(
     embedder = load_embedder(embedder_name, model_cache_dir(os.environ, Path.home()))
     assert embedder is not None
     embedder.embed(["warm the model up"])  # loading the model is not ingesting
-    report: dict[str, Any] = {"memories": count, "embedder": embedder_name,
-                              "cpus": os.cpu_count()}  # fmt: skip
+    report: dict[str, Any] = {"memories": count, "embedder": embedder_name, "cpus": os.cpu_count()}
     report["model_per_s"] = model_rate(embedder, min(count, 2000))
     # SPLADE's terms go beside MiniLM's vectors by default: the models' own rate is then both
     # encoders on the same texts, one after the other on each batch, as bulk ingest runs them.
@@ -366,8 +373,12 @@ def approximate_vectors(root: Path, embedder: Embedder, n_queries: int) -> dict[
         rebuilt = index.rebuild()
         index.save()
     took = time.perf_counter() - start
-    out: dict[str, Any] = {"kind": index.kind(), "size": len(index), "rebuilt": rebuilt,
-                           "rebuild_s": round(took, 2)}  # fmt: skip
+    out: dict[str, Any] = {
+        "kind": index.kind(),
+        "size": len(index),
+        "rebuilt": rebuilt,
+        "rebuild_s": round(took, 2),
+    }
     matrix, fids = approximate.contents(index._ensure())
     exact = faiss.IndexIDMap2(faiss.IndexFlatIP(matrix.shape[1]))
     exact.add_with_ids(matrix, fids)
@@ -407,9 +418,12 @@ def catch_up_cost(root: Path, embedder: Embedder) -> dict[str, Any]:
     brain.catch_up_paths([rel])
     same_ms = (time.perf_counter() - start) * 1000
     brain.close()
-    return {"walk_nothing_changed_ms": round(walk_ms, 1), "one_edit_by_path_ms": round(path_ms, 2),
-            "path_nothing_changed_ms": round(same_ms, 3),
-            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "walk_nothing_changed_ms": round(walk_ms, 1),
+        "one_edit_by_path_ms": round(path_ms, 2),
+        "path_nothing_changed_ms": round(same_ms, 3),
+        "load": round(os.getloadavg()[0], 2),
+    }
 
 
 def ingest(
@@ -426,8 +440,7 @@ def ingest(
         for done, memory in enumerate(todo, 1):
             brain.remember(memory.text, node=memory.node, title=memory.title, tags=memory.tags)
             if done % 5000 == 0:
-                print(f"  {done} remembered, {time.perf_counter() - start:.0f} s",
-                      file=sys.stderr)  # fmt: skip
+                print(f"  {done} remembered, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     remembered = time.perf_counter() - start
     brain.flush()
     took = time.perf_counter() - start
@@ -483,10 +496,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--keep", type=Path, help="build the vault here and keep it (if there: only recall)"
     )
     parser.add_argument(
-        "--no-side-by-side", action="store_true",
+        "--no-side-by-side",
+        action="store_true",
         help="skip the encoders' own rate before and after the ingest (the flag's name is from "
         "when the two encoders ran side by side)",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     both = not args.no_side_by_side
     if args.keep:

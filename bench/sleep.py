@@ -52,8 +52,10 @@ def main() -> None:
     brain.remember("one more line", title=f"{TOPICS[0]} note 0", node="Knowledge/Inbox")
     timed("pass after one edit (full-text rewrite)")
     status = brain.tier_status()
-    print(f"cold: {status.cold_notes} notes, {status.cold_plain_bytes} → {status.cold_bytes} bytes "
-          f"({status.ratio:.2f}×)")  # fmt: skip
+    print(
+        f"cold: {status.cold_notes} notes, {status.cold_plain_bytes} → {status.cold_bytes} bytes "
+        f"({status.ratio:.2f}×)"
+    )
     brain.close()
 
 

@@ -56,11 +56,20 @@ def _role(args: argparse.Namespace) -> None:
             if args.role == "writer" and brain is not None:
                 if n % 10 == 0:
                     chat = root.parent / f"chat-{token}.json"
-                    turns = [{"role": "user", "content": f"what about {token}"},
-                             {"role": "assistant", "content": f"{token} is fine"}]  # fmt: skip
-                    chat.write_text(json.dumps({"recall_id": token, "platform": "claude.ai",
-                                                "created_at": "2026-01-01T10:00:00Z",
-                                                "transcript": turns}))  # fmt: skip
+                    turns = [
+                        {"role": "user", "content": f"what about {token}"},
+                        {"role": "assistant", "content": f"{token} is fine"},
+                    ]
+                    chat.write_text(
+                        json.dumps(
+                            {
+                                "recall_id": token,
+                                "platform": "claude.ai",
+                                "created_at": "2026-01-01T10:00:00Z",
+                                "transcript": turns,
+                            }
+                        )
+                    )
                     brain.ingest(chat)
                     counts["ingest"] += 1
                 else:
@@ -123,12 +132,17 @@ def _check(root: Path) -> dict[str, Any]:
         brain.flush(vectors=False)
         report = brain.doctor()
         return {
-            "acknowledged": len(acked), "tokens_on_disk": len(on_disk), "torn_notes": torn,
-            "lost_acknowledged": lost, "not_found_by_text_recall": unfound[:20],
-            "not_found_count": len(unfound), "catalog_objects": brain.caches.catalog.count(),
-            "fulltext_objects": len(brain.caches.fulltext), "doctor_ok": report.ok,
+            "acknowledged": len(acked),
+            "tokens_on_disk": len(on_disk),
+            "torn_notes": torn,
+            "lost_acknowledged": lost,
+            "not_found_by_text_recall": unfound[:20],
+            "not_found_count": len(unfound),
+            "catalog_objects": brain.caches.catalog.count(),
+            "fulltext_objects": len(brain.caches.fulltext),
+            "doctor_ok": report.ok,
             "doctor": {k: v for k, v in report.to_json().items() if v and k != "ok"},
-        }  # fmt: skip
+        }
     finally:
         brain.close()
 
@@ -156,17 +170,27 @@ def soak(
     ]
     brain = [sys.executable, "-m", "brain"]
     watcher = subprocess.Popen(
-        [*brain, "watch", "--vault", str(root)], env=_env(), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [*brain, "watch", "--vault", str(root)],
+        env=_env(),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     sleeps = sleep_errors = 0
     sleep_messages = []
     while time.time() < deadline:
         time.sleep(min(sleep_every, max(0.0, deadline - time.time())))
         if time.time() >= deadline:
             break
-        done = subprocess.run([*brain, "sleep", "--vault", str(root)], env=_env(), cwd=ROOT,
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [*brain, "sleep", "--vault", str(root)],
+            env=_env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         sleeps += 1
         if done.returncode != 0:
             sleep_errors += 1
@@ -187,15 +211,24 @@ def soak(
     integrity = _check(root)
     shutil.rmtree(top)
     return {
-        "seconds": seconds, "writers": writers, "readers": readers, "seed": seed,
-        "operations": dict(counts), "sleep_passes": sleeps,
-        "errors": {"workers": errors[:20], "worker_error_count": len(errors),
-                   "crashed_workers": crashed, "sleep": sleep_errors,
-                   "sleep_messages": sleep_messages[:5], "watcher": watch_errors[:10]},
+        "seconds": seconds,
+        "writers": writers,
+        "readers": readers,
+        "seed": seed,
+        "operations": dict(counts),
+        "sleep_passes": sleeps,
+        "errors": {
+            "workers": errors[:20],
+            "worker_error_count": len(errors),
+            "crashed_workers": crashed,
+            "sleep": sleep_errors,
+            "sleep_messages": sleep_messages[:5],
+            "watcher": watch_errors[:10],
+        },
         "integrity": integrity,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -217,8 +250,12 @@ def main() -> None:
     report = soak(args.seconds, args.writers, args.readers, args.sleep_every, args.seed)
     print(json.dumps(report, indent=2))
     whole = report["integrity"]
-    bad = (whole["torn_notes"] or whole["lost_acknowledged"] or whole["not_found_count"]
-           or whole["catalog_objects"] != whole["fulltext_objects"])  # fmt: skip
+    bad = (
+        whole["torn_notes"]
+        or whole["lost_acknowledged"]
+        or whole["not_found_count"]
+        or whole["catalog_objects"] != whole["fulltext_objects"]
+    )
     sys.exit(1 if bad else 0)
 
 

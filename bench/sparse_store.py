@@ -47,9 +47,14 @@ def encode(texts: Sequence[str], name: str, cache: Path | None) -> list[Any]:
     for start in range(0, len(texts), 256):
         out.extend(encoder.encode(texts[start : start + 256]))
     if cache is not None:
-        np.savez(cache, count=len(texts), encoder=name, sizes=[len(t[0]) for t in out],
-                 ids=np.concatenate([t[0] for t in out]),
-                 weights=np.concatenate([t[1] for t in out]))  # fmt: skip
+        np.savez(
+            cache,
+            count=len(texts),
+            encoder=name,
+            sizes=[len(t[0]) for t in out],
+            ids=np.concatenate([t[0] for t in out]),
+            weights=np.concatenate([t[1] for t in out]),
+        )
     return out
 
 
@@ -78,8 +83,9 @@ def old_format(path: Path, rows: Sequence[tuple[str, str, Any]]) -> None:
     db.close()
 
 
-def rankings(index: SparseIndex, terms: Sequence[Any], ids: Sequence[str], asked: Sequence[Any]
-             ) -> dict[str, Any]:  # fmt: skip
+def rankings(
+    index: SparseIndex, terms: Sequence[Any], ids: Sequence[str], asked: Sequence[Any]
+) -> dict[str, Any]:
     """Top 10 of the exact float32 scores against the index's, per query."""
     # The same posting lists as the index's, but of the float32 weights the encoder gave.
     all_ids = np.concatenate([t for t, _ in terms])
@@ -102,9 +108,12 @@ def rankings(index: SparseIndex, terms: Sequence[Any], ids: Sequence[str], asked
         same_set += set(got) == set(want)
         overlap += len(set(got) & set(want)) / max(len(want), 1)
     n = len(asked)
-    return {"queries": n, "top10_same_order": round(same_order / n, 4),
-            "top10_same_set": round(same_set / n, 4),
-            "top10_overlap": round(overlap / n, 4)}  # fmt: skip
+    return {
+        "queries": n,
+        "top10_same_order": round(same_order / n, 4),
+        "top10_same_set": round(same_set / n, 4),
+        "top10_overlap": round(overlap / n, 4),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,10 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ids = [new_id_for(n) for n in range(len(texts))]
     rows = [(oid, text_hash(text), t) for oid, text, t in zip(ids, texts, terms, strict=True)]
     per_memory = sum(len(t[0]) for t in terms) / len(terms)
-    report: dict[str, Any] = {"memories": len(texts), "encoder": args.encoder,
-                              "encode_s": round(took, 1),
-                              "terms_per_memory": round(per_memory, 1),
-                              "load": round(os.getloadavg()[0], 2)}  # fmt: skip
+    report: dict[str, Any] = {
+        "memories": len(texts),
+        "encoder": args.encoder,
+        "encode_s": round(took, 1),
+        "terms_per_memory": round(per_memory, 1),
+        "load": round(os.getloadavg()[0], 2),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "old.sqlite"
         old_format(old, rows)

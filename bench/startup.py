@@ -25,13 +25,24 @@ ENV = {**os.environ, "BRAIN_DAEMON": "off"}
 
 
 SERVE_NOTES = 300
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "bench", "version": "0"}}}  # fmt: skip
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-RECALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-          "params": {"name": "recall", "arguments": {"query": "the garden"}}}  # fmt: skip
+RECALL = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "recall", "arguments": {"query": "the garden"}},
+}
 
 
 def serve_once(vault: str, env: dict[str, str], cwd: str) -> tuple[float, float, float]:
@@ -41,8 +52,12 @@ def serve_once(vault: str, env: dict[str, str], cwd: str) -> tuple[float, float,
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
     assert proc.stdin is not None and proc.stdout is not None
     marks: list[float] = []
-    for message, answered in ((INITIALIZE, True), (INITIALIZED, False), (TOOLS_LIST, True),
-                              (RECALL, True)):  # fmt: skip
+    for message, answered in (
+        (INITIALIZE, True),
+        (INITIALIZED, False),
+        (TOOLS_LIST, True),
+        (RECALL, True),
+    ):
         proc.stdin.write(json.dumps(message).encode() + b"\n")
         proc.stdin.flush()
         if answered:
@@ -57,8 +72,13 @@ def serve_once(vault: str, env: dict[str, str], cwd: str) -> tuple[float, float,
 def bench_serve(runs: int, env: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         vault = str(Path(tmp) / "vault")
-        subprocess.run([sys.executable, "-m", "brain", "init", vault], check=True,
-                       capture_output=True, env=env, cwd=tmp)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "brain", "init", vault],
+            check=True,
+            capture_output=True,
+            env=env,
+            cwd=tmp,
+        )
         seed = (
             "import sys\nfrom pathlib import Path\nfrom brain.brain import open_vault\n"
             "b = open_vault(Path(sys.argv[1]))\nwith b.bulk():\n"
@@ -68,8 +88,10 @@ def bench_serve(runs: int, env: dict[str, str]) -> None:
         )
         # From the temporary folder, so that `--code` is the brain imported, not this checkout.
         subprocess.run([sys.executable, "-c", seed, vault], check=True, env=env, cwd=tmp)
-        print(f"\n`brain serve`, cold process, {SERVE_NOTES} notes "
-              f"(load average {os.getloadavg()[0]:.1f})")  # fmt: skip
+        print(
+            f"\n`brain serve`, cold process, {SERVE_NOTES} notes "
+            f"(load average {os.getloadavg()[0]:.1f})"
+        )
         print(f"{'case':<40} {'initialize':>11} {'tools/list':>11} {'1st recall':>11}  (p50 ms)")
         stop = [sys.executable, "-m", "brain", "daemon", "stop", "--vault", vault]
         daemon_env = {**env, "BRAIN_DAEMON": "auto"}

@@ -56,8 +56,11 @@ def measure(matrix: np.ndarray, query_vectors: np.ndarray, k: int = 10) -> dict[
     started = time.perf_counter()
     ivf = approximate.build(matrix, fids, approximate.IVF)
     build_s = time.perf_counter() - started
-    result: dict[str, Any] = {"vectors": len(matrix), "nlist": int(ivf.nlist),
-                              "ivf_build_s": round(build_s, 2)}  # fmt: skip
+    result: dict[str, Any] = {
+        "vectors": len(matrix),
+        "nlist": int(ivf.nlist),
+        "ivf_build_s": round(build_s, 2),
+    }
     truth = []
     for name, index in (("flat", flat), ("ivf", ivf)):
         params = approximate.search_params(index, None, None)
@@ -80,8 +83,7 @@ def measure(matrix: np.ndarray, query_vectors: np.ndarray, k: int = 10) -> dict[
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 20_000, 100_000])
-    parser.add_argument("--embedder", choices=("hashing", "minilm", "synthetic"),
-                        default="hashing")  # fmt: skip
+    parser.add_argument("--embedder", choices=("hashing", "minilm", "synthetic"), default="hashing")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -89,8 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in args.sizes:
         matrix, embedder = vectors_for(size, args.embedder)
         query_vectors = np.asarray(embedder.embed(queries(args.queries)), dtype=np.float32)
-        row = {"embedder": args.embedder, **measure(matrix, query_vectors),
-               "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+        row = {
+            "embedder": args.embedder,
+            **measure(matrix, query_vectors),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.out:

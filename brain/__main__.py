@@ -15,8 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-_VALUED = {"-k": "k", "--node": "node", "--mode": "mode", "--scope": "scope", "--vault": "vault",
-           "--partition": "partition"}  # fmt: skip # one mapping
+_VALUED = {
+    "-k": "k",
+    "--node": "node",
+    "--mode": "mode",
+    "--scope": "scope",
+    "--vault": "vault",
+    "--partition": "partition",
+}
 _FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", "--json": "json"}
 
 

@@ -73,8 +73,19 @@ def brain_command(argv0: str, executable: str, is_file: Callable[[Path], bool]) 
 
 def claude_mcp_add(command: Sequence[str], vault: Path) -> str:
     """The `claude mcp add` line that registers the same server from a shell."""
-    words = ["claude", "mcp", "add", "--scope", "user", SERVER_NAME, "--",
-             *command, "serve", "--vault", str(vault)]  # fmt: skip
+    words = [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        SERVER_NAME,
+        "--",
+        *command,
+        "serve",
+        "--vault",
+        str(vault),
+    ]
     return shlex.join(words)
 
 
@@ -85,8 +96,9 @@ _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 def check_url(url: str) -> str:
     """The URL of a `brain serve --http` endpoint, as http(s)://host[:port]/path."""
     if not _URL.fullmatch(url):
-        raise InvalidInput(f"--url {url!r} is not an http(s) URL",
-                           "e.g. --url https://brain.example.com/mcp")  # fmt: skip
+        raise InvalidInput(
+            f"--url {url!r} is not an http(s) URL", "e.g. --url https://brain.example.com/mcp"
+        )
     return url
 
 
@@ -107,8 +119,19 @@ def http_entry(host: Host, url: str, token: str) -> dict[str, Any]:
 
 def claude_mcp_add_http(url: str, token: str) -> str:
     """The `claude mcp add` line that registers a `brain serve --http` server."""
-    words = ["claude", "mcp", "add", "--scope", "user", "--transport", "http", SERVER_NAME,
-             url, "--header", f"Authorization: Bearer {token}"]  # fmt: skip
+    words = [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "--transport",
+        "http",
+        SERVER_NAME,
+        url,
+        "--header",
+        f"Authorization: Bearer {token}",
+    ]
     return shlex.join(words)
 
 

@@ -39,10 +39,19 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        # Laid out by hand (fmt: skip below): one condition, broken at its parts.
-        return not (self.broken or self.unknown or self.changed or self.missing or self.stale
-                    or self.cycles or self.dangling or self.conflicts or self.links
-                    or self.copies or self.leftovers)  # fmt: skip
+        return not (
+            self.broken
+            or self.unknown
+            or self.changed
+            or self.missing
+            or self.stale
+            or self.cycles
+            or self.dangling
+            or self.conflicts
+            or self.links
+            or self.copies
+            or self.leftovers
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,11 +109,21 @@ def examine(brain: Context) -> DoctorReport:
     copies, renewed = _copies(brain, parsed)
     left = leftovers.find(brain.root, brain.clock.now().timestamp())
     rebuilt = brain.caches.catalog.info(REBUILT)
-    return DoctorReport(tuple(broken), tuple(unknown), tuple(changed), tuple(missing),
-                        tuple(stale), tuple(cycles), tuple(dangling),
-                        tuple(conflicts), tuple(links), tuple(copies),
-                        tuple(renewed), tuple(left),
-                        rebuilt)  # fmt: skip # arguments grouped by meaning
+    return DoctorReport(
+        tuple(broken),
+        tuple(unknown),
+        tuple(changed),
+        tuple(missing),
+        tuple(stale),
+        tuple(cycles),
+        tuple(dangling),
+        tuple(conflicts),
+        tuple(links),
+        tuple(copies),
+        tuple(renewed),
+        tuple(left),
+        rebuilt,
+    )
 
 
 def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:

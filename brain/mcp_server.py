@@ -43,13 +43,14 @@ from brain.sessions import Gate
 from brain.toolargs import plain
 from brain.version import version
 
-# The allowlist: exactly these tools, and no others, are served.
+# The allowlist: exactly these tools, and no others, are served. Kept as a hand-laid table,
+# a line per group (memories, partitions, the session gate), the order the tools are made in.
 TOOLS = (
     "remember", "recall", "forget", "expand", "list_memories", "diagnostics", "usage", "ping",
     "partition_create", "partition_list", "partition_use", "partition_rename",
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
-)  # fmt: skip # a table, grouped by kind
+)  # fmt: skip
 # The tools that change nothing: a call of one may be made again (after a lost connection).
 READ_ONLY = ("recall", "list_memories", "diagnostics", "usage", "ping", "partition_list")
 
@@ -106,9 +107,11 @@ def tenant_http_app(
         allowed_origins=LOOPBACK_ORIGINS + origins,
     )
     return server.streamable_http_app(
-        stateless_http=True, json_response=True, max_request_body_size=max_body,
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=max_body,
         transport_security=security,
-    )  # fmt: skip
+    )
 
 
 def _any_port(host: str) -> list[str]:
@@ -151,8 +154,7 @@ class _TenantServer(_Server):
 
     def __init__(self, run: TenantRun, peek: TenantPeek) -> None:
         self._run, self._peek = run, peek
-        super().__init__("brain", version=version(), instructions=INSTRUCTIONS,
-                         log_level="WARNING")  # fmt: skip
+        super().__init__("brain", version=version(), instructions=INSTRUCTIONS, log_level="WARNING")
 
     @property
     def _tool_manager(self) -> ToolManager:

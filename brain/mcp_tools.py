@@ -37,18 +37,28 @@ class Register(Protocol):
 
 
 Id = Annotated[
-    str, Field(description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
-               min_length=1, max_length=40)
-]  # fmt: skip # one condition, broken at its parts
+    str,
+    Field(
+        description="A note id (ULID, e.g. 01JE2Z3K…), as returned by recall or list.",
+        min_length=1,
+        max_length=40,
+    ),
+]
 Node = Annotated[
     str | None,
-    Field(description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
-          max_length=300),
-]  # fmt: skip # arguments grouped by meaning
+    Field(
+        description="A folder inside the partition, e.g. `Knowledge/Domains/Cooking`.",
+        max_length=300,
+    ),
+]
 PartitionName = Annotated[
-    str, Field(description="A partition name: one plain folder name such as `work`.",
-               min_length=1, max_length=100)
-]  # fmt: skip # arguments grouped by meaning
+    str,
+    Field(
+        description="A partition name: one plain folder name such as `work`.",
+        min_length=1,
+        max_length=100,
+    ),
+]
 
 
 def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_field: Any) -> None:
@@ -88,8 +98,14 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
         note = written.note
         # The folder, not the file name: a name such as `Bank pin 2.md` would tell a model that
         # a note it cannot see holds `Bank pin.md` (no tool shows a model file names).
-        return {"id": note.id, "title": note.title, "node": note.node, "kind": note.kind,
-                "created": note.created, "outcome": written.outcome}  # fmt: skip # one record
+        return {
+            "id": note.id,
+            "title": note.title,
+            "node": note.node,
+            "kind": note.kind,
+            "created": note.created,
+            "outcome": written.outcome,
+        }
 
     @tool(read_only=True)
     async def recall(
@@ -125,12 +141,20 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
         note = brain.expand(note_id)
         body = note.body
         return {
-            "id": note.id, "title": note.title, "kind": note.kind, "status": note.status,
-            "created": note.created, "touched": note.touched, "node": note.node,
-            "tags": list(note.tags), "source": dict(note.source), "defining": note.defining,
+            "id": note.id,
+            "title": note.title,
+            "kind": note.kind,
+            "status": note.status,
+            "created": note.created,
+            "touched": note.touched,
+            "node": note.node,
+            "tags": list(note.tags),
+            "source": dict(note.source),
+            "defining": note.defining,
             "relations": [r.to_yaml() for r in brain.shown_relations(note)],
-            "body": body[:MAX_EXPAND_CHARS], "truncated": len(body) > MAX_EXPAND_CHARS,
-        }  # fmt: skip # a comprehension laid out as it reads
+            "body": body[:MAX_EXPAND_CHARS],
+            "truncated": len(body) > MAX_EXPAND_CHARS,
+        }
 
     @tool(read_only=True)
     async def list_memories(
@@ -146,9 +170,20 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
     ) -> Result:
         """Notes of the current partition, newest first (ids, titles, dates; no text)."""
         rows = brain.list(node=node, status=status, kind=kind, limit=limit)
-        return {"notes": [{"id": r.id, "title": r.title, "kind": r.kind, "status": r.status,
-                           "created": r.created, "node": r.node, "tags": list(r.tags)}
-                          for r in rows]}  # fmt: skip # a comprehension laid out as it reads
+        return {
+            "notes": [
+                {
+                    "id": r.id,
+                    "title": r.title,
+                    "kind": r.kind,
+                    "status": r.status,
+                    "created": r.created,
+                    "node": r.node,
+                    "tags": list(r.tags),
+                }
+                for r in rows
+            ]
+        }
 
     @tool(read_only=True)
     async def diagnostics() -> Result:
@@ -248,8 +283,16 @@ def gate_tools(tool: Register, gate: Gate, brain: Brain, text_field: Any, limit:
 
 def hit_json(hit: Hit) -> Result:
     return {
-        "id": hit.id, "title": hit.title, "snippet": hit.snippet, "created": hit.created,
-        "source": dict(hit.source), "flags": list(hit.flags), "kind": hit.kind,
-        "status": hit.status, "node": hit.node, "score": round(hit.score, 4),
-        "relevance": round(hit.relevance, 4), "band": hit.band,
-    }  # fmt: skip # one record's fields, grouped
+        "id": hit.id,
+        "title": hit.title,
+        "snippet": hit.snippet,
+        "created": hit.created,
+        "source": dict(hit.source),
+        "flags": list(hit.flags),
+        "kind": hit.kind,
+        "status": hit.status,
+        "node": hit.node,
+        "score": round(hit.score, 4),
+        "relevance": round(hit.relevance, 4),
+        "band": hit.band,
+    }

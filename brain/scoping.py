@@ -101,8 +101,9 @@ def score(terms: Sequence[str], candidates: dict[str, Profile]) -> list[tuple[st
     if not terms or not candidates:
         return []
     n = len(candidates)
-    weight = {t: math.log(1 + n / (0.5 + sum(1 for p in candidates.values() if t in p)))
-              for t in terms}  # fmt: skip # a comprehension laid out as it reads
+    weight = {
+        t: math.log(1 + n / (0.5 + sum(1 for p in candidates.values() if t in p))) for t in terms
+    }
     total = sum(weight.values())
     scored = [
         (node, sum(weight[t] * prof.get(t, 0.0) for t in terms) / total)
@@ -161,9 +162,11 @@ def place(nodes: NodeIndex, catalog: Catalog, partition: str, text: str, title: 
     candidates = {
         node: prof
         for node, prof in profiles(nodes, partition).items()
-        if _under(node, KNOWLEDGE) and node != KNOWLEDGE and not _under(node, INBOX)
+        if _under(node, KNOWLEDGE)
+        and node != KNOWLEDGE
+        and not _under(node, INBOX)
         and _holds_notes(nodes, partition, node)
-    }  # fmt: skip # a comprehension laid out as it reads
+    }
     words = signature(title or "", text)
     scored = [
         (node, s)

@@ -28,14 +28,16 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
     ("Relations", ("relate", "unrelate", "graph")),
     ("Assistants", ("serve", "mcp-config", "daemon")),
-    ("Documents and conversations",
-     ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import")),
+    (
+        "Documents and conversations",
+        ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import"),
+    ),
     ("Upkeep", ("sleep", "split", "tier")),
     ("History", ("git", "log", "undo")),
     ("Your levers", ("set", "partition")),
     ("Maintenance", ("reindex", "doctor")),
     ("Hosted", ("hosted",)),
-)  # fmt: skip
+)
 # One example line for each everyday command, shown beside it in `brain --help`.
 EXAMPLES = {
     "init": "brain init ~/brain",

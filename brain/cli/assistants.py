@@ -95,8 +95,9 @@ def _remote(host_name: str, url: str, token: str | None, write: bool) -> None:
         return
     out.print(f"[bold]{host.label}[/bold]: brain served at {escape(url)}")
     if url.startswith("http://") and not url.startswith(("http://127.", "http://localhost")):
-        out.print("[yellow]The token travels in every request: use https:// off this "
-                  "machine.[/yellow]")  # fmt: skip
+        out.print(
+            "[yellow]The token travels in every request: use https:// off this machine.[/yellow]"
+        )
     if host.settings is not None:
         out.print(f"Add this to {escape(str(host.settings))} (or run again with --write):")
     out.print(escape(json.dumps({"mcpServers": {assistants.SERVER_NAME: entry}}, indent=2)))

@@ -112,22 +112,32 @@ def print_purged(purged: dict[str, Any], note_id: str) -> None:
     """What a purge did, and what it could not reach: the remotes, with their command."""
     check = f"then `brain doctor --forgotten {note_id}` looks for any trace left"
     if not purged["purged"]:
-        out.print(f"The vault is not under git: there is no history to purge. `brain sleep` "
-                  f"clears the caches; {check}.")  # fmt: skip # one message, broken where it reads
+        out.print(
+            f"The vault is not under git: there is no history to purge. `brain sleep` "
+            f"clears the caches; {check}."
+        )
         return
-    out.print(f"Rewrote the history: {purged['rewritten']} commit(s) have new ids, HEAD is "
-              f"{purged['head'][:10]}; the old objects are gone from this clone.")  # fmt: skip
+    out.print(
+        f"Rewrote the history: {purged['rewritten']} commit(s) have new ids, HEAD is "
+        f"{purged['head'][:10]}; the old objects are gone from this clone."
+    )
     for remote in purged["remotes"]:
-        held = {True: "still holds the old history",
-                None: "may still hold the old history (brain cannot tell what was pushed)",
-                False: "did not hold these notes when last fetched"}[remote["holds"]]  # fmt: skip
-        out.print(f"[yellow]Remote {escape(remote['name'])}[/yellow] ({escape(remote['url'])}) "
-                  f"{held}. Brain never pushes; this replaces it there:")  # fmt: skip
+        held = {
+            True: "still holds the old history",
+            None: "may still hold the old history (brain cannot tell what was pushed)",
+            False: "did not hold these notes when last fetched",
+        }[remote["holds"]]
+        out.print(
+            f"[yellow]Remote {escape(remote['name'])}[/yellow] ({escape(remote['url'])}) "
+            f"{held}. Brain never pushes; this replaces it there:"
+        )
         out.print(f"  {escape(remote['command'])}", soft_wrap=True)  # copied whole, never cut
         for branch in remote["unmatched"]:
-            out.print(f"  its branch {escape(branch)} has no local branch of that name: push one "
-                      f"onto it, or delete it there (git push {escape(remote['name'])} --delete "
-                      f"{escape(branch)})")  # fmt: skip # one message, broken where it reads
+            out.print(
+                f"  its branch {escape(branch)} has no local branch of that name: push one "
+                f"onto it, or delete it there (git push {escape(remote['name'])} --delete "
+                f"{escape(branch)})"
+            )
         out.print("  (fetching from it before that brings the old history back)")
     out.print(f"Run `brain sleep` to clear the caches; {check}.")
 
@@ -141,8 +151,10 @@ def print_traces(report: dict[str, Any], as_json: bool) -> None:
             found = ", ".join(f"{what} ×{n}" for what, n in trace["found"].items())
             out.print(f"[red]trace[/red] {escape(trace['place'])}: {found}")
         if not report["traces"]:
-            out.print(f"[green]no trace[/green] of {escape(report['id'])}: {report['files']} "
-                      f"file(s) and {report['git_objects']} git object(s) read.")  # fmt: skip
+            out.print(
+                f"[green]no trace[/green] of {escape(report['id'])}: {report['files']} "
+                f"file(s) and {report['git_objects']} git object(s) read."
+            )
     if report["traces"]:
         raise typer.Exit(1)
 

@@ -132,8 +132,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         kind = f"{vectors['kind']}, {vectors['size']} vectors" if vectors else "none"
         out.print(f"  vectors   {escape(kind)}")
         last = info["last_catch_up"]
-        how = (f"{last['how']}: {last['ms']} ms, {last['changed']} changed" if last
-               else "none yet")  # fmt: skip
+        how = f"{last['how']}: {last['ms']} ms, {last['changed']} changed" if last else "none yet"
         out.print(f"  catch-up  {escape(how)}")
         held = info.get("briefs_held")
         briefs = "read from the catalog" if held is None else f"{held} in memory"

@@ -41,9 +41,10 @@ def enable(vault: VaultOpt = None) -> None:
 
     root, _how = vault_path(vault)
     head = gitvault.enable(root)
-    # Laid out by hand (fmt: skip below): one message, broken where it reads.
-    out.print(f"The vault at {escape(str(root))} is under git (commit {head[:10]}); "
-              "every brain change is now a commit.")  # fmt: skip
+    out.print(
+        f"The vault at {escape(str(root))} is under git (commit {head[:10]}); "
+        "every brain change is now a commit."
+    )
 
 
 @_git_command("status")
@@ -61,8 +62,10 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         out.print("The vault is not under git (`brain git enable` puts it there).")
         return
     auto = "on" if report.autocommit else "off"
-    out.print(f"On {escape(report.branch or '(no branch)')} at {report.head or '(no commits)'};"
-              f" autocommit {auto}.")  # fmt: skip # one message, broken where it reads
+    out.print(
+        f"On {escape(report.branch or '(no branch)')} at {report.head or '(no commits)'};"
+        f" autocommit {auto}."
+    )
     if report.busy:
         out.print(
             f"[yellow]git is in the middle of {report.busy}[/yellow]: brain commits after it."

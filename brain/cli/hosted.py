@@ -18,9 +18,14 @@ app.add_typer(hosted_app, name="hosted")
 
 DbOpt = Annotated[
     str,
-    typer.Option("--db", envvar="BRAIN_DB", show_default=False, show_envvar=True,
-                 help="The database: postgresql://user@host:port/name."),
-]  # fmt: skip # arguments grouped by meaning
+    typer.Option(
+        "--db",
+        envvar="BRAIN_DB",
+        show_default=False,
+        show_envvar=True,
+        help="The database: postgresql://user@host:port/name.",
+    ),
+]
 UserOpt = Annotated[str, typer.Option("--user", help="Whose brain (a name, as in `push`).")]
 
 
@@ -61,8 +66,9 @@ def push(
     if as_json:
         emit_json(done.__dict__)
         return
-    out.print(f"Pushed {done.files} files ({done.notes} notes, {done.bytes} bytes) for "
-              f"{escape(user)}.")  # fmt: skip # one message
+    out.print(
+        f"Pushed {done.files} files ({done.notes} notes, {done.bytes} bytes) for {escape(user)}."
+    )
 
 
 @command("pull", group=hosted_app)
@@ -117,8 +123,10 @@ def status(db: DbOpt, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(found.to_json())
         return
-    out.print(f"schema version {found.schema if found.schema is not None else 'none (run init)'}"
-              f", {found.tenants} brains, {found.users_with_tokens} users with a live token, "
-              f"{found.database_bytes / 1e6:.1f} MB")  # fmt: skip # one message
+    out.print(
+        f"schema version {found.schema if found.schema is not None else 'none (run init)'}"
+        f", {found.tenants} brains, {found.users_with_tokens} users with a live token, "
+        f"{found.database_bytes / 1e6:.1f} MB"
+    )
     for table, count in found.rows.items():
         out.print(f"  {table}: {count} rows")

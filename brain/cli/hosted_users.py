@@ -42,8 +42,10 @@ def user_add(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
         emit_json({"user": name, "token": token})
         return
     out.print(token)
-    err.print(f"Added user [bold]{escape(name)}[/bold]. The token above is shown only now: "
-              "give it to the MCP host as `Authorization: Bearer <token>`.")  # fmt: skip
+    err.print(
+        f"Added user [bold]{escape(name)}[/bold]. The token above is shown only now: "
+        "give it to the MCP host as `Authorization: Bearer <token>`."
+    )
 
 
 @command("revoke", group=user_app)
@@ -97,14 +99,28 @@ def user_list(db: DbOpt, as_json: JsonOpt = False) -> None:
         tokens.ensure_schema(conn)
         users = tokens.list_users(conn)
     if as_json:
-        emit_json({"users": [{"name": u.name, "created": u.created.isoformat(),
-                              "active_tokens": u.active_tokens,
-                              "revoked_tokens": u.revoked_tokens} for u in users]})  # fmt: skip
+        emit_json(
+            {
+                "users": [
+                    {
+                        "name": u.name,
+                        "created": u.created.isoformat(),
+                        "active_tokens": u.active_tokens,
+                        "revoked_tokens": u.revoked_tokens,
+                    }
+                    for u in users
+                ]
+            }
+        )
         return
     table = Table("user", "since", "live tokens", "revoked", box=None)
     for u in users:
-        table.add_row(escape(u.name), u.created.strftime("%Y-%m-%d"), str(u.active_tokens),
-                      str(u.revoked_tokens))  # fmt: skip
+        table.add_row(
+            escape(u.name),
+            u.created.strftime("%Y-%m-%d"),
+            str(u.active_tokens),
+            str(u.revoked_tokens),
+        )
     out.print(table)
 
 
@@ -133,12 +149,16 @@ def serve_http(
     address = serving.parse_address(http, public=public)
     allow = serving.allowed(hosts or [], origins or [], public=public)
     if db is None:
-        raise InvalidInput("--http needs --db: the users database that holds the tokens",
-                           "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)")  # fmt: skip
+        raise InvalidInput(
+            "--http needs --db: the users database that holds the tokens",
+            "e.g. --db postgresql://localhost/brain (or set BRAIN_DB)",
+        )
     header, body, per_user = limits
     if min(header, body, statement_timeout) <= 0 or per_user < 1:
-        raise InvalidInput("--header-timeout, --body-timeout and --statement-timeout must be "
-                           "above 0, --max-requests-per-user at least 1")  # fmt: skip
+        raise InvalidInput(
+            "--header-timeout, --body-timeout and --statement-timeout must be "
+            "above 0, --max-requests-per-user at least 1"
+        )
     if rate <= 0 or burst < 1 or max_open < 1 or workers < 1 or grace < 0:
         raise InvalidInput(
             "--rate must be above 0; --burst, --max-open, --workers at least 1; --grace not below 0"

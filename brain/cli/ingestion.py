@@ -49,9 +49,13 @@ def list_connectors(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for s in found:
         colour = {"connected": "green", "pending": "yellow"}.get(s.state, "red")
         note = s.reason + (f"; {s.excluded} forgotten file(s) kept out" if s.excluded else "")
-        # Laid out by hand (fmt: skip below): one message, broken where it reads.
-        table.add_row(escape(s.name), f"[{colour}]{s.state}[/{colour}]", str(s.documents),
-                      escape(s.path), escape(note))  # fmt: skip
+        table.add_row(
+            escape(s.name),
+            f"[{colour}]{s.state}[/{colour}]",
+            str(s.documents),
+            escape(s.path),
+            escape(note),
+        )
     out.print(table)
 
 
@@ -124,13 +128,15 @@ def watch(
 
     brain = open_brain(vault)
     watcher = Watcher(
-        brain, delay=delay,
+        brain,
+        delay=delay,
         on_sync=lambda reports: render_syncs(reports, quiet=True),
         on_catch_up=lambda found: out.print(
             f"vault: {len(found.changed)} changed, {len(found.removed)} removed, "
-            f"{len(found.broken)} broken"),
+            f"{len(found.broken)} broken"
+        ),
         on_error=lambda exc: err.print(f"[red]error:[/red] {escape(str(exc))}"),
-    )  # fmt: skip # one message, broken where it reads
+    )
     stop = threading.Event()
     err.print("Watching; Ctrl-C stops.")
     try:

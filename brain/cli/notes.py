@@ -226,8 +226,13 @@ def list_notes(
 ) -> None:
     """List notes, newest first: id, date, kind, status and title, the path below."""
     backend = open_backend(vault)
-    options: ListOptions = {"node": node, "status": status, "kind": kind, "limit": limit,
-                            "defining_only": defining}  # fmt: skip # one record's fields
+    options: ListOptions = {
+        "node": node,
+        "status": status,
+        "kind": kind,
+        "limit": limit,
+        "defining_only": defining,
+    }
     rows = backend.list_notes(partition, **options)
     # Counted only when the limit was reached: otherwise the rows are all there is.
     total = backend.count_notes(partition, **options) if len(rows) == limit else len(rows)
@@ -238,8 +243,10 @@ def list_notes(
     # Two plain lines a note, never a table: a table fits the terminal's width by cutting
     # ids and paths, and piped output has no width to fit.
     for r in rows:
-        out.print(f"{r['id']}  {r['created'][:10]}  {r['kind']} · {r['status']}  "
-                  f"[bold]{escape(r['title'])}[/bold]")  # fmt: skip # one line, two parts
+        out.print(
+            f"{r['id']}  {r['created'][:10]}  {r['kind']} · {r['status']}  "
+            f"[bold]{escape(r['title'])}[/bold]"
+        )
         out.print(f"    [dim]{escape(r['path'])}[/dim]")
     out.file.flush()  # the rows first, then the footer, where both streams meet
     if total > len(rows):

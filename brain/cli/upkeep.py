@@ -27,9 +27,12 @@ if TYPE_CHECKING:
 
 NowOpt = Annotated[
     str | None,
-    typer.Option("--now", help="Act as if it were this moment (ISO 8601, e.g. 2026-12-02T10:31Z).",
-                 show_default=False),
-]  # fmt: skip # arguments grouped by meaning
+    typer.Option(
+        "--now",
+        help="Act as if it were this moment (ISO 8601, e.g. 2026-12-02T10:31Z).",
+        show_default=False,
+    ),
+]
 
 
 def _open(vault: Path | None, now: str | None) -> Brain:
@@ -81,15 +84,17 @@ def render_report(report: SleepReport) -> None:
         table.add_row(name, escape(result))
     out.print(table)
     for aging in report.aged:
-        # Laid out by hand (fmt: skip below): one message, broken where it reads.
-        out.print(f"  aged   {escape(aging.title)} ({aging.id}): {aging.before} → {aging.after}, "
-                  f"untouched {aging.untouched_days} days")  # fmt: skip
+        out.print(
+            f"  aged   {escape(aging.title)} ({aging.id}): {aging.before} → {aging.after}, "
+            f"untouched {aging.untouched_days} days"
+        )
     for move in report.moved:
         out.print(f"  cold   {escape(move.title)} ({move.id}) → {escape(move.target)}")
     for suggestion in report.splits:
-        # Laid out by hand (fmt: skip below): one message, broken where it reads.
-        out.print(f"  split  {escape(suggestion.line())}  "
-                  f"[dim](brain split {escape(suggestion.node)} --apply)[/dim]")  # fmt: skip
+        out.print(
+            f"  split  {escape(suggestion.line())}  "
+            f"[dim](brain split {escape(suggestion.node)} --apply)[/dim]"
+        )
     for path in report.logs:
         out.print(f"  log    {escape(path)}")
 
@@ -110,14 +115,20 @@ def split(
     brain = _open(vault, None)
     suggestion, moves = brain.split(node, apply=apply)
     if as_json:
-        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-        emit_json({"suggestion": suggestion.to_json(), "applied": apply,
-                   "moved": [m.to_json() for m in moves]})  # fmt: skip
+        emit_json(
+            {
+                "suggestion": suggestion.to_json(),
+                "applied": apply,
+                "moved": [m.to_json() for m in moves],
+            }
+        )
         return
     out.print(escape(suggestion.line()))
     for cluster in suggestion.clusters:
-        out.print(f"  {escape(cluster.name)}/  {len(cluster.ids)} notes sharing "
-                  f"'{escape(cluster.keyword)}'")  # fmt: skip # one message, broken where it reads
+        out.print(
+            f"  {escape(cluster.name)}/  {len(cluster.ids)} notes sharing "
+            f"'{escape(cluster.keyword)}'"
+        )
     if apply:
         out.print(f"Moved {len(moves)} notes.")
     else:
@@ -155,10 +166,11 @@ def tier(
         table.add_row("hot", str(status.hot_notes), str(status.hot_bytes))
         table.add_row("cold", str(status.cold_notes), str(status.cold_bytes))
         out.print(table)
-        # Laid out by hand (fmt: skip below): one message, broken where it reads.
-        out.print(f"cold tier {'on' if status.enabled else 'off'} · ratio {status.ratio:.2f}× "
-                  f"({status.cold_plain_bytes} bytes uncompressed) · "
-                  f"{len(status.dictionaries)} dictionary(ies)")  # fmt: skip
+        out.print(
+            f"cold tier {'on' if status.enabled else 'off'} · ratio {status.ratio:.2f}× "
+            f"({status.cold_plain_bytes} bytes uncompressed) · "
+            f"{len(status.dictionaries)} dictionary(ies)"
+        )
         for rel in status.unreadable:
             out.print(f"[red]unreadable[/red] {escape(rel)} (see `brain doctor`)")
         return

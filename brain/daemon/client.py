@@ -175,9 +175,13 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-            close_fds=True, env=env,
-        )  # fmt: skip # arguments grouped by meaning
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
 
 
 def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) -> DaemonClient:
@@ -284,8 +288,12 @@ class McpForwarder:
     ) -> Any:
         if tool not in self.allowed:
             raise BrainError(f"tool {tool!r} is not on the allowlist")
-        request = {"session": self.session, "partition": self.partition, "tool": tool,
-                   "arguments": arguments}  # fmt: skip # one record's fields, grouped
+        request = {
+            "session": self.session,
+            "partition": self.partition,
+            "tool": tool,
+            "arguments": arguments,
+        }
         for _attempt in range(2):
             if self.client is None:
                 self.client = connect_or_start(self.root, self.env)

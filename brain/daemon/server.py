@@ -280,13 +280,19 @@ class Daemon:
         with self._count:
             active = self._active
         return {
-            "pid": os.getpid(), "vault": os.fspath(self.brain.root), "protocol": VERSION,
+            "pid": os.getpid(),
+            "vault": os.fspath(self.brain.root),
+            "protocol": VERSION,
             "uptime_seconds": round(time.time() - self.started, 3),
-            "memory_bytes": rss(), "requests": self.requests, "refused": self.refused,
-            "connections": active, "embedder": embedder.name if embedder else "none",
+            "memory_bytes": rss(),
+            "requests": self.requests,
+            "refused": self.refused,
+            "connections": active,
+            "embedder": embedder.name if embedder else "none",
             "model_loaded": self.model_loaded and getattr(embedder, "loaded", True),
-            "watching": list(self.watching), "idle_seconds": self.config.idle_seconds,
-        }  # fmt: skip # one record's fields, grouped
+            "watching": list(self.watching),
+            "idle_seconds": self.config.idle_seconds,
+        }
 
     def _vault_status(self) -> dict[str, Any]:
         """Memories, the vector index and the last catch-up, read on the Brain's thread."""
@@ -306,10 +312,14 @@ class Daemon:
         last = dict(watcher.last_catch_up) if watcher is not None else {}
         first = dict(watcher.first_catch_up) if watcher is not None else {}
         held = caches.catalog.held()  # None: not yet (read after the first catch-up)
-        return {"memories": caches.catalog.note_count(), "vectors": vectors,
-                "last_catch_up": last, "first_catch_up": first,
-                "walks": self.brain.walks,
-                "briefs_held": None if held is None else len(held.briefs)}  # fmt: skip
+        return {
+            "memories": caches.catalog.note_count(),
+            "vectors": vectors,
+            "last_catch_up": last,
+            "first_catch_up": first,
+            "walks": self.brain.walks,
+            "briefs_held": None if held is None else len(held.briefs),
+        }
 
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:
@@ -338,10 +348,11 @@ class Daemon:
 
         stop = threading.Event()
         watcher = Watcher(
-            self.brain, via=self._via,
+            self.brain,
+            via=self._via,
             on_sync=lambda reports: self.log(f"synced {len(reports)} connector(s)"),
             on_error=lambda exc: self.log(f"watch: {exc}"),
-        )  # fmt: skip # one message, broken where it reads
+        )
         self.watching = watcher.watched
         self.watcher = watcher
         thread = threading.Thread(target=watcher.run, args=(stop,), name="watch", daemon=True)

@@ -56,17 +56,24 @@ class Pending:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return cls()
-        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-        return cls(set(data.get("paths", [])), list(data.get("messages", [])),
-                   int(data.get("quiet", 0)), data.get("error"))  # fmt: skip
+        return cls(
+            set(data.get("paths", [])),
+            list(data.get("messages", [])),
+            int(data.get("quiet", 0)),
+            data.get("error"),
+        )
 
     def save(self, root: Path) -> None:
         path = root / PENDING_FILE
         if not self.paths and not self.messages and self.error is None:
             remove_file(path)
             return
-        data = {"paths": sorted(self.paths), "messages": self.messages, "quiet": self.quiet,
-                "error": self.error}  # fmt: skip # one record's fields, grouped
+        data = {
+            "paths": sorted(self.paths),
+            "messages": self.messages,
+            "quiet": self.quiet,
+            "error": self.error,
+        }
         atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
@@ -132,10 +139,13 @@ class Autocommit:
 
     def _finish(self, *, commit: bool) -> None:
         after = snapshot(self.root)
-        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-        changed = {p for p in set(after) | set(self._before)
-                   if after.get(p) != self._before.get(p) and not never_committed(p)
-                   and not (p in self._leave and p in self._before)}  # fmt: skip
+        changed = {
+            p
+            for p in set(after) | set(self._before)
+            if after.get(p) != self._before.get(p)
+            and not never_committed(p)
+            and not (p in self._leave and p in self._before)
+        }
         with self.lock.hold():
             pending = Pending.load(self.root)
             if changed:

@@ -42,9 +42,13 @@ class Entry:
     brain: bool  # made by brain (carries the Brain-Op trailer)
 
     def to_json(self) -> dict[str, Any]:
-        # Laid out by hand (fmt: skip below): one record's fields, grouped.
-        return {"commit": self.commit, "date": self.date, "author": self.author,
-                "message": self.message, "brain": self.brain}  # fmt: skip
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "author": self.author,
+            "message": self.message,
+            "brain": self.brain,
+        }
 
 
 def require_repo(root: Path) -> None:
@@ -109,9 +113,13 @@ def undo_target(root: Path) -> str:
 def undo(root: Path, commit: str) -> str:
     """Revert one brain commit with a brain commit saying so; returns the new commit."""
     subject = run(root, "log", "-1", "--format=%s", commit).strip()
-    # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-    changed = [p for p in run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z",
-                                 commit).split("\0") if p]  # fmt: skip
+    changed = [
+        p
+        for p in run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit).split(
+            "\0"
+        )
+        if p
+    ]
     in_the_way = sorted(set(dirty(root, changed))) if changed else []
     if in_the_way:
         raise GitError(
@@ -126,8 +134,9 @@ def undo(root: Path, commit: str) -> str:
         )
     done = subprocess.run(
         [git_binary(), "-C", str(root), "revert", "--no-commit", commit],
-        capture_output=True, check=False,
-    )  # fmt: skip # arguments grouped by meaning
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         run(root, "revert", "--abort", check=False)
         said = done.stderr.decode("utf-8", "replace").strip()
@@ -155,10 +164,17 @@ class GitStatus:
     conflicts: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"repo": self.repo, "autocommit": self.autocommit, "branch": self.branch,
-                "head": self.head, "busy": self.busy, "pending": list(self.pending),
-                "pending_error": self.pending_error, "by_hand": list(self.by_hand),
-                "conflicts": list(self.conflicts)}  # fmt: skip # one record's fields, grouped
+        return {
+            "repo": self.repo,
+            "autocommit": self.autocommit,
+            "branch": self.branch,
+            "head": self.head,
+            "busy": self.busy,
+            "pending": list(self.pending),
+            "pending_error": self.pending_error,
+            "by_hand": list(self.by_hand),
+            "conflicts": list(self.conflicts),
+        }
 
 
 def status(root: Path, settings: Settings) -> GitStatus:
@@ -173,8 +189,17 @@ def status(root: Path, settings: Settings) -> GitStatus:
     waiting = sorted(p for p in pending.paths if p in found)
     conflicts = sorted(p for p, code in found.items() if code in UNMERGED)
     by_hand = sorted(p for p in found if p not in pending.paths and p not in conflicts)
-    return GitStatus(True, enabled, branch, head, merging(root), tuple(waiting), pending.error,
-                     tuple(by_hand), tuple(conflicts))  # fmt: skip # arguments grouped by meaning
+    return GitStatus(
+        True,
+        enabled,
+        branch,
+        head,
+        merging(root),
+        tuple(waiting),
+        pending.error,
+        tuple(by_hand),
+        tuple(conflicts),
+    )
 
 
 _MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)

@@ -45,8 +45,9 @@ def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel: str, cwd:
 
 def _line_merge(base: Path, ours: Path, theirs: Path) -> int:
     labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
-    done = subprocess.run(["git", "merge-file", *labels, str(ours), str(base), str(theirs)],
-                          check=False)  # fmt: skip # arguments grouped by meaning
+    done = subprocess.run(
+        ["git", "merge-file", *labels, str(ours), str(base), str(theirs)], check=False
+    )
     return 0 if done.returncode == 0 else 1
 
 
@@ -107,9 +108,9 @@ def _meta(a: dict[str, Any] | Any, b: dict[str, Any] | Any) -> dict[str, Any]:
     created = [str(m["created"]) for m in (a, b) if m.get("created")]
     if created:
         meta["created"] = min(created)
-    # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-    tags = list(first.get("tags") or []) + [t for t in second.get("tags") or []
-                                             if t not in (first.get("tags") or [])]  # fmt: skip
+    tags = list(first.get("tags") or []) + [
+        t for t in second.get("tags") or [] if t not in (first.get("tags") or [])
+    ]
     if tags:
         meta["tags"] = tags
     return meta

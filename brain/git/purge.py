@@ -83,8 +83,13 @@ class Remote:
     unmatched: tuple[str, ...] = ()  # its branches holding it that no local branch replaces
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "url": self.url, "holds": self.holds,
-                "command": self.command, "unmatched": list(self.unmatched)}  # fmt: skip
+        return {
+            "name": self.name,
+            "url": self.url,
+            "holds": self.holds,
+            "command": self.command,
+            "unmatched": list(self.unmatched),
+        }
 
 
 @dataclass(frozen=True)
@@ -111,13 +116,19 @@ class PurgePlan:
         lines.append("  their ids and titles leave commit messages and brain's derived files;")
         lines.append("  the reflog is expired and the old objects are deleted (no undo).")
         for remote in self.remotes:
-            lines.append(f"  remote {remote.name} ({remote.url}) keeps the old history until "
-                         "you replace it there; brain never pushes.")  # fmt: skip
+            lines.append(
+                f"  remote {remote.name} ({remote.url}) keeps the old history until "
+                "you replace it there; brain never pushes."
+            )
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {"paths": list(self.paths), "commits": self.commits, "since": self.since,
-                "remotes": [r.to_json() for r in self.remotes]}  # fmt: skip
+        return {
+            "paths": list(self.paths),
+            "commits": self.commits,
+            "since": self.since,
+            "remotes": [r.to_json() for r in self.remotes],
+        }
 
 
 @dataclass(frozen=True)
@@ -127,8 +138,11 @@ class PurgeResult:
     remotes: tuple[Remote, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"head": self.head, "rewritten": self.rewritten,
-                "remotes": [r.to_json() for r in self.remotes]}  # fmt: skip
+        return {
+            "head": self.head,
+            "rewritten": self.rewritten,
+            "remotes": [r.to_json() for r in self.remotes],
+        }
 
 
 def enclosing_repo(root: Path) -> str | None:
@@ -190,8 +204,7 @@ def plan(root: Path, ids: Sequence[str], titles: Sequence[str]) -> PurgePlan:
         counted = run(root, "rev-list", "--count", "--all", "--not", *parents)
         commits = int(counted.strip() or 0)
         since = run(root, "log", "-1", "--format=%h %as %s", first).strip()
-    return PurgePlan(tuple(ids), tuple(titles), tuple(paths), commits, since,
-                     _remotes(root, ids))  # fmt: skip # arguments grouped by meaning
+    return PurgePlan(tuple(ids), tuple(titles), tuple(paths), commits, since, _remotes(root, ids))
 
 
 def _touching(root: Path, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -199,8 +212,15 @@ def _touching(root: Path, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
     found: dict[str, list[str]] = {}
     order: list[tuple[str, str]] = []
     for note_id in ids:
-        out = run(root, "log", "--all", "--date-order", "--format=%x1e%H%x1f%ct", "--name-only",
-                  f"-Sid: {note_id}")  # fmt: skip # arguments grouped by meaning
+        out = run(
+            root,
+            "log",
+            "--all",
+            "--date-order",
+            "--format=%x1e%H%x1f%ct",
+            "--name-only",
+            f"-Sid: {note_id}",
+        )
         for record in out.split("\x1e")[1:]:
             head, _, names = record.partition("\n")
             commit, _, when = head.partition("\x1f")
@@ -253,13 +273,24 @@ def rewrite(root: Path, done: PurgePlan) -> PurgeResult:
         # --partial: keep the person's remotes and remote branches as they are (filter-repo
         # would otherwise turn origin's branches into local ones and remove origin); the
         # cleanup it then leaves out is done below.
-        args = ["--force", "--partial", "--quiet", "--replace-refs", "delete-no-add",
-                "--file-info-callback", str(files[0]),
-                "--message-callback", str(files[1])]  # fmt: skip # options with their values
+        args = [
+            "--force",
+            "--partial",
+            "--quiet",
+            "--replace-refs",
+            "delete-no-add",
+            "--file-info-callback",
+            str(files[0]),
+            "--message-callback",
+            str(files[1]),
+        ]
         proc = subprocess.run(
-            [*filter_repo(), *args], cwd=root, capture_output=True, stdin=subprocess.DEVNULL,
+            [*filter_repo(), *args],
+            cwd=root,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
             check=False,
-        )  # fmt: skip # arguments grouped by meaning
+        )
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
         last = said.splitlines()[-1] if said else f"exit {proc.returncode}"
@@ -307,9 +338,18 @@ def _drop_remote_branches(root: Path) -> None:
 def objects(root: Path) -> Iterator[tuple[str, str, bytes]]:
     """Every object in .git, loose and packed, reachable or not: (id, type, contents)."""
     proc = subprocess.Popen(
-        [git_binary(), "-C", str(root), "cat-file", "--batch-all-objects", "--batch",
-         "--unordered"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )  # fmt: skip # arguments grouped by meaning
+        [
+            git_binary(),
+            "-C",
+            str(root),
+            "cat-file",
+            "--batch-all-objects",
+            "--batch",
+            "--unordered",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdout is not None
     try:
         while header := proc.stdout.readline():

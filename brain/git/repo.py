@@ -92,9 +92,13 @@ def has_head(root: Path) -> bool:
 def merging(root: Path) -> str | None:
     """What git is in the middle of (a merge, rebase, revert …), or None."""
     git_dir = root / ".git"
-    for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
-                       ("rebase-apply", "a rebase"), ("CHERRY_PICK_HEAD", "a cherry-pick"),
-                       ("REVERT_HEAD", "a revert")):  # fmt: skip # arguments grouped by meaning
+    for name, what in (
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+    ):
         if (git_dir / name).exists():
             return what
     return None

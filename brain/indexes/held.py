@@ -143,9 +143,15 @@ class Held:
         one = self._strings.setdefault
         oid, partition, node, status, visibility, kind, created, defining = row
         return Brief(
-            oid, one(partition, partition), one(node, node), one(status, status),
-            one(visibility, visibility), one(kind, kind), created, defining,
-        )  # fmt: skip
+            oid,
+            one(partition, partition),
+            one(node, node),
+            one(status, status),
+            one(visibility, visibility),
+            one(kind, kind),
+            created,
+            defining,
+        )
 
     def near(
         self, brief: Brief, low: str, high: str, n: int, filters: Filters

@@ -315,15 +315,20 @@ def summary(doc: dict[str, Any]) -> str:
     """One or two sentences made from the counts and the metadata alone, never from note text."""
     total = doc["total_memory_count"]
     dates = doc["date_range"]
-    span = dates["oldest"] if dates["oldest"] == dates["newest"] else (
-        f"{dates['oldest']} to {dates['newest']}")  # fmt: skip # one message, broken where it reads
+    span = (
+        dates["oldest"]
+        if dates["oldest"] == dates["newest"]
+        else (f"{dates['oldest']} to {dates['newest']}")
+    )
     text = f"{doc['node_name']} holds {_plural(total, 'memory', 'memories')} ({span})"
     subs = doc["sub_nodes"]
     if subs:
         inside_subs = sum(s["memory_count"] for s in subs)
         names = [s["name"] for s in subs[:5]] + ([f"{len(subs) - 5} more"] if len(subs) > 5 else [])
-        text += (f", {inside_subs} of them in {_plural(len(subs), 'sub-node', 'sub-nodes')}: "
-                 f"{', '.join(names)}")  # fmt: skip # one message, broken where it reads
+        text += (
+            f", {inside_subs} of them in {_plural(len(subs), 'sub-node', 'sub-nodes')}: "
+            f"{', '.join(names)}"
+        )
     text += "."
     if doc["aggregate_keywords"]:
         text += f" Frequent words: {', '.join(doc['aggregate_keywords'][:5])}."

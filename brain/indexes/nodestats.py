@@ -116,9 +116,15 @@ class NodeStats:
         if new is not None:
             self.db.execute(
                 "INSERT INTO node_notes VALUES (?, ?, ?, ?, ?, ?)",
-                (note_id, new.partition, new.node, new.day, json.dumps(list(new.terms)),
-                 json.dumps(list(new.entities))),
-            )  # fmt: skip # arguments grouped by meaning
+                (
+                    note_id,
+                    new.partition,
+                    new.node,
+                    new.day,
+                    json.dumps(list(new.terms)),
+                    json.dumps(list(new.entities)),
+                ),
+            )
             touched |= self._count(new, +1)
         return touched
 

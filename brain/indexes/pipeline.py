@@ -55,7 +55,11 @@ class VectorPipeline:
         sparse: tuple[SparseIndex, SparseEncoder] | None = None,
     ) -> None:
         self.catalog, self.index, self.embedder, self.embeddings = (
-            catalog, index, embedder, embeddings)  # fmt: skip
+            catalog,
+            index,
+            embedder,
+            embeddings,
+        )
         self.batch = batch
         self.sparse = sparse  # terms beside the vectors
         self.sizes: list[int] = []  # the size of each batch handed over, for tests and bench
@@ -80,9 +84,11 @@ class VectorPipeline:
     def feed(self) -> None:
         """Hand what is queued to the first stage, `batch` entries at a time."""
         self._raise()
-        rows = list(self.catalog.db.execute(
-            "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
-        ))  # fmt: skip
+        rows = list(
+            self.catalog.db.execute(
+                "SELECT seq, id, doc FROM vector_queue WHERE seq > ? ORDER BY seq", (self._taken,)
+            )
+        )
         self._new = 0
         for start in range(0, len(rows), self.batch):
             chunk = rows[start : start + self.batch]

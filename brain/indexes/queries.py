@@ -253,10 +253,12 @@ class Queries:
 
     def documents_of(self, connector: str) -> list[ObjectRow]:
         """The document notes one connector wrote."""
-        return list(self.select(
-            "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?",
-            [connector],
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?",
+                [connector],
+            )
+        )
 
     def conversation(self, platform: str, external_id: str) -> ObjectRow | None:
         """The recall note of one imported conversation, if it was imported before."""
@@ -273,25 +275,31 @@ class Queries:
 
     def hot_notes(self, statuses: Sequence[str], kinds: Sequence[str]) -> list[ObjectRow]:
         """Notes of these statuses and kinds still in the hot tier, by path."""
-        return list(self.select(
-            f"id=note_id AND status IN ({_marks(statuses)}) AND kind IN ({_marks(kinds)}) "
-            "AND path NOT LIKE 'cold/%' ORDER BY path",
-            (*statuses, *kinds),
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                f"id=note_id AND status IN ({_marks(statuses)}) AND kind IN ({_marks(kinds)}) "
+                "AND path NOT LIKE 'cold/%' ORDER BY path",
+                (*statuses, *kinds),
+            )
+        )
 
     def recently_touched(self, limit: int) -> list[ObjectRow]:
         """The normal notes touched last, newest first."""
-        return list(self.select(
-            "id=note_id AND visibility='normal' ORDER BY touched DESC, id LIMIT ?", (limit,)
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                "id=note_id AND visibility='normal' ORDER BY touched DESC, id LIMIT ?", (limit,)
+            )
+        )
 
     def aging(self, kinds: Sequence[str]) -> list[ObjectRow]:
         """Active and dormant notes of these kinds, by path: what the lifecycle sweep looks at."""
-        return list(self.select(
-            f"id=note_id AND kind IN ({_marks(kinds)}) AND status IN ('active', 'dormant') "
-            "ORDER BY path",
-            kinds,
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                f"id=note_id AND kind IN ({_marks(kinds)}) AND status IN ('active', 'dormant') "
+                "ORDER BY path",
+                kinds,
+            )
+        )
 
     def crowded_nodes(self, at_least: int) -> list[tuple[str, str, int]]:
         """(partition, node, count) of nodes holding `at_least` titled notes directly."""
@@ -303,9 +311,12 @@ class Queries:
 
     def titled_in(self, partition: str, node: str) -> list[ObjectRow]:
         """The titled notes directly in one node, by id."""
-        return list(self.select(
-            "id=note_id AND kind='titled' AND partition=? AND node=? ORDER BY id", (partition, node)
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                "id=note_id AND kind='titled' AND partition=? AND node=? ORDER BY id",
+                (partition, node),
+            )
+        )
 
     def visible_notes(self, partition: str) -> list[ObjectRow]:
         """A partition's normal notes (what the graph may draw)."""
@@ -313,10 +324,13 @@ class Queries:
 
     def created_on(self, partition: str, day: str) -> list[ObjectRow]:
         """A partition's notes created on one day (`YYYY-MM-DD`), daily logs left out."""
-        return list(self.select(
-            "id=note_id AND partition=? AND created LIKE ? AND kind!='log' ORDER BY created, id",
-            (partition, day + "%"),
-        ))  # fmt: skip # arguments grouped by meaning
+        return list(
+            self.select(
+                "id=note_id AND partition=? AND created LIKE ? AND kind!='log' "
+                "ORDER BY created, id",
+                (partition, day + "%"),
+            )
+        )
 
     def usage(
         self, partition: str, *, normal_only: bool

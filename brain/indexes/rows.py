@@ -35,12 +35,26 @@ class ObjectRow:
 
     def values(self) -> tuple[Any, ...]:
         return (
-            self.id, self.note_id, self.path, self.partition, self.node, self.title,
-            self.norm_title, self.kind, self.status, self.visibility, self.created,
-            self.touched, self.parent, self.supersedes, self.defining,
-            json.dumps(list(self.tags)), json.dumps(self.source, sort_keys=True),
-            json.dumps(list(self.heading_path)), self.text_hash,
-        )  # fmt: skip # arguments grouped by meaning
+            self.id,
+            self.note_id,
+            self.path,
+            self.partition,
+            self.node,
+            self.title,
+            self.norm_title,
+            self.kind,
+            self.status,
+            self.visibility,
+            self.created,
+            self.touched,
+            self.parent,
+            self.supersedes,
+            self.defining,
+            json.dumps(list(self.tags)),
+            json.dumps(self.source, sort_keys=True),
+            json.dumps(list(self.heading_path)),
+            self.text_hash,
+        )
 
     @classmethod
     def from_sql(cls, row: Sequence[Any]) -> ObjectRow:

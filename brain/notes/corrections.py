@@ -135,9 +135,14 @@ def new_version(
     title: str | None = None,
 ) -> Note:
     stamp = iso(now)
-    # Laid out by hand (fmt: skip below): one record's fields, grouped.
-    meta: dict[str, Any] = {"id": new_id(now), "title": title or old.title, "kind": old.kind,
-                            "status": "active", "created": stamp, "touched": stamp}  # fmt: skip
+    meta: dict[str, Any] = {
+        "id": new_id(now),
+        "title": title or old.title,
+        "kind": old.kind,
+        "status": "active",
+        "created": stamp,
+        "touched": stamp,
+    }
     for key in _CARRIED:
         if old.meta.get(key) is not None:
             meta[key] = old.meta[key]

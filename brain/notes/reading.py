@@ -26,9 +26,14 @@ def list_notes(
     """Notes in this partition, newest first, optionally by node, status, kind or defining."""
     brain.catch_up()
     return brain.caches.catalog.notes(
-        brain.partition, normal_only=brain.for_model, node=_node(node), status=_status(status),
-        kind=kind, limit=limit, defining_only=defining_only,
-    )  # fmt: skip # arguments grouped by meaning
+        brain.partition,
+        normal_only=brain.for_model,
+        node=_node(node),
+        status=_status(status),
+        kind=kind,
+        limit=limit,
+        defining_only=defining_only,
+    )
 
 
 def count_notes(
@@ -43,9 +48,13 @@ def count_notes(
     """How many notes `list_notes` finds with these filters, whatever its limit."""
     del limit  # accepted so that one set of list options serves both
     return brain.caches.catalog.count_notes(
-        brain.partition, normal_only=brain.for_model, node=_node(node), status=_status(status),
-        kind=kind, defining_only=defining_only,
-    )  # fmt: skip # arguments grouped by meaning
+        brain.partition,
+        normal_only=brain.for_model,
+        node=_node(node),
+        status=_status(status),
+        kind=kind,
+        defining_only=defining_only,
+    )
 
 
 def _node(node: str | None) -> str | None:

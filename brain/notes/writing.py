@@ -329,10 +329,15 @@ def remember(
     check_text(text, brain.settings.max_text_bytes)
     clean_tags = tuple(_check_tag(t) for t in tags)
     request = Request(
-        text=text, partition=brain.partition, node=node, title=title, kind=kind,
-        tags=clean_tags, source=source or own_pass(brain.clock.now()),
+        text=text,
+        partition=brain.partition,
+        node=node,
+        title=title,
+        kind=kind,
+        tags=clean_tags,
+        source=source or own_pass(brain.clock.now()),
         visible_only=brain.for_model,
-    )  # fmt: skip # arguments grouped by meaning
+    )
     with brain.lock.hold():
         check_writable(brain.store, brain.partition)
         # No catch-up walk here: plan() reads the current file from disk, so hand edits

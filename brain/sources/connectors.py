@@ -234,9 +234,14 @@ class Status:
     excluded: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        # Laid out by hand (fmt: skip below): one record's fields, grouped.
-        return {"name": self.name, "path": self.path, "state": self.state, "reason": self.reason,
-                "documents": self.documents, "excluded": self.excluded}  # fmt: skip
+        return {
+            "name": self.name,
+            "path": self.path,
+            "state": self.state,
+            "reason": self.reason,
+            "documents": self.documents,
+            "excluded": self.excluded,
+        }
 
 
 def status_of(decl: Declared, state: State) -> Status:

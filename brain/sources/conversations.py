@@ -123,9 +123,13 @@ def recall_note(
     """The recall note of a transcript; `via` is who wrote it and in which pass (session)."""
     now = brain.clock.now()
     body, sections = render(transcript)
-    # Laid out by hand (fmt: skip below): one record's fields, grouped.
-    source = {"via": via[0], "session": via[1], "platform": transcript.platform,
-              "external_id": transcript.external_id, "hash": digest}  # fmt: skip
+    source = {
+        "via": via[0],
+        "session": via[1],
+        "platform": transcript.platform,
+        "external_id": transcript.external_id,
+        "hash": digest,
+    }
     if "source" in transcript.metadata:
         source["file"] = str(transcript.metadata["source"])
     extra = {"turns": len(transcript.turns), **sections_meta(body, sections)}
@@ -133,9 +137,14 @@ def recall_note(
         kept = {**old.meta, "title": transcript.title, "touched": iso(now), "source": source}
         return Note(meta={**kept, **extra}, body=body, path=old.path)
     meta: dict[str, Any] = {
-        "id": new_id(now), "title": transcript.title, "kind": "recall", "status": "active",
-        "created": transcript.created or iso(now), "touched": iso(now), "source": source,
-    }  # fmt: skip # one record's fields, grouped
+        "id": new_id(now),
+        "title": transcript.title,
+        "kind": "recall",
+        "status": "active",
+        "created": transcript.created or iso(now),
+        "touched": iso(now),
+        "source": source,
+    }
     return Note(meta={**meta, **extra}, body=body, path=_free_path(brain, transcript))
 
 

@@ -44,11 +44,16 @@ class SyncReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "connector": self.connector, "state": self.state, "reason": self.reason,
-            "added": self.added, "updated": self.updated, "removed": self.removed,
-            "unchanged": self.unchanged, "excluded": self.excluded,
+            "connector": self.connector,
+            "state": self.state,
+            "reason": self.reason,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "excluded": self.excluded,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-        }  # fmt: skip # a comprehension laid out as it reads
+        }
 
 
 def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
@@ -119,8 +124,9 @@ def statuses(brain: Context) -> list[conn.Status]:
         status = conn.status_of(decl, state)
         count = len(documents_of(brain, decl.name))
         excluded = len(state.data["connectors"].get(decl.name, {}).get("excluded", []))
-        out.append(conn.Status(status.name, status.path, status.state, status.reason,
-                               count, excluded))  # fmt: skip # arguments grouped by meaning
+        out.append(
+            conn.Status(status.name, status.path, status.state, status.reason, count, excluded)
+        )
     return out
 
 
@@ -230,9 +236,11 @@ def _sync_file(
     """One file of the folder: read only if it changed, its document written if its text did."""
     record = entry["files"].get(item.rel)
     if (
-        record and row and row.source.get("hash") == record["hash"]
+        record
+        and row
+        and row.source.get("hash") == record["hash"]
         and (record["mtime_ns"], record["size"]) == (item.mtime_ns, item.size)
-    ):  # fmt: skip # one condition, broken at its parts
+    ):
         present.add(item.rel)
         report.unchanged += 1
         return
@@ -253,8 +261,11 @@ def _sync_file(
     note_id = _written(brain, decl, item, data, digest, row, report, kept)
     if note_id is not None:
         entry["files"][item.rel] = {
-            "note": note_id, "hash": digest, "mtime_ns": item.mtime_ns, "size": item.size,
-        }  # fmt: skip # one record's fields, grouped
+            "note": note_id,
+            "hash": digest,
+            "mtime_ns": item.mtime_ns,
+            "size": item.size,
+        }
 
 
 def _written(
@@ -311,9 +322,13 @@ def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]
 
 
 def _document(
-    brain: Context, decl: conn.Declared, item: conn.FileEntry, text: str, digest: str,
+    brain: Context,
+    decl: conn.Declared,
+    item: conn.FileEntry,
+    text: str,
+    digest: str,
     row: ObjectRow | None,
-) -> Note:  # fmt: skip # parameters grouped by meaning
+) -> Note:
     body = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if body and not body.endswith("\n"):
         body += "\n"
@@ -322,8 +337,13 @@ def _document(
     sections = spans_of_chunks(body, chunks)
     now = iso(brain.clock.now())
     real = Path(os.path.realpath(decl.folder / item.rel))
-    source = {"via": "connector", "connector": decl.name, "uri": real.as_uri(),
-              "path": item.rel, "hash": digest}  # fmt: skip # one record's fields, grouped
+    source = {
+        "via": "connector",
+        "connector": decl.name,
+        "uri": real.as_uri(),
+        "path": item.rel,
+        "hash": digest,
+    }
     title = _title(body, item.rel, markdown)
 
     if row is not None:

@@ -65,8 +65,9 @@ class Watcher:
         state = conn.State.load(self.brain.root)
         for decl in conn.declared(self.brain.root).values():
             if conn.status_of(decl, state).state == "connected":
-                observer.schedule(_Handler(self._events, decl.name), str(decl.folder),
-                                  recursive=True)  # fmt: skip # arguments grouped by meaning
+                observer.schedule(
+                    _Handler(self._events, decl.name), str(decl.folder), recursive=True
+                )
                 self.watched.append(decl.name)
         vault = _Handler(self._events, VAULT, self.brain.root)
         observer.schedule(vault, str(self.brain.root), recursive=True)
@@ -167,15 +168,18 @@ class Watcher:
                 )
                 if walk:  # in step with every file: from now on the watcher is the catch-up
                     self.brain.watched(True)
-                self._report("walk" if walk else "paths", 0 if walk else len(paths), started,
-                             found)  # fmt: skip
+                self._report("walk" if walk else "paths", 0 if walk else len(paths), started, found)
         except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end
             self._failed(exc)
 
     def _report(self, how: str, paths: int, started: float, found: CatchUp) -> None:
         changed = len(found.changed) + len(found.removed) + len(found.broken)
-        self.last_catch_up = {"how": how, "paths": paths, "changed": changed,
-                              "ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip
+        self.last_catch_up = {
+            "how": how,
+            "paths": paths,
+            "changed": changed,
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+        }
         if not self.first_catch_up:
             self.first_catch_up = self.last_catch_up
         if self.on_catch_up and changed:

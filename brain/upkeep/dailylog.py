@@ -51,9 +51,13 @@ def regenerate(
         for partition in brain.store.partitions():
             if is_archived(brain.store, partition):
                 continue  # read-only: nothing happens there
-            # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-            body = _body(brain, partition, day, [e for e in events if e.partition == partition],
-                         [s for s in splits if s.partition == partition])  # fmt: skip
+            body = _body(
+                brain,
+                partition,
+                day,
+                [e for e in events if e.partition == partition],
+                [s for s in splits if s.partition == partition],
+            )
             path = log_path(partition, day)
             existing = _existing(brain, path)
             if body is None and existing is None:
@@ -66,9 +70,15 @@ def regenerate(
                 continue
             stamp = iso(now)
             if existing is None:
-                # Laid out by hand (fmt: skip below): one record's fields, grouped.
-                meta = {"id": new_id(now), "title": day, "kind": "log", "status": "active",
-                        "created": stamp, "touched": stamp, "source": {"via": "sleep"}}  # fmt: skip
+                meta = {
+                    "id": new_id(now),
+                    "title": day,
+                    "kind": "log",
+                    "status": "active",
+                    "created": stamp,
+                    "touched": stamp,
+                    "source": {"via": "sleep"},
+                }
                 brain.save(Note(meta=meta, body=body, path=path))
             else:
                 brain.save(existing.with_body(body).with_meta(touched=stamp))

@@ -131,9 +131,15 @@ def write_graph(brain: Context) -> Note:
                 return existing
             return brain.save(existing.with_body(body).with_meta(touched=iso(now)))
         stamp = iso(now)
-        # Laid out by hand (fmt: skip below): one record's fields, grouped.
-        meta = {"id": new_id(now), "title": "Graph", "kind": "log", "status": "active",
-                "created": stamp, "touched": stamp, "source": {"via": "brain"}}  # fmt: skip
+        meta = {
+            "id": new_id(now),
+            "title": "Graph",
+            "kind": "log",
+            "status": "active",
+            "created": stamp,
+            "touched": stamp,
+            "source": {"via": "brain"},
+        }
         return brain.save(Note(meta=meta, body=body, path=path))
 
 

@@ -40,9 +40,14 @@ class Aging:
     untouched_days: int
 
     def to_json(self) -> dict[str, Any]:
-        # Laid out by hand (fmt: skip below): one record's fields, grouped.
-        return {"id": self.id, "title": self.title, "path": self.path, "from": self.before,
-                "to": self.after, "untouched_days": self.untouched_days}  # fmt: skip
+        return {
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "from": self.before,
+            "to": self.after,
+            "untouched_days": self.untouched_days,
+        }
 
 
 def stage(untouched: timedelta, settings: Settings) -> str:

@@ -114,9 +114,9 @@ def _daily_log(brain: Context, now: datetime, report: SleepReport) -> str:
         for kind, note_id, detail in changes:
             row = brain.caches.catalog.get(note_id)
             if row is not None:
-                # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-                pending.append(Event(iso(now), kind, note_id, row.title, row.partition,
-                                     row.visibility, detail))  # fmt: skip
+                pending.append(
+                    Event(iso(now), kind, note_id, row.title, row.partition, row.visibility, detail)
+                )
     else:
         brain.journal.trim(now)
     report.logs = dailylog.regenerate(

@@ -35,8 +35,12 @@ class Cluster:
     ids: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "keyword": self.keyword, "count": len(self.ids),
-                "ids": list(self.ids)}  # fmt: skip # one record's fields, grouped
+        return {
+            "name": self.name,
+            "keyword": self.keyword,
+            "count": len(self.ids),
+            "ids": list(self.ids),
+        }
 
 
 @dataclass(frozen=True)
@@ -51,16 +55,19 @@ class Suggestion:
         return sum(len(c.ids) for c in self.clusters)
 
     def to_json(self) -> dict[str, Any]:
-        # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-        return {"partition": self.partition, "node": self.node, "memories": self.memories,
-                "clusters": [c.to_json() for c in self.clusters],
-                "staying": self.memories - self.placed}  # fmt: skip
+        return {
+            "partition": self.partition,
+            "node": self.node,
+            "memories": self.memories,
+            "clusters": [c.to_json() for c in self.clusters],
+            "staying": self.memories - self.placed,
+        }
 
     def line(self) -> str:
         parts = ", ".join(f"{c.name} ({len(c.ids)})" for c in self.clusters)
-        # Laid out by hand (fmt: skip below): one message, broken where it reads.
-        return (f"{self.node}: {self.memories} memories → {parts}; "
-                f"{self.memories - self.placed} stay")  # fmt: skip
+        return (
+            f"{self.node}: {self.memories} memories → {parts}; {self.memories - self.placed} stay"
+        )
 
 
 def crowded(brain: Context) -> list[tuple[str, str, int]]:

@@ -41,8 +41,13 @@ class Move:
     tier: str  # the tier it moved to
 
     def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "title": self.title, "from": self.source, "to": self.target,
-                "tier": self.tier}  # fmt: skip # one record's fields, grouped
+        return {
+            "id": self.id,
+            "title": self.title,
+            "from": self.source,
+            "to": self.target,
+            "tier": self.tier,
+        }
 
 
 @dataclass(frozen=True)
@@ -62,11 +67,16 @@ class TierStatus:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "enabled": self.enabled, "hot_notes": self.hot_notes, "cold_notes": self.cold_notes,
-            "hot_bytes": self.hot_bytes, "cold_bytes": self.cold_bytes,
-            "cold_plain_bytes": self.cold_plain_bytes, "ratio": round(self.ratio, 3),
-            "dictionaries": list(self.dictionaries), "unreadable": list(self.unreadable),
-        }  # fmt: skip # one record's fields, grouped
+            "enabled": self.enabled,
+            "hot_notes": self.hot_notes,
+            "cold_notes": self.cold_notes,
+            "hot_bytes": self.hot_bytes,
+            "cold_bytes": self.cold_bytes,
+            "cold_plain_bytes": self.cold_plain_bytes,
+            "ratio": round(self.ratio, 3),
+            "dictionaries": list(self.dictionaries),
+            "unreadable": list(self.unreadable),
+        }
 
 
 def relocate(brain: Context, row: ObjectRow, target: str) -> Move:
@@ -172,9 +182,16 @@ def status(brain: Context) -> TierStatus:
         except BrainError:
             unreadable.append(rel)
     listing = brain.store.cold.dictionaries.listing()
-    # Laid out by hand (fmt: skip below): a comprehension laid out as it reads.
-    return TierStatus(brain.settings.cold_tier, hot, cold, hot_bytes, cold_bytes, plain,
-                      tuple(i for _v, i, _p in listing), tuple(unreadable))  # fmt: skip
+    return TierStatus(
+        brain.settings.cold_tier,
+        hot,
+        cold,
+        hot_bytes,
+        cold_bytes,
+        plain,
+        tuple(i for _v, i, _p in listing),
+        tuple(unreadable),
+    )
 
 
 def _older(stamp: str, horizon: datetime) -> bool:

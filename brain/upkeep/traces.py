@@ -38,9 +38,13 @@ class TraceReport:
     traces: tuple[Trace, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.note_id, "forgotten_at": self.forgotten_at, "files": self.files,
-                "git_objects": self.objects,
-                "traces": [t.to_json() for t in self.traces]}  # fmt: skip # one record
+        return {
+            "id": self.note_id,
+            "forgotten_at": self.forgotten_at,
+            "files": self.files,
+            "git_objects": self.objects,
+            "traces": [t.to_json() for t in self.traces],
+        }
 
 
 def check(root: Path, note_id: str) -> TraceReport:

@@ -61,10 +61,14 @@ class Record:
         if len(runs) > MOST_FRAGMENTS:
             step = len(runs) / MOST_FRAGMENTS
             runs = [runs[int(n * step)] for n in range(MOST_FRAGMENTS)]
-        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-        return cls(salt.hex(), _digest(salt, [note_id.casefold()]),
-                   (len(title_words), _digest(salt, title_words)) if title_words else None,
-                   span, frozenset(_digest(salt, r) for r in runs), at)  # fmt: skip
+        return cls(
+            salt.hex(),
+            _digest(salt, [note_id.casefold()]),
+            (len(title_words), _digest(salt, title_words)) if title_words else None,
+            span,
+            frozenset(_digest(salt, r) for r in runs),
+            at,
+        )
 
     def names(self, note_id: str) -> bool:
         return _digest(bytes.fromhex(self.salt), [note_id.casefold()]) == self.id
@@ -94,16 +98,26 @@ class Record:
         return {k: v for k, v in found.items() if v}
 
     def to_json(self) -> dict[str, Any]:
-        return {"salt": self.salt, "id": self.id, "title": list(self.title) if self.title else None,
-                "span": self.span, "fragments": sorted(self.fragments), "at": self.at}  # fmt: skip
+        return {
+            "salt": self.salt,
+            "id": self.id,
+            "title": list(self.title) if self.title else None,
+            "span": self.span,
+            "fragments": sorted(self.fragments),
+            "at": self.at,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Record:
         title = data.get("title")
-        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-        return cls(str(data["salt"]), str(data["id"]),
-                   (int(title[0]), str(title[1])) if title else None, int(data.get("span", SPAN)),
-                   frozenset(data.get("fragments", [])), str(data.get("at", "")))  # fmt: skip
+        return cls(
+            str(data["salt"]),
+            str(data["id"]),
+            (int(title[0]), str(title[1])) if title else None,
+            int(data.get("span", SPAN)),
+            frozenset(data.get("fragments", [])),
+            str(data.get("at", "")),
+        )
 
 
 def record(root: Path, note_id: str, title: str, body: str, at: str) -> None:

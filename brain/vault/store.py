@@ -149,10 +149,14 @@ class NoteStore:
                 found += self._links_below(entry.name)
         real_root = os.path.realpath(self.root)
         return [
-            (rel, "inside" if os.path.realpath(self.root / rel).startswith(real_root + os.sep)
-             else "outside")
+            (
+                rel,
+                "inside"
+                if os.path.realpath(self.root / rel).startswith(real_root + os.sep)
+                else "outside",
+            )
             for rel in sorted(found)
-        ]  # fmt: skip # a conditional laid out as it reads
+        ]
 
     def _links_below(self, rel: str) -> list[str]:
         try:

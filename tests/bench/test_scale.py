@@ -145,6 +145,10 @@ def test_embedding_cache_keeps_vectors_from_the_old_layout(tmp_path: Path) -> No
         assert np.array_equal(got[0], kept)
         ddl = cache._db.execute("SELECT sql FROM sqlite_master WHERE name='vectors'").fetchone()
         assert "PRIMARY KEY (object_id, embedder)) WITHOUT ROWID" in ddl[0]
-        assert cache._db.execute("SELECT name FROM sqlite_master WHERE type='index'"
-                                 " AND tbl_name='vectors'").fetchall() == []  # fmt: skip
+        assert (
+            cache._db.execute(
+                "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='vectors'"
+            ).fetchall()
+            == []
+        )
         assert len(cache) == 2

@@ -64,8 +64,17 @@ def test_init_remember_recall_expand_list_forget(cli: CliRunner, vault: Path) ->
 
 
 def test_remember_reads_stdin_and_takes_options(cli: CliRunner) -> None:
-    res = run(cli, "remember", "-", "--title", "Cats", "--tags", "pets,home", "--json",
-              input="Cats sleep all day.\n")  # fmt: skip
+    res = run(
+        cli,
+        "remember",
+        "-",
+        "--title",
+        "Cats",
+        "--tags",
+        "pets,home",
+        "--json",
+        input="Cats sleep all day.\n",
+    )
     note = json.loads(res.stdout)
     assert note["meta"]["title"] == "Cats" and note["meta"]["tags"] == ["pets", "home"]
     assert note["body"] == "Cats sleep all day.\n"
@@ -161,11 +170,16 @@ print("HEAVY:" + ",".join(heavy))
 def test_start_up_never_imports_torch(tmp_path: Path, args: list[str]) -> None:
     vault = tmp_path / "v"
     if args[0] != "init":
-        subprocess.run([sys.executable, "-m", "brain", "init", str(vault)], check=True,
-                       capture_output=True, cwd=ROOT)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "brain", "init", str(vault)],
+            check=True,
+            capture_output=True,
+            cwd=ROOT,
+        )
     argv = [a.format(vault=vault) for a in args]
     # An empty model cache: had anything wanted an embedding, it would export the model (torch).
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
-                            text=True, cwd=ROOT, env=env)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, cwd=ROOT, env=env
+    )
     assert "HEAVY:\n" in result.stdout or result.stdout.endswith("HEAVY:\n"), result.stdout

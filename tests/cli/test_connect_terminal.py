@@ -119,8 +119,10 @@ def test_a_blind_answer_through_a_pseudo_terminal_is_refused(vault: Path, tmp_pa
     assert State.load(vault).confirmation("notes") is None
 
 
-@pytest.mark.skipif(shutil.which("script") is None or shutil.which("setsid") is None,
-                    reason="needs util-linux script and setsid")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("script") is None or shutil.which("setsid") is None,
+    reason="needs util-linux script and setsid",
+)
 def test_the_scripted_consent_of_the_issue_is_refused(vault: Path, tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     before = tree_digest(vault)
@@ -152,8 +154,10 @@ def test_a_hand_written_confirmation_does_not_count(vault: Path, tmp_path: Path)
     assert ident is not None
     forged = {**ident.to_json(), "at": "2026-12-02T10:31:00Z", "mac": "0" * 64}
     for entry in ({k: v for k, v in forged.items() if k != "mac"}, forged):
-        state = {"version": 1, "connectors": {"notes": {"confirmed": entry, "files": {},
-                                                        "excluded": []}}}  # fmt: skip
+        state = {
+            "version": 1,
+            "connectors": {"notes": {"confirmed": entry, "files": {}, "excluded": []}},
+        }
         (vault / ".brain").mkdir(exist_ok=True)
         (vault / ".brain" / "connectors.json").write_text(json.dumps(state))
         brain = open_vault(vault)

@@ -52,15 +52,20 @@ def test_list_at_80_columns_cuts_no_id_and_no_path(cli: CliRunner) -> None:
 
 def test_list_piped_cuts_nothing_and_says_where_it_stopped(vault: Path) -> None:
     brain = open_vault(vault)
-    made = [brain.remember(f"Step {n} of the levain", title=f"{LONG_TITLE} {n}", node=DEEP)
-            for n in range(3)]  # fmt: skip # a comprehension laid out as it reads
+    made = [
+        brain.remember(f"Step {n} of the levain", title=f"{LONG_TITLE} {n}", node=DEEP)
+        for n in range(3)
+    ]
     total = len(brain.list())
     brain.close()
     env = {**os.environ, "BRAIN_VAULT": str(vault), "BRAIN_DAEMON": "off", "COLUMNS": "80"}
     run = subprocess.run(
         [sys.executable, "-m", "brain", "list", "--limit", "2"],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip # arguments grouped by meaning
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     lines = run.stdout.splitlines()
     for note in made[1:]:  # the two newest
         assert any(line.startswith(note.id) for line in lines)
@@ -68,8 +73,11 @@ def test_list_piped_cuts_nothing_and_says_where_it_stopped(vault: Path) -> None:
     assert run.stderr.strip() == f"showing 2 of {total}; `--limit {total}` for all"
     everything = subprocess.run(
         [sys.executable, "-m", "brain", "list", "--limit", str(total)],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip # arguments grouped by meaning
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     assert everything.stderr == "" and len(everything.stdout.splitlines()) == 2 * total
 
 
@@ -121,13 +129,16 @@ WRITES = [  # in order: each write, what it did, and how the CLI says so
     (["Tom is grey", "--title", "Cat"], "created", "Remembered Cat"),
     (["Tom likes fish", "--title", "cat"], "appended", "Added to Cat"),
     (["Tom likes fish", "--title", "Cat"], "unchanged", "Already remembered: Cat"),
-    (["I live in Lyon", "--title", "Biography", "--node", "Master"], "replaced",
-     "Replaced the text of Biography"),
+    (
+        ["I live in Lyon", "--title", "Biography", "--node", "Master"],
+        "replaced",
+        "Replaced the text of Biography",
+    ),
     (["Plan it", "--kind", "thread", "--title", "Plan"], "created", "Remembered Plan"),
     (["Booked it", "--kind", "thread", "--title", "plan"], "created", "Remembered Plan — "),
     (["Paid it", "--kind", "thread", "--title", "Plan"], "appended", "Added to Plan — "),
     (["Wrote the plan", "--node", "LLM/Diary"], "appended", "Added to 20"),
-]  # fmt: skip # a table of cases
+]
 
 
 def test_every_write_says_whether_it_created_appended_or_replaced(cli: CliRunner) -> None:
@@ -151,7 +162,7 @@ def test_the_mcp_remember_answer_says_what_the_write_did(brain: Brain) -> None:
             {"text": "grey", "title": "Cat"},
             {"text": "purrs", "title": "CAT"},
         ):
-            answers.append((await call(client, "remember", args))["outcome"])  # fmt: skip
+            answers.append((await call(client, "remember", args))["outcome"])
 
     run(brain, scenario)
     assert answers == ["created", "unchanged", "created", "appended"]
@@ -197,9 +208,15 @@ def test_partition_option_works_in_that_partition_and_leaves_brain_yaml_alone(
     assert (vault / "brain.yaml").read_bytes() == settings
 
 
-@pytest.mark.parametrize("command", [
-    ["remember", "x"], ["recall", "x"], ["list"], ["expand", "01JE2Z3K4M5N6P7Q8R9S0T1V2W"],
-])  # fmt: skip # a table of cases
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["remember", "x"],
+        ["recall", "x"],
+        ["list"],
+        ["expand", "01JE2Z3K4M5N6P7Q8R9S0T1V2W"],
+    ],
+)
 def test_an_unknown_partition_is_one_clear_error(
     cli: CliRunner, vault: Path, command: list[str]
 ) -> None:
@@ -321,13 +338,28 @@ def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, w
         assert hits[0]["id"] == note["id"]
         if where == "daemon":  # the fast path (brain/__main__.py) takes --partition too
             assert _parse(["recall", "standup", "--partition", "work"]) == {
-                "query": "standup", "partition": "work"}  # fmt: skip
+                "query": "standup",
+                "partition": "work",
+            }
             env = {**os.environ, "BRAIN_DAEMON": "auto"}
             fast = subprocess.run(
-                [sys.executable, "-m", "brain", "recall", "standup", "--partition", "work",
-                 "--json", "--vault", str(vault)],
-                capture_output=True, text=True, env=env, check=True,
-            )  # fmt: skip # arguments grouped by meaning
+                [
+                    sys.executable,
+                    "-m",
+                    "brain",
+                    "recall",
+                    "standup",
+                    "--partition",
+                    "work",
+                    "--json",
+                    "--vault",
+                    str(vault),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
             assert json.loads(fast.stdout)["hits"][0]["id"] == note["id"]
     finally:
         backend.close()

@@ -16,8 +16,13 @@ from brain.version import version
 
 _register()
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120", "NO_COLOR": "1",
-       "BRAIN_DAEMON": "off"}  # fmt: skip
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT),
+    "COLUMNS": "120",
+    "NO_COLOR": "1",
+    "BRAIN_DAEMON": "off",
+}
 
 
 def help_panels(text: str) -> list[tuple[str, list[str]]]:
@@ -34,8 +39,14 @@ def help_panels(text: str) -> list[tuple[str, list[str]]]:
 
 
 def brain_help(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "brain", *args, "--help"], env=ENV,
-                            capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "brain", *args, "--help"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     return result.stdout
 
 
@@ -77,8 +88,13 @@ def test_version_comes_from_the_package_metadata() -> None:
     assert version() == installed("brain-memory")
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output == f"brain {installed('brain-memory')}\n"
-    result = subprocess.run([sys.executable, "-m", "brain", "--version"], env=ENV,
-                            capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "brain", "--version"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert result.returncode == 0 and result.stdout.strip() == f"brain {version()}"
 
 
@@ -93,7 +109,12 @@ def test_shell_completion_through_the_installed_script() -> None:
     # The shell named, not detected: detection reads the process tree, which differs between
     # a terminal, CI and a test runner ("Shell  not supported" where it finds none).
     named = {**ENV, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
-    shown = subprocess.run([str(script), "--show-completion", "bash"], env=named,
-                           capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    shown = subprocess.run(
+        [str(script), "--show-completion", "bash"],
+        env=named,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert "complete -o default -F _brain_completion brain" in shown.stdout, shown
     assert "--install-completion" in brain_help()

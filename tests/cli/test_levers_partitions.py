@@ -109,8 +109,10 @@ def test_partition_commands(cli: CliRunner, vault: Path) -> None:
     assert run(cli, "partition", "create", "work").exit_code == 0
     assert (vault / "work/LLM/Protocols.md").is_file()
     listed = json.loads(run(cli, "partition", "list", "--json").stdout)["partitions"]
-    assert listed == [{"name": "main", "archived": False, "current": True},
-                      {"name": "work", "archived": False, "current": False}]  # fmt: skip
+    assert listed == [
+        {"name": "main", "archived": False, "current": True},
+        {"name": "work", "archived": False, "current": False},
+    ]
     main_note = remembered(cli, "Groceries: figs")
     res = run(cli, "partition", "use", "work")
     assert res.exit_code == 0, res.output

@@ -107,9 +107,12 @@ def test_a_wait_for_another_process_writing_is_said(vault: Path) -> None:
     with lock.hold():  # another brain process, writing for as long as it likes
         proc = subprocess.Popen(
             [sys.executable, "-m", "brain", "remember", "patience", "--vault", str(vault)],
-            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
             env={**os.environ, "BRAIN_DAEMON": "off"},
-        )  # fmt: skip
+        )
         assert proc.stderr is not None
         line = proc.stderr.readline()  # said while it waits: this returns before we let go
     out, rest = proc.communicate(timeout=300)

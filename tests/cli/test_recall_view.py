@@ -14,8 +14,24 @@ from brain.hitview import adds, hit_lines
 
 _register()
 
-HIT_KEYS = {"id", "title", "snippet", "created", "source", "path", "score", "kind", "status",
-            "node", "parent", "heading_path", "tags", "flags", "relevance", "band"}  # fmt: skip
+HIT_KEYS = {
+    "id",
+    "title",
+    "snippet",
+    "created",
+    "source",
+    "path",
+    "score",
+    "kind",
+    "status",
+    "node",
+    "parent",
+    "heading_path",
+    "tags",
+    "flags",
+    "relevance",
+    "band",
+}
 
 
 def run(cli: CliRunner, *args: str) -> Any:
@@ -23,10 +39,19 @@ def run(cli: CliRunner, *args: str) -> Any:
 
 
 def hit(title: str, snippet: str, score: float, **extra: Any) -> dict[str, Any]:
-    return {"id": "01JE2Z3K4M5N6P7Q8R9S0T1V2W", "title": title, "snippet": snippet,
-            "created": "2026-12-02T10:31:00Z", "path": f"main/Knowledge/Inbox/{title}.md",
-            "score": score, "status": "active", "heading_path": [], "flags": [],
-            "band": "strong", **extra}  # fmt: skip
+    return {
+        "id": "01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+        "title": title,
+        "snippet": snippet,
+        "created": "2026-12-02T10:31:00Z",
+        "path": f"main/Knowledge/Inbox/{title}.md",
+        "score": score,
+        "status": "active",
+        "heading_path": [],
+        "flags": [],
+        "band": "strong",
+        **extra,
+    }
 
 
 def test_a_one_line_note_is_not_shown_twice(cli: CliRunner, vault: Path) -> None:
@@ -60,9 +85,13 @@ def test_snippet_only_when_it_adds_something() -> None:
 
 
 def test_the_band_colours_a_weak_match_as_weak() -> None:
-    lines = hit_lines([hit("Strong one", "A first passage.", 2.0),
-                       hit("Weak one", "A passage that barely matches.", 0.2, band="weak")],
-                      "v")  # fmt: skip
+    lines = hit_lines(
+        [
+            hit("Strong one", "A first passage.", 2.0),
+            hit("Weak one", "A passage that barely matches.", 0.2, band="weak"),
+        ],
+        "v",
+    )
     strong = next(line for line in lines if line[0][0].startswith("1. "))
     weak = next(line for line in lines if line[0][0].startswith("2. "))
     assert strong[0] == ("1. Strong one", "bold") and ("strong", "green") in strong

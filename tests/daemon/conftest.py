@@ -29,8 +29,12 @@ def env(**extra: str) -> dict[str, str]:
 def brain(vault: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "brain", *args, "--vault", str(vault)],
-        capture_output=True, text=True, env=env(**extra), cwd=ROOT, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env(**extra),
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def until(check: Any, what: str) -> None:

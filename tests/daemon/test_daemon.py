@@ -68,8 +68,10 @@ def test_start_status_stop(vault: Path) -> None:
         assert info["running"] and info["pid"] == pid and info["vault"] == str(vault)
         assert info["requests"] >= 1 and info["memory_bytes"] > 0
         assert info["uptime_seconds"] >= 0 and info["embedder"] == "hashing"
-        until(lambda: json.loads(brain(vault, "daemon", "status", "--json").stdout)
-              ["model_loaded"], "the model to load")  # fmt: skip
+        until(
+            lambda: json.loads(brain(vault, "daemon", "status", "--json").stdout)["model_loaded"],
+            "the model to load",
+        )
         text = brain(vault, "daemon", "status").stdout
         for word in ("pid", "uptime", "memory", "requests", "model", str(vault)):
             assert word in text
@@ -169,10 +171,15 @@ for n in range(int(sys.argv[3])):
 
 def writers(vault: Path, count: int, each: int) -> list[subprocess.Popen[str]]:
     return [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(vault), str(w), str(each)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(vault), str(w), str(each)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
+        )
         for w in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def test_four_concurrent_clients_lose_nothing(daemon: Path) -> None:
@@ -226,12 +233,16 @@ def test_a_client_killed_mid_request_harms_nothing(daemon: Path) -> None:
     half.sendall(struct.pack(">I", len(body)) + body[:10])
     half.close()  # gone mid-message: nothing is done
     whole = raw(daemon)
-    send(whole, {"v": VERSION, "op": "remember", "args": {"text": "sent, never read",
-                                                           "title": "Orphan"}})  # fmt: skip
+    send(
+        whole,
+        {"v": VERSION, "op": "remember", "args": {"text": "sent, never read", "title": "Orphan"}},
+    )
     whole.close()  # gone before the reply: the write is done and whole
     client = DaemonClient.connect(daemon)
-    until(lambda: any(r["title"] == "Orphan" for r in client.call("list_notes", {})),
-          "the orphaned write")  # fmt: skip
+    until(
+        lambda: any(r["title"] == "Orphan" for r in client.call("list_notes", {})),
+        "the orphaned write",
+    )
     assert not any(r["title"] == "half" for r in client.call("list_notes", {}))
     assert client.call("ping")["pid"] == running_pid(daemon)
 
@@ -326,9 +337,18 @@ def test_malformed_and_oversize_messages_are_refused_without_harm(daemon: Path) 
 
 
 def test_the_daemon_serves_only_its_operations() -> None:
-    assert set(OPERATIONS) == {"remember", "recall", "expand", "links", "history",
-                               "list_notes", "count_notes", "forget_plan", "forget",
-                               "correct"}  # fmt: skip
+    assert set(OPERATIONS) == {
+        "remember",
+        "recall",
+        "expand",
+        "links",
+        "history",
+        "list_notes",
+        "count_notes",
+        "forget_plan",
+        "forget",
+        "correct",
+    }
     for admin in ("connect", "sync", "sleep", "tier_move", "set_field", "reindex", "settings"):
         assert admin not in OPERATIONS and admin not in TOOLS
 
@@ -351,8 +371,15 @@ def test_the_serve_client_forwards_only_allowlisted_tools(daemon: Path) -> None:
         with pytest.raises(BrainError, match="allowlist"):
             await forward("sleep", {}, local)
         with pytest.raises(InvalidInput, match="unknown tool"):
-            forward.client.call("mcp", {"session": "s", "partition": "main",  # type: ignore[union-attr]
-                                        "tool": "set_field", "arguments": {}})  # fmt: skip
+            forward.client.call(
+                "mcp",
+                {
+                    "session": "s",
+                    "partition": "main",  # type: ignore[union-attr]
+                    "tool": "set_field",
+                    "arguments": {},
+                },
+            )
 
     anyio.run(main)
     note = open_vault(daemon).get(
@@ -433,8 +460,11 @@ def test_core_cases_both_ways(backend: Any) -> None:
 def test_daemon_and_process_read_alike(daemon: Path) -> None:
     remote = DaemonBackend(DaemonClient.connect(daemon))
     for n in range(12):
-        remote.remember(f"Note {n} about gardening, tomatoes and basil number {n}.",
-                        title=f"Garden {n}", tags=["garden"])  # fmt: skip
+        remote.remember(
+            f"Note {n} about gardening, tomatoes and basil number {n}.",
+            title=f"Garden {n}",
+            tags=["garden"],
+        )
     local = LocalBackend(open_vault(daemon))
     for query in ("tomatoes", "basil number 7", "gardening"):
         assert remote.recall(query, k=8) == local.recall(query, k=8)
@@ -469,22 +499,32 @@ def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
     ]
     for args in cases:
         fast = brain(daemon, *args)
-        full = subprocess.run([sys.executable, "-c", FULL, *args, "--vault", str(daemon)],
-                              capture_output=True, text=True, env=env(), cwd=ROOT)  # fmt: skip
+        full = subprocess.run(
+            [sys.executable, "-c", FULL, *args, "--vault", str(daemon)],
+            capture_output=True,
+            text=True,
+            env=env(),
+            cwd=ROOT,
+        )
         assert fast.returncode == full.returncode == 0, fast.stderr + full.stderr
         assert fast.stdout == full.stdout
     # Nothing in the vault is about these: said so both ways (recall/relevance.py).
     assert brain(daemon, *cases[4]).stdout == f"nothing relevant in {daemon}\n"
     answer = json.loads(brain(daemon, *cases[5]).stdout)
     assert answer["hits"] == [] and answer["nothing_relevant"] is True
-    probe = subprocess.run([sys.executable, "-c", PROBE, "recall", "widget", "--vault",
-                            str(daemon)], capture_output=True, text=True, env=env())  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, "recall", "widget", "--vault", str(daemon)],
+        capture_output=True,
+        text=True,
+        env=env(),
+    )
     assert "ANSWERED True False False" in probe.stdout  # no typer, no core: the daemon answered
     bad = brain(daemon, "recall", "   ")
     assert bad.returncode == 2 and "query is empty" in bad.stderr
     for other in (["recall", "--help"], ["recall", "-k", "x", "q"], ["list"], ["recall"]):
-        probe = subprocess.run([sys.executable, "-c", PROBE, *other], capture_output=True,
-                               text=True, env=env())  # fmt: skip
+        probe = subprocess.run(
+            [sys.executable, "-c", PROBE, *other], capture_output=True, text=True, env=env()
+        )
         assert "ANSWERED False" in probe.stdout  # left to the full command line
 
 

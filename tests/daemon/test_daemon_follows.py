@@ -41,8 +41,9 @@ def test_git_enable_under_a_running_daemon_makes_its_next_write_a_commit(daemon:
     made = brain(daemon, "remember", "b", "--title", "B")
     assert made.returncode == 0, made.stderr
     assert running_pid(daemon) == pid  # the same daemon wrote it, not a new one
-    log = subprocess.run(["git", "-C", str(daemon), "log", "--format=%s"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    log = subprocess.run(
+        ["git", "-C", str(daemon), "log", "--format=%s"], capture_output=True, text=True, check=True
+    ).stdout
     assert 'brain: remember "B"' in log
     gitstatus = brain(daemon, "git", "status", "--json")
     assert gitstatus.returncode == 0 and "B.md" not in gitstatus.stdout  # nothing "by hand"

@@ -22,12 +22,17 @@ from tests.conftest import pushed
 def rows_of(db: str, user: str) -> dict[str, int]:
     """Her rows in every table of the database that names a tenant, and in `tenants`."""
     with psycopg.connect(db, autocommit=True) as conn:
-        tables = [str(r[0]) for r in conn.execute(
-            "SELECT DISTINCT table_name FROM information_schema.columns "
-            "WHERE table_schema = 'public' AND column_name = 'tenant'"
-        )]  # fmt: skip
-        found = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE tenant = %s", (user,))
-                 .fetchone()[0] for t in tables}  # type: ignore[index]  # fmt: skip
+        tables = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT DISTINCT table_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND column_name = 'tenant'"
+            )
+        ]
+        found = {
+            t: conn.execute(f"SELECT count(*) FROM {t} WHERE tenant = %s", (user,)).fetchone()[0]  # type: ignore[index]
+            for t in tables
+        }
         found["tenants"] = conn.execute(
             "SELECT count(*) FROM tenants WHERE name = %s", (user,)
         ).fetchone()[0]  # type: ignore[index]

@@ -18,8 +18,10 @@ def test_bulk_on_a_hosted_brain_writes_every_memory(
 ) -> None:
     brain = pushed(hosted_dsn, vault, clock)
     with brain.bulk():
-        ids = [brain.remember(f"bulk memory {i} about the ferry", title=f"bulk {i}").id
-               for i in range(5)]  # fmt: skip
+        ids = [
+            brain.remember(f"bulk memory {i} about the ferry", title=f"bulk {i}").id
+            for i in range(5)
+        ]
     brain.flush()
     assert {h.id for h in brain.recall("ferry", k=10, mode="text")} == set(ids)
     brain.close()
@@ -27,23 +29,49 @@ def test_bulk_on_a_hosted_brain_writes_every_memory(
 
 def run_bench(*args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", *args], capture_output=True, text=True, env=ENV, cwd=str(ROOT),
+        [sys.executable, "-m", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=str(ROOT),
         timeout=300,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
 def test_the_hosted_seed_bench_runs_at_a_tiny_size(pg_dsn: str) -> None:
     db = fresh_database(pg_dsn)
-    said = run_bench("bench.hosted_seed", "--db", db, "--tenants", "3", "--memories", "4",
-                     "--real", "1", "--maintenance-mem", "64MB")  # fmt: skip
+    said = run_bench(
+        "bench.hosted_seed",
+        "--db",
+        db,
+        "--tenants",
+        "3",
+        "--memories",
+        "4",
+        "--real",
+        "1",
+        "--maintenance-mem",
+        "64MB",
+    )
     assert "seeded in" in said
 
 
 def test_the_hosted_serving_bench_runs_on_postgresql_at_a_tiny_size(pg_dsn: str) -> None:
-    said = run_bench("bench.hosted", "--db", pg_dsn, "--storage", "pg", "--tenants", "2",
-                     "--memories", "3", "--seconds", "0.3")  # fmt: skip
+    said = run_bench(
+        "bench.hosted",
+        "--db",
+        pg_dsn,
+        "--storage",
+        "pg",
+        "--tenants",
+        "2",
+        "--memories",
+        "3",
+        "--seconds",
+        "0.3",
+    )
     result = json.loads(said)
     assert [r["clients"] for r in result["recall"]] == [1, 8, 32]
     assert all(r["errors"] == 0 and r["calls"] > 0 for r in result["recall"])

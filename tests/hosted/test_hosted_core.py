@@ -22,12 +22,18 @@ SEED = {
     "platform": "claude.ai",
     "summary": "Widget Pro system requirements.",
     "transcript": [
-        {"role": "user", "content": "What does the Widget Pro need to run?",
-         "timestamp": "2026-12-01T14:30:15Z"},
-        {"role": "assistant", "content": "A quince coloured chassis and four gigabytes of RAM.",
-         "timestamp": "2026-12-01T14:30:18Z"},
+        {
+            "role": "user",
+            "content": "What does the Widget Pro need to run?",
+            "timestamp": "2026-12-01T14:30:15Z",
+        },
+        {
+            "role": "assistant",
+            "content": "A quince coloured chassis and four gigabytes of RAM.",
+            "timestamp": "2026-12-01T14:30:18Z",
+        },
     ],
-}  # fmt: skip # one turn a line
+}
 
 
 def titles(hits: list) -> list[str]:  # type: ignore[type-arg]

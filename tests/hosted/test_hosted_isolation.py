@@ -41,8 +41,14 @@ def test_the_other_tenant_finds_nothing_by_id_query_or_list(pair: tuple[Brain, B
     with pytest.raises(NotFound):
         bob.correct(secret.id, "Bob's version")
     # Text that a query language or SQL would read as syntax is only words here.
-    for hostile in ("quince') | ('cardamom", "quince & !x | (jam:*)", "x' OR tenant IS NOT NULL --",
-                    "%quince%", "quince?", "\\' ; DROP TABLE objects; --"):  # fmt: skip
+    for hostile in (
+        "quince') | ('cardamom",
+        "quince & !x | (jam:*)",
+        "x' OR tenant IS NOT NULL --",
+        "%quince%",
+        "quince?",
+        "\\' ; DROP TABLE objects; --",
+    ):
         for mode in ("text", "hybrid"):
             assert bob.recall(hostile, mode=mode) == [], hostile
     assert [h.id for h in alice.recall("quince') | ('cardamom", mode="text")] == [secret.id]
@@ -60,8 +66,14 @@ def test_the_other_tenant_finds_nothing_by_id_query_or_list(pair: tuple[Brain, B
 def test_hostile_paths_never_reach_another_tenant_or_the_disk(pair: tuple[Brain, Brain]) -> None:
     alice, bob = pair
     note = alice.remember("Alice only.", title="Private plans")
-    for path in (note.path, f"../{note.path}", f"/{note.path}", "../../etc/passwd",
-                 f".brain/{note.path}", f"main/../../{note.path}"):  # fmt: skip
+    for path in (
+        note.path,
+        f"../{note.path}",
+        f"/{note.path}",
+        "../../etc/passwd",
+        f".brain/{note.path}",
+        f"main/../../{note.path}",
+    ):
         with pytest.raises((FileNotFoundError, InvalidInput)):
             bob.store.read_bytes(path)
     assert not bob.store.exists(note.path)

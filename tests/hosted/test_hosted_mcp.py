@@ -40,8 +40,9 @@ def script_of(brain: Brain) -> list[Any]:
 
         await ok("ping")
         await ok("session")
-        note = await call(client, "remember", {"text": "The launch moved to March.",
-                                               "title": "Launch date"})  # fmt: skip
+        note = await call(
+            client, "remember", {"text": "The launch moved to March.", "title": "Launch date"}
+        )
         await ok("recall", {"query": "when is the launch"})
         await ok("expand", {"note_id": note["id"]})
         await ok("list_memories", {})

@@ -106,9 +106,11 @@ def test_hosted_sleep_beside_a_writer_loses_no_note(
     proc = writer(hosted_dsn, brain.root.name, "beside", 15)
     sleeper = subprocess.run(
         [sys.executable, "-m", "brain", "hosted", "sleep", "--db", hosted_dsn, "--quiet"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip # arguments grouped by meaning
+    )
     ids = proc.communicate(timeout=120)[0].split()
     assert sleeper.returncode == 0, sleeper.stderr
     assert proc.returncode == 0 and len(ids) == 15

@@ -35,8 +35,11 @@ def test_push_then_pull_is_byte_exact_and_leaves_local_only_notes_home(
 ) -> None:
     brain = every_kind(vault, clock, tmp_path)  # history, a document and chunks, a transcript…
     for n in range(5):  # enough memories in one node for its index.json
-        brain.remember(f"Cooking fact {n}: salt the pasta water.", title=f"Fact {n}",
-                       node="Knowledge/Domains/Cooking")  # fmt: skip
+        brain.remember(
+            f"Cooking fact {n}: salt the pasta water.",
+            title=f"Fact {n}",
+            node="Knowledge/Domains/Cooking",
+        )
     hidden = brain.remember("My locker code is 4711.", title="Locker")
     brain.set_field(hidden.id, "visibility", "local-only")
     brain.close()
@@ -76,8 +79,18 @@ def test_push_then_pull_is_byte_exact_and_leaves_local_only_notes_home(
 def test_bad_database_unknown_user_and_busy_folder_get_one_line_and_exit_2(
     runner: CliRunner, vault: Path, tmp_path: Path
 ) -> None:
-    bad = runner.invoke(app, ["hosted", "pull", str(tmp_path / "x"), "--user", "a",
-                              "--db", "postgresql://nobody@127.0.0.1:1/none"])  # fmt: skip
+    bad = runner.invoke(
+        app,
+        [
+            "hosted",
+            "pull",
+            str(tmp_path / "x"),
+            "--user",
+            "a",
+            "--db",
+            "postgresql://nobody@127.0.0.1:1/none",
+        ],
+    )
     assert bad.exit_code == 2 and "cannot connect to the database" in bad.output
     assert len(bad.output.strip().splitlines()) == 1
     assert "Traceback" not in bad.output

@@ -48,8 +48,13 @@ def crowded(pg_dsn: str) -> Iterator[tuple[str, np.ndarray]]:
 def short_scans(db: TenantDatabase) -> None:
     """What a big shared index does to a small tenant, at this size: a short HNSW scan, and a
     planner that takes the index whenever it can (as it does at 1M rows)."""
-    for setting in ("hnsw.ef_search = 10", "hnsw.max_scan_tuples = 40", "enable_seqscan = off",
-                    "enable_bitmapscan = off", "enable_sort = off"):  # fmt: skip
+    for setting in (
+        "hnsw.ef_search = 10",
+        "hnsw.max_scan_tuples = 40",
+        "enable_seqscan = off",
+        "enable_bitmapscan = off",
+        "enable_sort = off",
+    ):
         db.conn.execute(f"SET {setting}")
 
 

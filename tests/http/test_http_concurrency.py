@@ -99,7 +99,10 @@ def test_tenants_served_side_by_side_each_write_and_read_only_their_own(one: One
     anyio.run(main)
     for user, ids in seen.items():
         brain = open_tenant(one.db, user, embedder=None)
-        mine = {r.id for r in brain.list(node="Knowledge/Inbox", limit=1000)
-                if r.title.startswith("side")}  # fmt: skip
+        mine = {
+            r.id
+            for r in brain.list(node="Knowledge/Inbox", limit=1000)
+            if r.title.startswith("side")
+        }
         brain.close()
         assert mine == ids and len(ids) == 20

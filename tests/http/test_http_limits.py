@@ -37,8 +37,18 @@ def limited(pg_dsn: str) -> Iterator[Limited]:
     db = fresh_database(pg_dsn)
     init_schema(db)
     token = add_user(db, "alice")
-    server = start(db, None, "--header-timeout", "1", "--body-timeout", "1",
-                   "--max-requests-per-user", "2", "--statement-timeout", "1")  # fmt: skip
+    server = start(
+        db,
+        None,
+        "--header-timeout",
+        "1",
+        "--body-timeout",
+        "1",
+        "--max-requests-per-user",
+        "2",
+        "--statement-timeout",
+        "1",
+    )
     try:
         yield Limited(db, server, token)
     finally:
@@ -54,9 +64,11 @@ def test_a_connection_slow_to_send_its_headers_is_closed(limited: Limited) -> No
 
 def test_a_body_slow_to_come_gets_408(limited: Limited) -> None:
     sock = limited.raw()
-    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {limited.token}\r\n"
-            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-            "Content-Length: 400\r\n\r\n{\"jsonrpc\"")  # fmt: skip
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {limited.token}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        'Content-Length: 400\r\n\r\n{"jsonrpc"'
+    )
     sock.sendall(head.encode())
     answer_ = sock.recv(4096)
     assert answer_.startswith(b"HTTP/1.1 408")
@@ -105,8 +117,10 @@ def test_a_statement_running_too_long_is_cancelled_with_one_plain_line(limited: 
     async def main() -> None:
         async with connect(limited.server.url, limited.token) as mcp:
             await call(mcp, "remember", {"text": "The tide turns at noon."})
-            holder = held(limited.db, "LOCK TABLE objects, texts, vectors, vault_files "
-                                      "IN ACCESS EXCLUSIVE MODE")  # fmt: skip
+            holder = held(
+                limited.db,
+                "LOCK TABLE objects, texts, vectors, vault_files IN ACCESS EXCLUSIVE MODE",
+            )
             try:
                 failed, said = await answer(mcp, "recall", {"query": "tide"})
             finally:

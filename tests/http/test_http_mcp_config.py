@@ -32,8 +32,9 @@ def test_cursors_url_and_headers_reach_a_real_server(pg_dsn: str) -> None:
     token = add_user(db, "alice")
     server = start(db, None)
     try:
-        said = CliRunner().invoke(app, ["mcp-config", "cursor", "--url", server.url,
-                                        "--token", token])  # fmt: skip
+        said = CliRunner().invoke(
+            app, ["mcp-config", "cursor", "--url", server.url, "--token", token]
+        )
         assert said.exit_code == 0, said.output
         entry = snippet(said.stdout)
         assert entry["url"] == server.url

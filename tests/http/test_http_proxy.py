@@ -76,8 +76,9 @@ def proxied(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     )
     nginx = subprocess.Popen(
         [NGINX, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g", "daemon off;"],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for _ in range(200):  # until nginx listens
             try:

@@ -159,9 +159,11 @@ def test_the_same_answers_and_refusals_as_over_stdio(
     token = add_user(db, "dana")
     server = start_server(db, tmp_path / "tenants")
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "brain", "serve", "--vault", str(vault)], env=ENV,
+        command=sys.executable,
+        args=["-m", "brain", "serve", "--vault", str(vault)],
+        env=ENV,
         cwd=str(ROOT),
-    )  # fmt: skip
+    )
     results: dict[str, list[Any]] = {}
 
     async def main() -> None:
@@ -261,16 +263,22 @@ def test_killing_a_server_mid_write_loses_no_acknowledged_write(any_setup: Setup
 
 
 def test_one_tenant_cannot_reach_anothers_notes(setup: Setup) -> None:
-    hostile_nodes = ["../alice/main/Knowledge", "../../alice", "/etc", "main/../../alice",
-                     "Knowledge/../../../alice/main"]  # fmt: skip
+    hostile_nodes = [
+        "../alice/main/Knowledge",
+        "../../alice",
+        "/etc",
+        "main/../../alice",
+        "Knowledge/../../../alice/main",
+    ]
 
     async def main() -> None:
         async with (
             connect(setup.a.url, setup.alice) as alice,
             connect(setup.b.url, setup.bob) as bob,
         ):
-            secret = await call(alice, "remember", {"text": "The vault code is swordfish.",
-                                                    "title": "Vault code"})  # fmt: skip
+            secret = await call(
+                alice, "remember", {"text": "The vault code is swordfish.", "title": "Vault code"}
+            )
             counted = await call(bob, "usage")
             found = await call(bob, "recall", {"query": "vault code swordfish", "k": 20})
             assert secret["id"] not in json.dumps(found) and "swordfish" not in json.dumps(found)
@@ -321,8 +329,10 @@ def test_no_token_wrong_token_revoked_token_get_one_401_that_names_no_one(setup:
     assert {r.headers.get("www-authenticate") for r in answers} == {"Bearer"}
     assert all("server" not in r.headers for r in answers)
     assert sorted(p.name for p in setup.root.iterdir() if not p.name.startswith(".")) <= [
-        "alice", "bob", "carol"
-    ]  # fmt: skip
+        "alice",
+        "bob",
+        "carol",
+    ]
     assert post(setup.a.url, setup.alice).status_code == 200  # others are not affected
 
 

@@ -41,8 +41,15 @@ def test_is_note_path() -> None:
     assert catchup.is_note_path("Personal/inbox/a.md")
     assert catchup.is_note_path("local-only/Personal/a.md")
     assert catchup.is_note_path("cold/Personal/a.md.zst")
-    for rel in ("a.md", "Personal/.a.md", ".brain/x.md", "Personal/a.txt", "cold/a.md",
-                "local-only/a.md", "Personal/../x.md"):  # fmt: skip
+    for rel in (
+        "a.md",
+        "Personal/.a.md",
+        ".brain/x.md",
+        "Personal/a.txt",
+        "cold/a.md",
+        "local-only/a.md",
+        "Personal/../x.md",
+    ):
         assert not catchup.is_note_path(rel), rel
 
 

@@ -99,8 +99,10 @@ def test_an_index_of_the_old_row_format_is_stale_and_rebuilt(
         """
     )
     ids, weights = HashingSparse().encode(["quokkas smile"])[0]
-    db.execute("INSERT INTO terms VALUES (?, 'h', ?, ?)",
-               (note.id, ids.astype("<i4").tobytes(), weights.astype("<f4").tobytes()))  # fmt: skip
+    db.execute(
+        "INSERT INTO terms VALUES (?, 'h', ?, ?)",
+        (note.id, ids.astype("<i4").tobytes(), weights.astype("<f4").tobytes()),
+    )
     db.commit()
     db.close()
     with pytest.raises(StaleSparse, match=r"schema 1"):
@@ -115,8 +117,10 @@ def test_an_index_of_the_old_row_format_is_stale_and_rebuilt(
 def test_reindex_encodes_no_unchanged_text_again(
     sbrain: Brain, vault: Path, encoder: Counting
 ) -> None:
-    notes = [sbrain.remember(f"Memory {n} about the allotment's beans", title=f"Beans {n}")
-             for n in range(6)]  # fmt: skip
+    notes = [
+        sbrain.remember(f"Memory {n} about the allotment's beans", title=f"Beans {n}")
+        for n in range(6)
+    ]
     sbrain.recall("beans")
     before, encoded = _rows(vault), len(encoder.seen)
     assert set(before) == set(sbrain.caches.catalog.object_ids())

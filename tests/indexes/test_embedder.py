@@ -227,9 +227,10 @@ def test_cache_keeps_half_precision_and_reads_single_precision_rows(tmp_path: Pa
     (blob,) = db.execute("SELECT vector FROM vectors").fetchone()
     assert len(blob) == 2 * embedder.dim
     old = embedder.embed([ITEMS[1][2]])[0]  # a row written before: single precision
-    db.execute("INSERT INTO vectors (embedder, object_id, content_hash, vector)"
-               " VALUES (?, 'n2', 'h2', ?)",
-               (f"hashing/{embedder.dim}", old.astype("<f4").tobytes()))  # fmt: skip
+    db.execute(
+        "INSERT INTO vectors (embedder, object_id, content_hash, vector) VALUES (?, 'n2', 'h2', ?)",
+        (f"hashing/{embedder.dim}", old.astype("<f4").tobytes()),
+    )
     db.commit()
     db.close()
     counting = Counting(embedder)
@@ -382,8 +383,11 @@ def test_recall_loads_neither_torch_nor_onnx(tmp_path: Path) -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "models")],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
     assert not (tmp_path / "models").exists()  # nothing exported, nothing cached

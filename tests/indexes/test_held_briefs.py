@@ -30,12 +30,26 @@ NODES = ("Garden", "Home", "Work/Projects")
 def _row(n: int, node: str = "Garden", **fields: str) -> ObjectRow:
     oid = f"01J{n:023d}"  # ULID-shaped: ids in write order
     values = {
-        "id": oid, "note_id": oid, "path": f"{node}/{n}.md", "partition": "main",
-        "node": node, "title": f"Note {n}", "norm_title": f"note {n}", "kind": "memory",
-        "status": "active", "visibility": "normal", "created": "2026-01-01T00:00:00Z",
-        "touched": "2026-01-01T00:00:00Z", "parent": None, "supersedes": None,
-        "defining": None, "tags": (), "source": {}, "heading_path": (), "text_hash": str(n),
-    }  # fmt: skip
+        "id": oid,
+        "note_id": oid,
+        "path": f"{node}/{n}.md",
+        "partition": "main",
+        "node": node,
+        "title": f"Note {n}",
+        "norm_title": f"note {n}",
+        "kind": "memory",
+        "status": "active",
+        "visibility": "normal",
+        "created": "2026-01-01T00:00:00Z",
+        "touched": "2026-01-01T00:00:00Z",
+        "parent": None,
+        "supersedes": None,
+        "defining": None,
+        "tags": (),
+        "source": {},
+        "heading_path": (),
+        "text_hash": str(n),
+    }
     values.update(fields)
     return ObjectRow(**values)  # type: ignore[arg-type]
 

@@ -23,8 +23,16 @@ from brain.upkeep.regenerate import rebuild_node_indexes
 
 _register()
 
-FIELDS = {"node_id", "node_name", "summary", "sub_nodes", "aggregate_keywords", "key_entities",
-          "total_memory_count", "date_range"}  # fmt: skip
+FIELDS = {
+    "node_id",
+    "node_name",
+    "summary",
+    "sub_nodes",
+    "aggregate_keywords",
+    "key_entities",
+    "total_memory_count",
+    "date_range",
+}
 SUB_FIELDS = {"name", "memory_count", "keywords", "date_range"}
 
 COOKING = [
@@ -59,8 +67,9 @@ def fill(brain: Brain, node: str, texts: list[str]) -> list[Note]:
 
 
 def filler(brain: Brain, node: str, count: int, word: str = "memo") -> list[Note]:
-    return [brain.remember(f"{word} number {n}", node=node, title=f"{word} {n}") for n in
-            range(count)]  # fmt: skip
+    return [
+        brain.remember(f"{word} number {n}", node=node, title=f"{word} {n}") for n in range(count)
+    ]
 
 
 def index_of(vault: Path, node: str, partition: str = "main") -> dict[str, Any] | None:
@@ -112,7 +121,11 @@ def test_the_index_has_exactly_the_documented_fields(
     cooking, infra = domains["sub_nodes"]
     assert set(cooking) == SUB_FIELDS
     assert (cooking["name"], cooking["memory_count"], infra["name"], infra["memory_count"]) == (
-        "Cooking", 6, "Infra", 4)  # fmt: skip
+        "Cooking",
+        6,
+        "Infra",
+        4,
+    )
     assert cooking["date_range"] == {"oldest": "2026-12-02", "newest": "2026-12-02"}
     assert "pasta" in cooking["keywords"] and "flour" in cooking["keywords"]
     assert "cluster" in infra["keywords"]  # in two of the four
@@ -135,8 +148,10 @@ def test_index_files_hold_metadata_never_note_text(brain: Brain, vault: Path) ->
 
 # keywords and entities -------------------------------------------------------------------------
 def test_entities_are_names_runs_and_acronyms() -> None:
-    text = ("The team met Caroline at the Widget Pro launch. Caroline liked the API.\n"
-            "Then we went home. Yesterday Bob called; the NASA talk was good.")  # fmt: skip
+    text = (
+        "The team met Caroline at the Widget Pro launch. Caroline liked the API.\n"
+        "Then we went home. Yesterday Bob called; the NASA talk was good."
+    )
     found = dict(entities(text))
     assert found["Caroline"] == 2 and "Widget Pro" in found and "API" in found
     assert "NASA" in found and "Bob" in found
@@ -157,14 +172,25 @@ def test_private_and_local_only_words_never_reach_an_index(brain: Brain, vault: 
         secret = notes[0].with_body("Zanzibarian plans with Xavier Quillfeather\n")
         brain.save(secret.with_meta(visibility="private"))
         stamp = iso(brain.clock.now())
-        local = Note(meta={"id": new_id(brain.clock.now()), "title": "Hidden", "kind": "titled",
-                           "status": "active", "created": stamp, "touched": stamp,
-                           "visibility": "local-only"},
-                     body="Quokkaberry talks with Yolanda Vexmoor\n",
-                     path="local-only/main/Projects/Hidden.md")  # fmt: skip
+        local = Note(
+            meta={
+                "id": new_id(brain.clock.now()),
+                "title": "Hidden",
+                "kind": "titled",
+                "status": "active",
+                "created": stamp,
+                "touched": stamp,
+                "visibility": "local-only",
+            },
+            body="Quokkaberry talks with Yolanda Vexmoor\n",
+            path="local-only/main/Projects/Hidden.md",
+        )
         brain.save(local)
-        brain.save(local.with_path("local-only/main/Secret/Hidden.md").with_meta(id=new_id(
-            brain.clock.now())))  # fmt: skip
+        brain.save(
+            local.with_path("local-only/main/Secret/Hidden.md").with_meta(
+                id=new_id(brain.clock.now())
+            )
+        )
     for _ in range(2):  # as written at once, and after a full rebuild
         doc = index_of(vault, "Projects")
         assert doc is not None
@@ -231,9 +257,12 @@ def test_rebuild_drops_indexes_under_threshold_and_is_deterministic(
     assert not stale.exists() and not (vault / "main/Projects/Old").exists()
     assert set(settled.removed) == {"main/Projects/index.json", "main/Projects/Old/index.json"}
     first = index_files(vault)
-    assert set(first) == {"main/Knowledge/index.json", "main/Knowledge/Domains/index.json",
-                          "main/Knowledge/Domains/Cooking/index.json",
-                          "main/Knowledge/Domains/Infra/index.json"}  # fmt: skip
+    assert set(first) == {
+        "main/Knowledge/index.json",
+        "main/Knowledge/Domains/index.json",
+        "main/Knowledge/Domains/Cooking/index.json",
+        "main/Knowledge/Domains/Infra/index.json",
+    }
     rebuild_node_indexes(brain)
     assert index_files(vault) == first  # byte-identical
     brain.reindex()
@@ -248,8 +277,9 @@ def test_incremental_files_equal_a_full_rebuild(
     clock.set(clock.now() + timedelta(days=5))
     infra = fill(brain, "Knowledge/Domains/Infra", INFRA)
     clock.set(clock.now() + timedelta(days=5))
-    brain.remember("More about pesto and basil", node="Knowledge/Domains/Cooking",
-                   title=cooking[-1].title)  # fmt: skip
+    brain.remember(
+        "More about pesto and basil", node="Knowledge/Domains/Cooking", title=cooking[-1].title
+    )
     brain.forget(infra[-1].id)  # the newest Infra memory: the date range narrows
     brain.forget(cooking[0].id)
     incremental = index_files(vault)
@@ -406,8 +436,10 @@ def test_a_bulk_block_reads_each_topic_index_once_and_places_as_outside_it(
         return real(self, rel)
 
     monkeypatch.setattr(nodeindex.NodeIndex, "_read_file", counted)
-    texts = ["A new focaccia: bread flour, olive oil, rosemary and sourdough",
-             "The ingress on the staging cluster needs a new Kubernetes probe"] * 10  # fmt: skip
+    texts = [
+        "A new focaccia: bread flour, olive oil, rosemary and sourdough",
+        "The ingress on the staging cluster needs a new Kubernetes probe",
+    ] * 10
     with topics.bulk():
         placed = [topics.remember(text).node for text in texts]
     assert placed == ["Knowledge/Domains/Cooking", "Knowledge/Domains/Infra"] * 10

@@ -60,8 +60,10 @@ def test_two_callers_at_once_share_the_cores() -> None:
     def call(name: str, base: int) -> None:
         results[name] = onnxrun.each(run, [[base + n] for n in range(8)])
 
-    callers = [threading.Thread(target=call, args=(name, base)) for name, base in
-               (("embed", 0), ("encode", 100))]  # fmt: skip
+    callers = [
+        threading.Thread(target=call, args=(name, base))
+        for name, base in (("embed", 0), ("encode", 100))
+    ]
     for caller in callers:
         caller.start()
     for caller in callers:

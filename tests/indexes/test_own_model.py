@@ -75,8 +75,13 @@ def test_an_own_model_is_exported_once_with_its_steps_shown_then_used(tmp_path: 
     def brain(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "brain", *argv, "--vault", str(vault)],
-            capture_output=True, text=True, env=env, cwd=ROOT, timeout=900, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=900,
+            check=False,
+        )
 
     assert brain("init").returncode == 0
     use_embedder(vault, str(mine))

@@ -64,11 +64,13 @@ def _rows(vault: Path) -> list[tuple[str, str]]:
 def test_the_index_scores_by_dot_product_and_honours_allowed(tmp_path: Path) -> None:
     index = SparseIndex(tmp_path, "hashing")
     t = np.array
-    index.upsert([
-        ("a", "h1", (t([1, 5], dtype=np.int32), t([1.0, 2.0], dtype=np.float32))),
-        ("b", "h2", (t([5, 9], dtype=np.int32), t([0.5, 3.0], dtype=np.float32))),
-        ("c", "h3", (t([7], dtype=np.int32), t([4.0], dtype=np.float32))),
-    ])  # fmt: skip
+    index.upsert(
+        [
+            ("a", "h1", (t([1, 5], dtype=np.int32), t([1.0, 2.0], dtype=np.float32))),
+            ("b", "h2", (t([5, 9], dtype=np.int32), t([0.5, 3.0], dtype=np.float32))),
+            ("c", "h3", (t([7], dtype=np.int32), t([4.0], dtype=np.float32))),
+        ]
+    )
     query = (t([5, 9], dtype=np.int32), t([1.0, 1.0], dtype=np.float32))
     found = index.search(query, 10)  # c shares no term: not found
     assert [oid for oid, _ in found] == ["b", "a"]
@@ -290,8 +292,13 @@ def test_the_onnx_export_matches_the_torch_model(splade: SpladeEncoder) -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(reference_folder()))
     mlm = AutoModelForMaskedLM.from_pretrained(str(reference_folder())).eval()
     for text, (terms, weights) in zip(texts, got, strict=True):
-        enc = tokenizer([text], max_length=256, truncation=True, return_tensors="pt",
-                        return_token_type_ids=False)  # fmt: skip
+        enc = tokenizer(
+            [text],
+            max_length=256,
+            truncation=True,
+            return_tensors="pt",
+            return_token_type_ids=False,
+        )
         with torch.no_grad():
             logits = mlm(**enc).logits
         want = (torch.log1p(torch.relu(logits)) * enc["attention_mask"][..., None]).amax(1)[0]
@@ -435,8 +442,12 @@ def test_the_int8_head_is_made_once_with_a_line_saying_so(vault: Path, tmp_path:
     def brain(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "brain", *argv, "--vault", str(vault)],
-            capture_output=True, text=True, env=env, timeout=600, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
 
     first = brain("remember", "The boiler was serviced in May")
     assert first.returncode == 0, first.stderr

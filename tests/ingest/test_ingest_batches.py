@@ -129,8 +129,10 @@ def test_each_batch_is_embedded_then_encoded_by_two_stages(
         assert {thread for _, thread in embeds} == {"embed"}
         assert {thread for _, thread in encodes} == {"encode"}
         # The k-th batch reaches SPLADE's stage only after MiniLM's is done with it.
-        at = {kind: [i for i, (k, _, _) in enumerate(both.calls) if k == kind]
-              for kind in ("embed", "encode")}  # fmt: skip
+        at = {
+            kind: [i for i, (k, _, _) in enumerate(both.calls) if k == kind]
+            for kind in ("embed", "encode")
+        }
         assert all(e < t for e, t in zip(at["embed"], at["encode"], strict=True))
         # Nothing lost on either side: every memory has its vector and its terms.
         assert not b.caches.vectors_pending()

@@ -26,14 +26,21 @@ SEED = {
     "metadata": {"tags": ["product"]},
     "summary": "Widget Pro specifications.",
     "transcript": [
-        {"role": "user", "content": "What are the Widget Pro system requirements?",
-         "timestamp": "2025-01-08T14:30:15Z"},
-        {"role": "assistant", "content": "The Widget Pro needs 8 GB of memory and a quad-core "
-         "processor. It runs on Linux and macOS.", "timestamp": "2025-01-08T14:30:45Z"},
+        {
+            "role": "user",
+            "content": "What are the Widget Pro system requirements?",
+            "timestamp": "2025-01-08T14:30:15Z",
+        },
+        {
+            "role": "assistant",
+            "content": "The Widget Pro needs 8 GB of memory and a quad-core "
+            "processor. It runs on Linux and macOS.",
+            "timestamp": "2025-01-08T14:30:45Z",
+        },
         {"role": "user", "content": "Does it support a second monitor?"},
         {"role": "assistant", "content": "Yes, two displays over USB-C at 60 Hz."},
     ],
-}  # fmt: skip
+}
 
 CHAT = """# Sourdough help
 
@@ -52,29 +59,60 @@ def chatgpt(conversations: int = 2) -> list[dict[str, Any]]:
     for n in range(conversations):
         mapping = {
             "root": {"message": None, "parent": None, "children": ["q"]},
-            "q": {"parent": "root", "children": ["a"], "message": {
-                "author": {"role": "user"}, "create_time": 1_700_000_000 + n,
-                "content": {"content_type": "text", "parts": [f"How do I prune fig tree {n}?"]}}},
-            "a": {"parent": "q", "children": [], "message": {
-                "author": {"role": "assistant"}, "create_time": 1_700_000_060 + n,
-                "content": {"content_type": "text",
-                            "parts": [f"Prune fig tree {n} in late winter, above a bud."]}}},
-        }  # fmt: skip
-        out.append({"id": f"conv-{n}", "title": f"Fig pruning {n}", "create_time": 1.7e9 + n,
-                    "current_node": "a", "mapping": mapping})  # fmt: skip
+            "q": {
+                "parent": "root",
+                "children": ["a"],
+                "message": {
+                    "author": {"role": "user"},
+                    "create_time": 1_700_000_000 + n,
+                    "content": {"content_type": "text", "parts": [f"How do I prune fig tree {n}?"]},
+                },
+            },
+            "a": {
+                "parent": "q",
+                "children": [],
+                "message": {
+                    "author": {"role": "assistant"},
+                    "create_time": 1_700_000_060 + n,
+                    "content": {
+                        "content_type": "text",
+                        "parts": [f"Prune fig tree {n} in late winter, above a bud."],
+                    },
+                },
+            },
+        }
+        out.append(
+            {
+                "id": f"conv-{n}",
+                "title": f"Fig pruning {n}",
+                "create_time": 1.7e9 + n,
+                "current_node": "a",
+                "mapping": mapping,
+            }
+        )
     return out
 
 
 def claude() -> list[dict[str, Any]]:
-    return [{
-        "uuid": "c-1", "name": "Lisbon trip", "created_at": "2025-03-01T09:00:00Z",
-        "chat_messages": [
-            {"sender": "human", "text": "Which tram goes to Belém from Lisbon?",
-             "created_at": "2025-03-01T09:00:00Z"},
-            {"sender": "assistant", "text": "Tram 15E runs from Praça da Figueira to Belém.",
-             "created_at": "2025-03-01T09:00:20Z"},
-        ],
-    }]  # fmt: skip
+    return [
+        {
+            "uuid": "c-1",
+            "name": "Lisbon trip",
+            "created_at": "2025-03-01T09:00:00Z",
+            "chat_messages": [
+                {
+                    "sender": "human",
+                    "text": "Which tram goes to Belém from Lisbon?",
+                    "created_at": "2025-03-01T09:00:00Z",
+                },
+                {
+                    "sender": "assistant",
+                    "text": "Tram 15E runs from Praça da Figueira to Belém.",
+                    "created_at": "2025-03-01T09:00:20Z",
+                },
+            ],
+        }
+    ]
 
 
 def zipped(tmp_path: Path, conversations: list[dict[str, Any]], name: str) -> Path:

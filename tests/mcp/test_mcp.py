@@ -141,9 +141,10 @@ def test_bad_input_is_a_clear_tool_error_and_changes_nothing(brain: Brain, vault
 def test_remember_recall_expand_list_forget_with_mcp_provenance(brain: Brain) -> None:
     async def scenario(client: Client) -> None:
         note = await call(
-            client, "remember", {"text": "The launch moved to March.", "title": "Launch date",
-                                 "tags": ["launch"]},
-        )  # fmt: skip
+            client,
+            "remember",
+            {"text": "The launch moved to March.", "title": "Launch date", "tags": ["launch"]},
+        )
         hits = (await call(client, "recall", {"query": "when is the launch"}))["hits"]
         assert hits[0]["id"] == note["id"]
         assert set(hits[0]) >= {"id", "title", "snippet", "created", "source", "flags"}
@@ -197,8 +198,15 @@ def test_private_and_local_only_notes_never_reach_any_tool(
     brain: Brain, vault: Path, clock: FixedClock
 ) -> None:
     private, hidden, normal = _secret_notes(vault, clock)
-    secrets = (private, hidden, "private matter", "this machine", "Zebra private", "Zebra local",
-               "Zebra thread")  # fmt: skip
+    secrets = (
+        private,
+        hidden,
+        "private matter",
+        "this machine",
+        "Zebra private",
+        "Zebra local",
+        "Zebra thread",
+    )
     seen: dict[str, str] = {}
 
     async def scenario(client: Client) -> None:
@@ -219,8 +227,14 @@ def test_private_and_local_only_notes_never_reach_any_tool(
         await record("diagnostics")
         await record("ping")
         await record("partition_list")
-        for step, args in (("session", {}), ("addendum", {"text": "x"}), ("maintain", {}),
-                           ("remarks", {}), ("diary", {"text": "x"}), ("close", {})):  # fmt: skip
+        for step, args in (
+            ("session", {}),
+            ("addendum", {"text": "x"}),
+            ("maintain", {}),
+            ("remarks", {}),
+            ("diary", {"text": "x"}),
+            ("close", {}),
+        ):
             assert not (await record(step, args)).is_error
         # Writing under a private note's title does not reveal or change it: a model's
         # remember makes its own note, as if the hidden one were not there.
@@ -300,8 +314,9 @@ GATE = (
 
 def test_the_session_gate_runs_in_order_only(brain: Brain, vault: Path) -> None:
     person = open_vault(vault)
-    person.remember("Ana, a product manager in Lisbon.", kind="singleton", node="Master",
-                    title="Biography")  # fmt: skip
+    person.remember(
+        "Ana, a product manager in Lisbon.", kind="singleton", node="Master", title="Biography"
+    )
     person.remember("Ship the launch.", kind="thread", title="Launch")
     chosen = person.remember("We chose March for the launch.", title="Launch month")
     person.set_field(chosen.id, "defining", "decision")
@@ -318,8 +333,13 @@ def test_the_session_gate_runs_in_order_only(brain: Brain, vault: Path) -> None:
             if n == 0:
                 briefing = done["briefing"]
                 assert "Lisbon" in briefing["Biography"]
-                assert set(briefing) == {"Biography", "Goals", "Preferences",
-                                         "Responsibilities", "Protocols"}  # fmt: skip
+                assert set(briefing) == {
+                    "Biography",
+                    "Goals",
+                    "Preferences",
+                    "Responsibilities",
+                    "Protocols",
+                }
                 assert [t["title"] for t in done["active_threads"]] == ["Launch"]
                 assert done["defining_memories"][0]["id"] == chosen.id
         assert (await call(client, "session"))["next"] == "addendum"  # a new session may open

@@ -104,8 +104,12 @@ def test_write_without_a_terminal_is_refused_and_writes_nothing(
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "BRAIN_DAEMON": "off"}
     result = subprocess.run(
         [sys.executable, "-m", "brain", "mcp-config", "cursor", "--write", "--vault", str(vault)],
-        input="yes\n", capture_output=True, text=True, env=env, start_new_session=True,
-    )  # fmt: skip
+        input="yes\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     assert result.returncode == 2, result.stderr
     assert "asks you at a terminal" in result.stderr and "nothing was written" in result.stderr
     assert settings.read_bytes() == before
@@ -117,10 +121,24 @@ def _write_in_pty(vault: Path, home: Path, answer: str) -> tuple[int, str]:
     if pid == 0:  # the child: its controlling terminal is the pty
         try:
             os.chdir(ROOT)
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home),
-                   "BRAIN_DAEMON": "off", "NO_COLOR": "1", "COLUMNS": "200"}  # fmt: skip
-            args = [sys.executable, "-m", "brain", "mcp-config", "cursor", "--write",
-                    "--vault", str(vault)]  # fmt: skip
+            env = {
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "HOME": str(home),
+                "BRAIN_DAEMON": "off",
+                "NO_COLOR": "1",
+                "COLUMNS": "200",
+            }
+            args = [
+                sys.executable,
+                "-m",
+                "brain",
+                "mcp-config",
+                "cursor",
+                "--write",
+                "--vault",
+                str(vault),
+            ]
             os.execve(sys.executable, args, env)
         finally:
             os._exit(127)

@@ -21,17 +21,26 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {}, "query is required"),
     ("recall", {"query": ""}, "query must not be empty"),
     ("recall", {"query": 5}, "query must be text, not 5"),
-    ("remember", {"text": "x", "visibility": "private"},
-     "unknown argument 'visibility'; allowed: text, title, node, tags, kind"),
-    ("remember", {"text": "x", "kind": "weird"},
-     "kind must be titled, singleton, dated or thread, not 'weird'"),
+    (
+        "remember",
+        {"text": "x", "visibility": "private"},
+        "unknown argument 'visibility'; allowed: text, title, node, tags, kind",
+    ),
+    (
+        "remember",
+        {"text": "x", "kind": "weird"},
+        "kind must be titled, singleton, dated or thread, not 'weird'",
+    ),
     ("remember", {"text": "x", "tags": ["t"] * 21}, "tags takes at most 20 items (got 21)"),
-    ("remember", {"text": "x", "tags": ["t" * 61]},
-     "tags[0] must be at most 60 characters (got 61)"),
+    (
+        "remember",
+        {"text": "x", "tags": ["t" * 61]},
+        "tags[0] must be at most 60 characters (got 61)",
+    ),
     ("list_memories", {"limit": 51}, "limit must be between 1 and 50, not 51"),
     ("forget", {"note_id": "x" * 41}, "note_id must be at most 40 characters (got 41)"),
     ("remember", {}, "text is required"),
-]  # fmt: skip
+]
 
 
 def test_server_info_carries_the_package_version(brain: Brain) -> None:

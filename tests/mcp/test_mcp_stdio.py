@@ -50,8 +50,11 @@ def test_serve_over_stdio_end_to_end(vault: Path) -> None:
             await call(client, "remarks")
             await call(client, "diary", {"text": "Learned the cat's name."})
             closed = await call(client, "close")
-            assert closed == {"step": "close", "next": "session",
-                              "session_note": closed["session_note"]}  # fmt: skip
+            assert closed == {
+                "step": "close",
+                "next": "session",
+                "session_note": closed["session_note"],
+            }
             bad = await client.call_tool("remember", {"text": "x", "visibility": "private"})
             assert bad.is_error
 
@@ -63,8 +66,12 @@ def test_serve_over_stdio_end_to_end(vault: Path) -> None:
 def test_serve_refuses_an_unknown_partition_with_one_line(vault: Path) -> None:
     res = subprocess.run(
         [sys.executable, "-m", "brain", "serve", "--vault", str(vault), "--partition", "nope"],
-        capture_output=True, text=True, env={**os.environ, **ENV}, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        cwd=ROOT,
+        timeout=120,
+    )
     assert res.returncode == 2 and res.stdout == ""
     assert "no partition 'nope'" in res.stderr
 
@@ -77,10 +84,22 @@ def test_two_servers_and_the_cli_on_one_vault(vault: Path) -> None:
     def cli_writes() -> None:
         for n in range(CLI_WRITES):
             subprocess.run(
-                [sys.executable, "-m", "brain", "remember", f"gamma note {n}", "--vault",
-                 str(vault), "--title", f"gamma {n}"],
-                check=True, env={**os.environ, **ENV}, cwd=ROOT, capture_output=True,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "brain",
+                    "remember",
+                    f"gamma note {n}",
+                    "--vault",
+                    str(vault),
+                    "--title",
+                    f"gamma {n}",
+                ],
+                check=True,
+                env={**os.environ, **ENV},
+                cwd=ROOT,
+                capture_output=True,
+            )
 
     async def main() -> None:
         async with server(vault) as a, server(vault) as b:

@@ -24,8 +24,12 @@ def _person(vault: Path, clock: FixedClock) -> Brain:
 
 def _gate_to_diary(client: Client, seen: list[str]) -> Any:
     async def go() -> None:
-        for step, args in (("session", {}), ("addendum", {"text": "x"}), ("maintain", {}),
-                           ("remarks", {})):  # fmt: skip
+        for step, args in (
+            ("session", {}),
+            ("addendum", {"text": "x"}),
+            ("maintain", {}),
+            ("remarks", {}),
+        ):
             seen.append(json.dumps(await call(client, step, args)))
 
     return go()
@@ -101,15 +105,20 @@ def test_a_private_singleton_is_refused_without_a_word_of_it(
     brain: Brain, vault: Path, clock: FixedClock
 ) -> None:
     person = _person(vault, clock)
-    bio = person.remember("Ana, born 1980 in Porto.", kind="singleton", node="Master",
-                          title="Biography")  # fmt: skip
+    bio = person.remember(
+        "Ana, born 1980 in Porto.", kind="singleton", node="Master", title="Biography"
+    )
     person.set_field(bio.id, "visibility", "private")
     person.close()
     before = tree_digest(vault)
 
     async def scenario(client: Client) -> None:
-        args = {"text": "Ana likes tea", "kind": "singleton", "node": "Master",
-                "title": "Biography"}  # fmt: skip
+        args = {
+            "text": "Ana likes tea",
+            "kind": "singleton",
+            "node": "Master",
+            "title": "Biography",
+        }
         text = await refused(client, "remember", args)
         assert bio.id not in text and "Porto" not in text
 
@@ -129,13 +138,17 @@ def test_remember_a_private_threads_title_starts_a_thread_of_its_own(
     before = sorted(p.name for p in folder.iterdir())
 
     async def scenario(client: Client) -> None:
-        made = await call(client, "remember", {"text": "Plan the merger talk", "kind": "thread",
-                                               "title": "Merger"})  # fmt: skip
+        made = await call(
+            client,
+            "remember",
+            {"text": "Plan the merger talk", "kind": "thread", "title": "Merger"},
+        )
         # What a model gets when no thread of that title exists: a new thread index.
         assert made["kind"] == "thread" and made["id"] != thread.id
         assert thread.id not in json.dumps(made)
-        again = await call(client, "remember", {"text": "More", "kind": "thread",
-                                                "title": "Merger"})  # fmt: skip
+        again = await call(
+            client, "remember", {"text": "More", "kind": "thread", "title": "Merger"}
+        )
         assert again["kind"] == "dated" and again["node"] == made["node"] != "Memory/Threads/Merger"
 
     run(brain, scenario)
@@ -190,8 +203,10 @@ def test_a_model_cannot_rename_or_archive_the_default_partition(
     before = tree_digest(vault)
 
     async def scenario(client: Client) -> None:
-        for tool, args in (("partition_rename", {"name": "main", "new_name": "mine"}),
-                           ("partition_archive", {"name": "main"})):  # fmt: skip
+        for tool, args in (
+            ("partition_rename", {"name": "main", "new_name": "mine"}),
+            ("partition_archive", {"name": "main"}),
+        ):
             assert "only they can" in await refused(client, tool, args)
         # Any other partition is the model's to manage.
         await call(client, "partition_create", {"name": "work"})

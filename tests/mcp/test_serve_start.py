@@ -62,8 +62,12 @@ def test_the_daemon_is_reached_on_the_first_call_not_before(vault: Path) -> None
 
         anyio.run(main)
     finally:
-        subprocess.run([sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
-                       cwd=ROOT, capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
+        )
     assert seen["listed"] is None and seen["called"] is not None
 
 

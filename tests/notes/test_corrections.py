@@ -110,8 +110,9 @@ def test_recall_flags_notes_written_in_the_same_pass_as_a_corrected_one(
     session = {"via": "mcp", "session": "s1"}
     wrong = brain.remember("The venue holds 300 people", title="Venue size", source=session)
     sibling = brain.remember("The venue has a cloakroom", title="Venue rooms", source=session)
-    other_session = brain.remember("The venue has parking", title="Venue parking",
-                                   source={"via": "mcp", "session": "s2"})  # fmt: skip
+    other_session = brain.remember(
+        "The venue has parking", title="Venue parking", source={"via": "mcp", "session": "s2"}
+    )
     by_hand = brain.remember("The venue has a stage", title="Venue stage")
     later(clock, 60 * 24)
     next_day = brain.remember("The venue has a terrace", title="Venue terrace", source=session)
@@ -168,8 +169,9 @@ def test_a_correction_keeps_the_title_unless_given_one(cli: CliRunner) -> None:
     )
     kept = json.loads(cli.invoke(app, ["correct", note["id"], "Launch in June", "--json"]).stdout)
     assert kept["meta"]["title"] == "Launch date" and kept["path"] == note["path"]
-    res = cli.invoke(app, ["correct", kept["id"], "Launch in July", "--title", "Launch (final)",
-                           "--json"])  # fmt: skip # one command line
+    res = cli.invoke(
+        app, ["correct", kept["id"], "Launch in July", "--title", "Launch (final)", "--json"]
+    )
     assert res.exit_code == 0, res.output
     renamed = json.loads(res.stdout)
     assert renamed["meta"]["title"] == "Launch (final)" and renamed["path"] == note["path"]

@@ -68,11 +68,22 @@ def document(brain: Brain, vault: Path) -> None:
     ]
     with brain.lock.hold():
         brain.caches.catalog.put_objects([c.row for c in chunks])
-        brain.caches.fulltext.upsert([
-            TextDoc(c.row.id, DOC_ID, "main", c.row.node, "active", "normal", "document",
-                    c.row.title, c.text)
-            for c in chunks
-        ])  # fmt: skip
+        brain.caches.fulltext.upsert(
+            [
+                TextDoc(
+                    c.row.id,
+                    DOC_ID,
+                    "main",
+                    c.row.node,
+                    "active",
+                    "normal",
+                    "document",
+                    c.row.title,
+                    c.text,
+                )
+                for c in chunks
+            ]
+        )
 
 
 def search(brain: Brain, phrase: str) -> list[tuple[str, float]]:
@@ -139,8 +150,14 @@ def _on_a_terminal(vault: Path, args: list[str], answer: bytes) -> tuple[int, st
     """Run the real command with a pseudo-terminal as its stdin and stdout."""
     leader, follower = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BRAIN_VAULT": str(vault)}
-    proc = subprocess.Popen([sys.executable, "-m", "brain", *args], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, cwd=ROOT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brain", *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        cwd=ROOT,
+    )
     os.close(follower)
     seen = b""
     sent = False

@@ -238,8 +238,11 @@ def test_a_second_sleep_waits_for_the_first(brain: Brain, vault: Path) -> None:
     with sleep_lock(brain):
         proc = subprocess.Popen(
             [sys.executable, "-m", "brain", "sleep", "--vault", str(vault)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env(),
+            text=True,
+        )
         assert proc.stderr is not None
         line = proc.stderr.readline()
         assert "waiting for it to finish" in line
@@ -270,8 +273,11 @@ def test_sleep_beside_a_writer_process_loses_no_note(brain: Brain, vault: Path) 
             brain.forget(ids.pop())  # deletions give every sleep something to compact
         result = subprocess.run(
             [sys.executable, "-m", "brain", "sleep", "--quiet", "--vault", str(vault)],
-            env=env(), capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr
         sleeps += 1
     assert writer.wait(timeout=600) == 0

@@ -21,10 +21,22 @@ ROOT = Path(__file__).resolve().parents[2]
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-         "--wheel-dir", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (built,) = out.glob("brain_memory-*.whl")
     return built
 
@@ -65,15 +77,24 @@ def test_the_unpacked_wheel_runs_brain_with_its_own_models(wheel: Path, tmp_path
     def brain(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "brain", *argv],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+            check=False,
+        )
 
     version = brain("--version")
     assert version.returncode == 0 and "0.1.0" in version.stdout
     where = subprocess.run(
         [sys.executable, "-c", "import brain; print(brain.__file__)"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    )
     assert where.stdout.startswith(str(site))
     assert brain("init").returncode == 0
     assert (vault / "brain.yaml").is_file()  # the template came from inside the wheel

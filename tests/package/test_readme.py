@@ -36,6 +36,10 @@ def test_every_brain_command_the_readme_names_exists() -> None:
         subs = {m for line in code for m in re.findall(rf"brain {group} ([a-z-]+)", line)}
         assert group == "tier" or subs, group
         for sub in subs:
-            result = subprocess.run([sys.executable, "-m", "brain", group, sub, "--help"],
-                                    env=ENV, capture_output=True, cwd=ROOT)  # fmt: skip
+            result = subprocess.run(
+                [sys.executable, "-m", "brain", group, sub, "--help"],
+                env=ENV,
+                capture_output=True,
+                cwd=ROOT,
+            )
             assert result.returncode == 0, f"brain {group} {sub}"

@@ -126,8 +126,12 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     brain = [sys.executable, "-m", "brain"]
     subprocess.run([*brain, "init", str(vault)], check=True, capture_output=True, env=env)
-    subprocess.run([*brain, "remember", "Caroline adopted a puppy", "--vault", str(vault)],
-                   check=True, capture_output=True, env=env)  # fmt: skip
+    subprocess.run(
+        [*brain, "remember", "Caroline adopted a puppy", "--vault", str(vault)],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     probe = (
         "import sys\nfrom brain.cli import main\n"
         f"sys.argv = ['brain', 'recall', 'adopting a dog', '--vault', {str(vault)!r}]\n"
@@ -184,9 +188,11 @@ def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
     Filled in, as an untouched one is no answer at all (test_recall_text.py)."""
     from brain.indexes.sparse import SpladeEncoder
 
-    for path, line in (("Master/Biography.md", "Lives in Porto with two cats."),
-                       ("Master/Goals.md", "Learn to sail before the summer."),
-                       ("LLM/Protocols.md", "Answer in short paragraphs.")):  # fmt: skip
+    for path, line in (
+        ("Master/Biography.md", "Lives in Porto with two cats."),
+        ("Master/Goals.md", "Learn to sail before the summer."),
+        ("LLM/Protocols.md", "Answer in short paragraphs."),
+    ):
         note = vault / "main" / path
         note.write_text(f"{note.read_text()}\n{line}\n")
     splade = SpladeEncoder(model_cache_dir(os.environ, Path.home()))

@@ -174,8 +174,21 @@ def test_the_full_text_is_reloaded_only_after_a_commit(talked: Brain) -> None:
         assert talked.recall("pottery workshop")
     assert reloads == []  # nothing committed since
     other = FullText(fulltext.folder)  # another process writes a memory
-    other.upsert([TextDoc("x1", "x1", talked.partition, "Inbox", "active", "normal",
-                          "memory", "Quinces", "Quinces ripen in October.")])  # fmt: skip
+    other.upsert(
+        [
+            TextDoc(
+                "x1",
+                "x1",
+                talked.partition,
+                "Inbox",
+                "active",
+                "normal",
+                "memory",
+                "Quinces",
+                "Quinces ripen in October.",
+            )
+        ]
+    )
     assert talked.caches.fulltext_whole() and reloads == [1]
     assert fulltext.stored("x1") == {"title": "Quinces", "body": "Quinces ripen in October."}
     assert talked.caches.fulltext_whole() and reloads == [1]

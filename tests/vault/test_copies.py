@@ -58,13 +58,16 @@ def _catch_up(brain: Brain, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["reindex", "catch-up"])
 @pytest.mark.parametrize("place", list(PLACES))
-def test_the_original_keeps_its_id_and_references(brain: Brain, vault: Path, place: str,
-                                                  how: str) -> None:  # fmt: skip
+def test_the_original_keeps_its_id_and_references(
+    brain: Brain, vault: Path, place: str, how: str
+) -> None:
     zebra, fan, fixed = _vault_with_references(brain)
     old = brain.get(fixed.supersedes or "")
     rel, created = PLACES[place]
-    copies = [_copy(vault, zebra.path, rel, created), _copy(vault, old.path,
-              rel.replace("Zebra", "Zoo").replace("A copy", "Zoo copy"), created)]  # fmt: skip
+    copies = [
+        _copy(vault, zebra.path, rel, created),
+        _copy(vault, old.path, rel.replace("Zebra", "Zoo").replace("A copy", "Zoo copy"), created),
+    ]
     _catch_up(brain, how)
     assert brain.get(zebra.id).path == zebra.path
     assert brain.get(zebra.id).body == "Zebras are striped, black on white.\n"
@@ -81,8 +84,10 @@ def test_the_original_keeps_its_id_and_references(brain: Brain, vault: Path, pla
         line for line in report.renewed if line.startswith(copies[0].relative_to(vault).as_posix())
     ]
     own = _id_of(copies[0])
-    assert said == [f"{rel}: a copy ({zebra.path} kept the id {zebra.id}); this file got its "
-                    f"own id {own} (remove `copy_of` from it once checked)"]  # fmt: skip
+    assert said == [
+        f"{rel}: a copy ({zebra.path} kept the id {zebra.id}); this file got its "
+        f"own id {own} (remove `copy_of` from it once checked)"
+    ]
 
 
 def test_doctor_names_the_copy_before_anything_is_changed(brain: Brain, vault: Path) -> None:
@@ -111,8 +116,11 @@ def test_with_no_catalog_the_earlier_created_keeps_the_id(
     text = original.read_text().replace(CREATED, "created: 2026-01-01T00:00:00Z")
     original.write_text(text)
     copy = vault / f"{INBOX}/A copy.md"  # first in the walk
-    copy.write_text(text.replace("created: 2026-01-01T00:00:00Z\n", created + "\n" if created
-                                 else "").replace("Zebras", "Copied zebras"))  # fmt: skip
+    copy.write_text(
+        text.replace("created: 2026-01-01T00:00:00Z\n", created + "\n" if created else "").replace(
+            "Zebras", "Copied zebras"
+        )
+    )
     shutil.rmtree(vault / ".brain")
     fresh = open_vault(vault, clock=clock)  # rebuilds from the files
     try:
@@ -130,7 +138,8 @@ def test_a_catch_up_meeting_two_new_files_keeps_the_id_with_the_earlier_created(
         head = "---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\ntitle: {}\n{}\n---\n{}\n"
         (vault / f"{INBOX}/Zebra.md").write_text(head.format("Zebra", CREATED, "The original."))
         (vault / f"{INBOX}/A copy.md").write_text(  # first in the walk, created later
-            head.format("Zebra", "created: 2027-01-01T00:00:00Z", "The copy."))  # fmt: skip
+            head.format("Zebra", "created: 2027-01-01T00:00:00Z", "The copy.")
+        )
         brain.catch_up()
         assert brain.get("01JE2Z3K4M5N6P7Q8R9S0T1V2W").path == f"{INBOX}/Zebra.md"
         assert _id_of(vault / f"{INBOX}/A copy.md") != "01JE2Z3K4M5N6P7Q8R9S0T1V2W"

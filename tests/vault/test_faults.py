@@ -92,8 +92,11 @@ def _spawn(
     env = {**os.environ, "BRAIN_DAEMON": "off"}
     return subprocess.Popen(
         [sys.executable, str(script), str(vault), job, str(count), tag],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _seed(vault: Path, clock: FixedClock, count: int = 12) -> None:

@@ -41,8 +41,9 @@ def every_kind(vault: Path, clock: FixedClock, tmp_path: Path) -> Brain:
     """A vault holding every kind of note brain writes."""
     set_yaml(vault, "cold: false", "cold: true")
     brain = open_vault(vault, clock=clock)
-    spec = brain.remember("The Widget Pro weighs 2 kg.", title="Widget Pro specs",
-                          tags=["product", "#hardware", "v2"])  # fmt: skip
+    spec = brain.remember(
+        "The Widget Pro weighs 2 kg.", title="Widget Pro specs", tags=["product", "#hardware", "v2"]
+    )
     brain.remember("I live in Porto.", title="Biography", node="Master")
     brain.remember("Shipped the beta.", node="LLM/Diary")
     brain.remember("Vendor call went well.", kind="thread", title="Launch")
@@ -85,8 +86,17 @@ def test_every_note_parses_to_the_fields_brain_reads(
             kinds.add("superseded")
         if note.meta.get("sections"):
             kinds.add("sections")
-    assert {"titled", "singleton", "dated", "thread", "recall", "document", "log",
-            "superseded", "sections"} <= kinds  # fmt: skip
+    assert {
+        "titled",
+        "singleton",
+        "dated",
+        "thread",
+        "recall",
+        "document",
+        "log",
+        "superseded",
+        "sections",
+    } <= kinds
     brain.close()
 
 

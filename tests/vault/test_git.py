@@ -33,9 +33,14 @@ _register()
 @pytest.fixture(autouse=True)
 def identity(monkeypatch: pytest.MonkeyPatch) -> None:
     """A git identity and the worktree's brain for the merge drivers git starts."""
-    for key, value in {"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.org",
-                       "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org",
-                       "GIT_CONFIG_NOSYSTEM": "1", "PYTHONPATH": str(ROOT)}.items():  # fmt: skip
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PYTHONPATH": str(ROOT),
+    }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("HOME", str(ROOT / ".no-home-for-git-tests"))
 
@@ -429,8 +434,11 @@ def test_merge_driver_runs_as_git_calls_it(tmp_path: Path) -> None:
     (tmp_path / "b").write_text(DIARY_BASE + "\n## 09:00:00Z\n\nfirst\n\n## 08:00:00Z\n\nyours\n")
     done = subprocess.run(
         [sys.executable, "-m", "brain", "git", "merge-driver", "dated", "o", "a", "b", "d.md"],
-        cwd=tmp_path, env=os.environ.copy(), capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "a").read_text()
     assert text.index("yours") < text.index("first") < text.index("mine")

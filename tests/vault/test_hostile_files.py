@@ -142,8 +142,9 @@ def test_a_fresh_reindex_keeps_the_id_with_the_earlier_created(
 ) -> None:
     zebra, _original, copy = _copy(brain, vault)
     # The copy claims a later `created`; with no catalog to ask, that decides.
-    copy.write_text(copy.read_text().replace("created: 2026-12-02T10:31:00Z",
-                                             "created: 2026-12-03T09:00:00Z"))  # fmt: skip
+    copy.write_text(
+        copy.read_text().replace("created: 2026-12-02T10:31:00Z", "created: 2026-12-03T09:00:00Z")
+    )
     brain.close()
     shutil.rmtree(vault / ".brain")
     again = open_vault(vault, clock=clock)
@@ -178,8 +179,9 @@ def test_a_link_out_of_the_vault_is_skipped_and_reported(
         assert again.recall("otters sleeping hands", mode="text")[0].id == kept.id
         assert again.recall("secret ferret", mode="text") == []
         report = again.doctor()
-        assert report.links == (f"{folder}: a symbolic link leading outside the vault; "
-                                 "skipped, never followed",)  # fmt: skip
+        assert report.links == (
+            f"{folder}: a symbolic link leading outside the vault; skipped, never followed",
+        )
         assert not report.broken
         assert again.reindex(embed=False) >= 1
         assert again.recall("otters sleeping hands", mode="text")[0].id == kept.id
@@ -249,8 +251,20 @@ def test_inside_resolves_as_realpath_does_for_every_kind_of_path(tmp_path: Path)
     (root / "main" / "far").symlink_to(tmp_path / "out")  # a link that leaves
     (root / "main" / "loop").symlink_to(root / "main" / "loop")
     (root / "main" / "dangling").symlink_to(root / "main" / "nowhere")
-    parts = ["main", "Knowledge", "Deep", "near", "far", "loop", "dangling", "..", ".", "",
-             "missing", "a.md"]  # fmt: skip
+    parts = [
+        "main",
+        "Knowledge",
+        "Deep",
+        "near",
+        "far",
+        "loop",
+        "dangling",
+        "..",
+        ".",
+        "",
+        "missing",
+        "a.md",
+    ]
     real_root = os.path.realpath(root)
     checked = 0
     for n in (1, 2, 3, 4):

@@ -29,9 +29,13 @@ def run_brain(vault: Path, *args: str, daemon: bool = False) -> subprocess.Compl
         env["BRAIN_DAEMON"] = "off"
     return subprocess.run(
         [sys.executable, "-m", "brain", *args, "--vault", str(vault)],
-        capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
-        timeout=300, preexec_fn=lambda: os.umask(0o022),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0o022),
+    )
 
 
 def loose(folder: Path) -> list[str]:
@@ -49,10 +53,20 @@ def loose(folder: Path) -> list[str]:
 
 def test_every_cache_file_is_the_owners_alone_under_umask_022(vault: Path, tmp_path: Path) -> None:
     chat = tmp_path / "chat.json"
-    turns = [{"role": "user", "content": "where is the spare key"},
-             {"role": "assistant", "content": "under the blue flowerpot"}]  # fmt: skip
-    chat.write_text(json.dumps({"recall_id": "k1", "created_at": "2026-01-01T10:00:00Z",
-                                "platform": "claude.ai", "transcript": turns}))  # fmt: skip
+    turns = [
+        {"role": "user", "content": "where is the spare key"},
+        {"role": "assistant", "content": "under the blue flowerpot"},
+    ]
+    chat.write_text(
+        json.dumps(
+            {
+                "recall_id": "k1",
+                "created_at": "2026-01-01T10:00:00Z",
+                "platform": "claude.ai",
+                "transcript": turns,
+            }
+        )
+    )
     steps = [
         ("remember", "The bank pin is not written anywhere", "--title", "Bank"),
         ("recall", "bank pin"),  # hybrid: vectors and the embedding cache too
@@ -76,8 +90,13 @@ def test_every_cache_file_is_the_owners_alone_under_umask_022(vault: Path, tmp_p
     finally:
         run_brain(vault, "daemon", "stop", daemon=True)
     assert {p.name for p in (vault / ".brain").iterdir()} >= {
-        "catalog.sqlite", "fulltext", "vectors", "embeddings", "writer.lock", "daemon.log"
-    }  # fmt: skip
+        "catalog.sqlite",
+        "fulltext",
+        "vectors",
+        "embeddings",
+        "writer.lock",
+        "daemon.log",
+    }
     assert loose(vault / ".brain") == []
 
 

@@ -37,13 +37,25 @@ def git(repo: Path, *args: str) -> str:
 
 
 def _env(vault: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "BRAIN_VAULT": str(vault), "NO_COLOR": "1",
-            "COLUMNS": "400"}  # fmt: skip # one environment
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "BRAIN_VAULT": str(vault),
+        "NO_COLOR": "1",
+        "COLUMNS": "400",
+    }
 
 
 def _brain(vault: Path, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "brain", *args], capture_output=True, text=True,
-                          env=_env(vault), cwd=ROOT, check=False, **kwargs)  # type: ignore[call-overload]  # fmt: skip
+    return subprocess.run(  # type: ignore[call-overload]
+        [sys.executable, "-m", "brain", *args],
+        capture_output=True,
+        text=True,
+        env=_env(vault),
+        cwd=ROOT,
+        check=False,
+        **kwargs,
+    )
 
 
 def _secret(vault: Path, clock: FixedClock, *, under_git: bool = True) -> str:
@@ -141,8 +153,11 @@ def test_purge_at_a_terminal_leaves_no_byte_and_keeps_the_persons_commits(
     assert _brain(vault, "sleep").returncode == 0
     needles = (TOKEN, b"quillfeather", note_id.encode())
     assert _traces_of(vault, *needles) == []  # every file, .git's packs and reflogs included
-    objects = subprocess.run(["git", "-C", str(vault), "cat-file", "--batch-all-objects",
-                              "--batch"], capture_output=True, check=True).stdout  # fmt: skip
+    objects = subprocess.run(
+        ["git", "-C", str(vault), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout
     assert not any(n in objects.lower() for n in needles)  # decompressed, not one object
     check = _brain(vault, "doctor", "--forgotten", note_id)
     assert check.returncode == 0 and "no trace" in check.stdout, check.stdout
@@ -191,8 +206,11 @@ def test_a_revert_purges_only_the_forgotten_version(vault: Path, clock: FixedClo
     code, shown = _in_pty(vault, ["forget", new.id, "--purge"], None)
     assert code == 0, shown
     assert "plainold" in (vault / "main/Knowledge/Inbox/Gate.md").read_text()
-    objects = subprocess.run(["git", "-C", str(vault), "cat-file", "--batch-all-objects",
-                              "--batch"], capture_output=True, check=True).stdout  # fmt: skip
+    objects = subprocess.run(
+        ["git", "-C", str(vault), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout
     assert TOKEN not in objects and new.id.encode() not in objects
     assert b"plainold" in objects  # the version kept keeps its history
 
@@ -200,8 +218,9 @@ def test_a_revert_purges_only_the_forgotten_version(vault: Path, clock: FixedClo
 def test_no_terminal_refuses_and_changes_nothing(vault: Path, clock: FixedClock) -> None:
     note_id = _secret(vault, clock)
     before, head = tree_digest(vault), git(vault, "rev-parse", "HEAD")
-    result = _brain(vault, "forget", note_id, "--purge", "--yes", input="yes\n",
-                    start_new_session=True)  # fmt: skip # no controlling terminal
+    result = _brain(
+        vault, "forget", note_id, "--purge", "--yes", input="yes\n", start_new_session=True
+    )
     assert result.returncode == 2
     assert "confirmed by you at a terminal" in result.stderr
     assert "nothing was forgotten" in result.stderr
@@ -286,8 +305,12 @@ def test_disconnect_forget_purge_takes_every_document_out_of_history(
     finally:
         brain.close()
     git(vault, "commit", "-qam", "connect docs")  # `attach` skipped connect's own commit
-    assert TOKEN in subprocess.run(["git", "-C", str(vault), "log", "-p"], capture_output=True,
-                                   check=True).stdout  # fmt: skip
+    assert (
+        TOKEN
+        in subprocess.run(
+            ["git", "-C", str(vault), "log", "-p"], capture_output=True, check=True
+        ).stdout
+    )
     code, shown = _in_pty(vault, ["disconnect", "docs", "--forget", "--purge"], None)
     assert code == 0, shown
     assert "forgot 1 document(s)" in shown
@@ -315,8 +338,11 @@ def test_purge_with_history_removes_every_version(vault: Path, clock: FixedClock
     code, shown = _in_pty(vault, ["forget", new.id, "--history", "--purge"], None)
     assert code == 0, shown
     assert _traces_of(vault / ".git", TOKEN, old.id.encode(), new.id.encode()) == []
-    objects = subprocess.run(["git", "-C", str(vault), "cat-file", "--batch-all-objects",
-                              "--batch"], capture_output=True, check=True).stdout  # fmt: skip
+    objects = subprocess.run(
+        ["git", "-C", str(vault), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout
     assert TOKEN not in objects and old.id.encode() not in objects
 
 
