@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from brain.daemon.wire import (
 )
 from brain.errors import BrainError, InvalidInput, NotFound
 from brain.mcp_server import TOOLS
+from brain.testing import new_vault
 from tests.daemon.conftest import ROOT, brain, env, settle, stop_daemon, until
 
 pytestmark = pytest.mark.usefixtures("autostart")
@@ -264,13 +266,7 @@ def test_a_connection_from_another_user_is_refused() -> None:
     # A folder every user can reach (pytest's own tmp folders are private to root).
     top = Path(tempfile.mkdtemp(prefix="brain-peer-", dir="/tmp"))
     top.chmod(0o755)
-    from brain.vault.template import init_vault
-
-    vault = top / "vault"
-    init_vault(vault, __import__("datetime").datetime.now(__import__("datetime").UTC))
-    (vault / "brain.yaml").write_text(
-        (vault / "brain.yaml").read_text().replace("embedder: minilm", "embedder: hashing")
-    )
+    vault = new_vault(top / "vault", datetime.now(UTC))
     start(vault).close()
     try:
         (vault / ".brain").chmod(0o755)
