@@ -1,8 +1,15 @@
-"""Fixtures of the indexes' tests: encoder workers on two cores."""
+"""Fixtures of the indexes' tests: encoder workers on two cores, a counting sparse encoder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.sparse import HashingSparse
 
 
 @pytest.fixture
@@ -14,3 +21,26 @@ def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(onnxrun, "cores", lambda: 2)
     monkeypatch.setattr(onnxrun, "_workers", Workers(lambda: 2, "brain-model"))
+
+
+class Counting(HashingSparse):
+    """The test encoder, counting every text it is asked to encode."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        self.seen.extend(texts)
+        return super().encode(texts)
+
+
+@pytest.fixture
+def encoder() -> Counting:
+    return Counting()
+
+
+@pytest.fixture
+def sbrain(vault: Path, clock: FixedClock, encoder: Counting) -> Brain:
+    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=encoder)
+    yield b
+    b.close()

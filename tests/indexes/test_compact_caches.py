@@ -14,29 +14,7 @@ from brain.clock import FixedClock
 from brain.indexes.embedder import EmbeddingCache, HashingEmbedder
 from brain.indexes.postings import SparseIndex, StaleSparse, pack, unpack
 from brain.indexes.sparse import VOCABULARY, HashingSparse
-
-
-class Counting(HashingSparse):
-    """The test encoder, counting every text it is asked to encode."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def encode(self, texts):  # type: ignore[no-untyped-def]
-        self.seen.extend(texts)
-        return super().encode(texts)
-
-
-@pytest.fixture
-def encoder() -> Counting:
-    return Counting()
-
-
-@pytest.fixture
-def sbrain(vault: Path, clock: FixedClock, encoder: Counting) -> Brain:
-    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=encoder)
-    yield b
-    b.close()
+from tests.indexes.conftest import Counting
 
 
 def _rows(vault: Path) -> dict[str, tuple[bytes, bytes]]:

@@ -25,29 +25,7 @@ from brain.indexes.sparse import HashingSparse, SpladeEncoder, load_sparse
 from brain.settings import load as load_settings
 from brain.settings import model_cache_dir
 from brain.testing import use_embedder
-
-
-class Counting(HashingSparse):
-    """The test encoder, counting every text it is asked to encode."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def encode(self, texts):  # type: ignore[no-untyped-def]
-        self.seen.extend(texts)
-        return super().encode(texts)
-
-
-@pytest.fixture
-def encoder() -> Counting:
-    return Counting()
-
-
-@pytest.fixture
-def sbrain(vault: Path, clock: FixedClock, encoder: Counting) -> Brain:
-    b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=encoder)
-    yield b
-    b.close()
+from tests.indexes.conftest import Counting
 
 
 def _rows(vault: Path) -> list[tuple[str, str]]:
