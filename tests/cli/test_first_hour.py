@@ -21,7 +21,7 @@ from brain.clock import FixedClock
 from brain.daemon.operations import Operations
 from brain.testing import tree_digest
 from tests.ingest.test_recalls import chatgpt, zipped
-from tests.mcp.test_mcp import call, run
+from tests.mcp.conftest import call, run
 
 DEEP = "Knowledge/Domains/Cooking/Bread and pastry techniques/Sourdough starters and levains"
 LONG_TITLE = "How to feed a rye sourdough starter kept in the fridge over a long holiday"

@@ -12,7 +12,7 @@ from mcp import Client
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from tests.conftest import pushed
-from tests.mcp.test_mcp import call, refused, run
+from tests.mcp.conftest import call, refused, run
 
 _ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 

@@ -1,4 +1,4 @@
-"""What the tests of `brain serve --http` share: a ping, the MCP request headers, a lock wait."""
+"""What the tests of `brain serve --http` share: a ping, MCP headers, a lock wait, no leaks."""
 
 from __future__ import annotations
 
@@ -16,3 +16,11 @@ async def waiting_for_a_lock(holder: psycopg.Connection[tuple[object, ...]]) -> 
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
         ).fetchone()[0]:  # type: ignore[index]
             await anyio.sleep(0.05)
+
+
+# What an error said to a client must never show: paths, the socket, the database, its SQL.
+LEAKS = ("/tmp", "socket", "postgresql://", "dbname", "host=", "SELECT", "INSERT", "FATAL")
+
+
+def plain(text: str) -> None:
+    assert "\n" not in text and not any(leak in text for leak in LEAKS), text

@@ -18,7 +18,7 @@ import pytest
 
 from bench.http_servers import Server, add_user, answer, call, connect, start
 from brain.hosted.schema import init as init_schema
-from tests.http.conftest import waiting_for_a_lock
+from tests.http.conftest import plain, waiting_for_a_lock
 
 
 @dataclass
@@ -58,13 +58,6 @@ def own() -> Iterator[Own]:
         server.stop()
         pg.cleanup()
         shutil.rmtree(data, ignore_errors=True)
-
-
-LEAKS = ("/tmp", "socket", "postgresql://", "dbname", "host=", "SELECT", "INSERT", "FATAL")
-
-
-def plain(text: str) -> None:
-    assert "\n" not in text and not any(leak in text for leak in LEAKS), text
 
 
 async def remember_all(own: Own, tag: str) -> dict[str, str]:

@@ -17,8 +17,7 @@ import pytest
 
 from bench.http_servers import Server, add_user, answer, call, connect, fresh_database, start
 from brain.hosted.schema import init as init_schema
-from tests.http.conftest import JSON_HEADERS, PING
-from tests.http.test_http_heal import plain
+from tests.http.conftest import JSON_HEADERS, PING, plain
 
 
 @dataclass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.mcp_server import TOOLS, build_server
 from brain.testing import tree_digest
+from tests.mcp.conftest import call, refused, run
 
 ISSUE_TOOLS = (
     "remember recall forget expand list_memories diagnostics usage ping partition_create "
@@ -45,30 +45,6 @@ VALID: dict[str, dict[str, Any]] = {
     "diary": {"text": "x"},
     "close": {},
 }
-
-Scenario = Callable[[Client], Awaitable[None]]
-
-
-def run(brain: Brain, scenario: Scenario) -> None:
-    server = build_server(brain)
-
-    async def main() -> None:
-        async with Client(server) as client:
-            await scenario(client)
-
-    anyio.run(main)
-
-
-async def call(client: Client, name: str, args: dict[str, Any] | None = None) -> Any:
-    result = await client.call_tool(name, args or {})
-    assert not result.is_error, f"{name}: {result.content[0].text}"  # type: ignore[union-attr]
-    return result.structured_content
-
-
-async def refused(client: Client, name: str, args: dict[str, Any] | None = None) -> str:
-    result = await client.call_tool(name, args or {})
-    assert result.is_error, f"{name} should have been refused"
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 def test_the_tools_are_exactly_the_allowlist(brain: Brain) -> None:

@@ -13,7 +13,7 @@ from mcp import Client
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
 from brain.testing import tree_digest
-from tests.mcp.test_mcp import call, refused, run
+from tests.mcp.conftest import call, refused, run
 
 DAY = "2026-12-02"
 
