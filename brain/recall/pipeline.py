@@ -15,7 +15,7 @@ from brain.recall import names as naming
 from brain.recall import relevance
 from brain.recall.answers import ANSWER_DEPTH, with_answer_type, with_statements
 from brain.recall.names import speakers, subjects, with_names, without
-from brain.recall.neighbours import Blend
+from brain.recall.neighbours import Blend, Neighbourhood
 from brain.recall.persons import with_speaker
 from brain.recall.question import Question
 from brain.recall.question import read as read_question
@@ -34,6 +34,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
+from brain.recall.replies import previous, with_replies
 from brain.recall.when import Window, time_first, with_time
 from brain.scoping import names_a_node, resolve_scope
 from brain.terms import only_purpose
@@ -80,7 +81,8 @@ def recall(
         raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
     question = read_question(query, brain.clock.now())  # read once, handed to every stage
     briefs = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
-    retrievers = _retrievers(brain, mode, briefs)
+    near = Neighbourhood(brain.caches.catalog, briefs=briefs)  # looked up once for all stages
+    retrievers = _retrievers(brain, mode, briefs, near)
     # Their models encode the query on a worker while this thread catches up, flushes and
     # searches the full text: the encoding needs nothing of the vault. What needs the
     # indexes waits for `current`.
@@ -103,7 +105,7 @@ def recall(
     )
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     current.set()
-    asked = Asking(brain, question, retrievers, filters, briefs, defining_first)
+    asked = Asking(brain, question, retrievers, filters, briefs, defining_first, near)
     # A memory's place does not depend on how many are asked for: the ranking is made of each
     # retriever's best CANDIDATES whatever k is, and only when that holds fewer than k is a
     # deeper one asked for, whose others follow it.
@@ -121,11 +123,7 @@ def recall(
     best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
     # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
     # the answer is that nothing in the vault is about it, not the least bad memories.
-    window = question.window
-    written = ranking.written_then
-    if written is None:  # the ranking did not look at the time: counted here, once
-        written = _written_then(brain, window, asked.filters, asked.briefs)[1]
-    weighed = relevance.asked(brain.caches.fulltext, query, window, written)
+    weighed = ranking.weighed or _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
     held = relevance.with_meaning(held, _cosines(asked, ranking))
     if not relevance.clears(held):
@@ -145,14 +143,27 @@ def recall(
 def _cosines(asked: Asking, ranking: Ranking) -> dict[str, float]:
     """Each memory's own cosine to the question (before neighbour context) as the shipped
     MiniLM scored it; {} for any other embedder, whose cosines mean something else."""
+    return _own_cosines(asked, ranking.lists)
+
+
+def _own_cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
     if getattr(asked.brain.embedder, "name", None) != "minilm":
         return {}
-    scores = dict(ranking.lists.get("vector", ()))
+    scores = dict(lists.get("vector", ()))
     for retriever in asked.retrievers:
         last = getattr(retriever, "last", None)
         if retriever.name == "vector" and last is not None:
             scores.update(last.own)
     return scores
+
+
+def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
+    """The question's terms and time weighed in this vault (recall/relevance.py); `written`:
+    how many memories were written in the time it names, when a ranking counted them."""
+    window = asked.question.window
+    if written is None:  # the ranking did not look at the time: counted here, once
+        written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
+    return relevance.asked(asked.brain.caches.fulltext, asked.question.text, window, written)
 
 
 @dataclass(frozen=True)
@@ -165,6 +176,7 @@ class Asking:
     filters: Filters
     briefs: Briefs
     defining_first: bool
+    near: Neighbourhood
 
 
 @dataclass
@@ -183,6 +195,7 @@ class Ranking:
     lifted: tuple[str, ...] = ()
     only_when: bool = False
     written_then: int | None = None  # how many were written in the named time, if looked up
+    weighed: relevance.Asked | None = None  # the question weighed, if a stage needed it
 
 
 def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]) -> Ranking:
@@ -253,6 +266,9 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     ranked, asking = with_statements(ranked, bodies, question.about_asking)
     # Asked in the first person, what the asker said of themselves is lifted (persons.py).
     ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
+    # A short reply borrows what the question it answers holds of the query (replies.py).
+    weighed = _weighed(asked, written) if len(lists) > 1 else None
+    ranked, replying = _replies(asked, ranked, head, weighed, lists)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
@@ -271,11 +287,40 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
             "asks": asking,
             "name": name_factors,
             "speaker": speaking,
+            "reply": replying,
         },
         lifted,
         only_when,
         written,
+        weighed,
     )
+
+
+def _replies(
+    asked: Asking,
+    ranked: list[tuple[str, float]],
+    head: dict[str, dict[str, str]],
+    weighed: relevance.Asked | None,
+    lists: dict[str, list[tuple[str, float]]],
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """with_replies over the head, each memory's previous one as its neighbourhood has it."""
+    if weighed is None:  # one retriever alone: its own order
+        return ranked, {}
+    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
+    around = asked.near.around(ids, asked.filters)
+    before = {oid: p for oid in ids if (p := previous(oid, around)) is not None}
+    bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
+    rows = asked.briefs.of([p for p in before.values() if p in head])
+    cosines = _own_cosines(asked, lists)
+
+    def held(oid: str) -> float:
+        row, fields = rows.get(oid), head.get(oid, {})
+        if row is None:
+            return 0.0
+        share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
+        return relevance.with_meaning({oid: share}, cosines)[oid]
+
+    return with_replies(ranked, bodies, before, held)
 
 
 def _after(head: list[tuple[str, float]], more: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -316,6 +361,8 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
         entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
     for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
         entry["speaker"] = stages["speaker"].get(oid, 1.0)
+    for oid, entry in why.items() if stages["reply"] else ():  # a reply to the question before
+        entry["reply"] = round(stages["reply"].get(oid, 0.0), 4)
     for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
         entry["name"] = stages["name"].get(oid, 1.0)
         entry["name_said"] = list(ranking.lifted)
@@ -409,10 +456,9 @@ def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
     return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
-def _retrievers(brain: Context, mode: str, rows: Briefs) -> list[Retriever]:
-    from brain.recall.neighbours import Neighbourhood, TextInContext, VectorsInContext
+def _retrievers(brain: Context, mode: str, rows: Briefs, near: Neighbourhood) -> list[Retriever]:
+    from brain.recall.neighbours import TextInContext, VectorsInContext
 
-    near = Neighbourhood(brain.caches.catalog, briefs=rows)  # looked up once for both
     catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
     text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows)
     if mode == "text":

@@ -1,0 +1,68 @@
+"""A short reply to a question borrows the relevance of the question it answers.
+
+"Which team did John sign with?" is answered by "The Minnesota Wolves! I can't wait to play
+with them!", said right after "Which team did you sign with?": the reply holds the fact and
+none of the words, the question holds the words and not the fact. Neighbour context
+(recall/neighbours.py) lends a memory the mean of the scores around it, two either side, so
+the question that was answered counts for a quarter and the turns after it as much. Here, of
+the best ANSWER_DEPTH, a memory of at most SHORT characters whose memory before it (in write
+order, in the same sitting, as the neighbourhood has it) asks something gains REPLY × that
+memory's relevance (the share of the question it holds, recall/relevance.py) × the head's best
+score. Only short replies: a long message stands on its own words, and on LongMemEval the
+assistant's long answers follow the user's requests that hold the evidence.
+
+REPLY was chosen on both dev files together: 0.2-0.4 help both, 0.3 the most (LoCoMo hit@1
++0.016, LongMemEval +0.017; above 0.5 LoCoMo loses), SHORT set by the reason (a turn of one
+or two sentences) and not fitted (docs/lab/ranking.md, "A short reply").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from brain.recall.answers import ANSWER_DEPTH
+from brain.recall.neighbours import order_key
+
+REPLY = 0.3
+SHORT = 160
+
+
+def previous(oid: str, around: Mapping[str, tuple[str, ...]]) -> str | None:
+    """The memory written just before this one among its neighbours, if any."""
+    mine = order_key(oid)
+    before = [n for n in around.get(oid, ()) if order_key(n) < mine]
+    return max(before, key=order_key) if before else None
+
+
+def with_replies(
+    ranked: Sequence[tuple[str, float]],
+    bodies: Mapping[str, str],
+    before: Mapping[str, str],
+    held: Callable[[str], float],
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """The best ANSWER_DEPTH, each short reply to a question raised by what that question
+    holds of the query, and reordered among themselves; the rest as they were. `bodies`:
+    the head's texts; `before`: a memory → the one written just before it; `held`: a
+    memory's relevance to the query. Returns the ranking and what each reply gained."""
+    head = ranked[:ANSWER_DEPTH]
+    if not head:
+        return list(ranked), {}
+    top = head[0][1]
+    gained: dict[str, float] = {}
+    for oid, _ in head:
+        asked = before.get(oid)
+        body = bodies.get(oid)
+        if asked is None or body is None or len(body) > SHORT:
+            continue
+        if "?" not in bodies.get(asked, ""):  # not a question, or not in the head: little of it
+            continue
+        lift = REPLY * held(asked) * top
+        if lift > 0:
+            gained[oid] = lift
+    if not gained:
+        return list(ranked), {}
+    lifted = sorted(
+        ((oid, score + gained.get(oid, 0.0)) for oid, score in head),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return [*lifted, *ranked[ANSWER_DEPTH:]], gained
