@@ -90,6 +90,9 @@ def around(q: dict[str, Any], texts: dict[str, str]) -> None:
         x["short_reply_rel"] = x["prev_asks"] * x["prev_rel"] * short
         head = j is not None and j < 20 and q["hits"].index(h) < 20
         x["head_reply"] = x["short_reply_rel"] * head
+        for limit in (250, 400, 600):
+            fits = h["f"]["chars"] <= limit
+            x[f"head_reply{limit}"] = x["prev_asks"] * x["prev_rel"] * fits * head
         nxt = place.get(_step(h["key"], 1))
         x["next_score"] = q["x"][nxt]["score"] if nxt is not None else 0.0
         own = texts.get(f"{q['sample']}/{h['key']}", "")

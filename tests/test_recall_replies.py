@@ -15,7 +15,7 @@ from brain.cli import _register, app
 from brain.clock import FixedClock
 from brain.indexes.embedder import HashingEmbedder
 from brain.indexes.sparse import HashingSparse
-from brain.recall import pipeline, replies
+from brain.recall import replies
 from brain.recall.replies import REPLY, previous, with_replies
 
 _register()
@@ -78,7 +78,7 @@ def test_recall_finds_the_reply_that_holds_the_answer(
     assert hits[0].title.startswith("John: The Minnesota Wolves")
     assert hits[0].explain is not None and hits[0].explain["reply"] > 0
     # Without the stage the reply, which holds none of the question's words, is not first.
-    monkeypatch.setattr(pipeline, "with_replies", lambda ranked, *_a: (list(ranked), {}))
+    monkeypatch.setattr(replies, "with_replies", lambda ranked, *_a: (list(ranked), {}))
     assert not chat.recall(QUESTION, k=5)[0].title.startswith("John: The Minnesota Wolves")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
@@ -34,7 +35,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
-from brain.recall.replies import previous, with_replies
+from brain.recall.replies import in_head
 from brain.recall.when import Window, time_first, with_time
 from brain.scoping import names_a_node, resolve_scope
 from brain.terms import only_purpose
@@ -125,7 +126,7 @@ def recall(
     # the answer is that nothing in the vault is about it, not the least bad memories.
     weighed = ranking.weighed or _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
-    held = relevance.with_meaning(held, _cosines(asked, ranking))
+    held = relevance.with_meaning(held, _cosines(asked, ranking.lists))
     if not relevance.clears(held):
         best = []
     flags = corrections.suspicion_flags(
@@ -140,13 +141,9 @@ def recall(
     return hits
 
 
-def _cosines(asked: Asking, ranking: Ranking) -> dict[str, float]:
+def _cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
     """Each memory's own cosine to the question (before neighbour context) as the shipped
     MiniLM scored it; {} for any other embedder, whose cosines mean something else."""
-    return _own_cosines(asked, ranking.lists)
-
-
-def _own_cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
     if getattr(asked.brain.embedder, "name", None) != "minilm":
         return {}
     scores = dict(lists.get("vector", ()))
@@ -268,7 +265,11 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
     # A short reply borrows what the question it answers holds of the query (replies.py).
     weighed = _weighed(asked, written) if len(lists) > 1 else None
-    ranked, replying = _replies(asked, ranked, head, weighed, lists)
+    replying: dict[str, float] = {}
+    if weighed is not None:  # with one retriever alone, its own order
+        rows, cosines = asked.briefs.of(list(head)), _cosines(asked, lists)
+        held = partial(relevance.of_memory, weighed, cosines, head, rows)
+        ranked, replying = in_head(ranked, head, asked.near, asked.filters, held)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
@@ -296,33 +297,6 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     )
 
 
-def _replies(
-    asked: Asking,
-    ranked: list[tuple[str, float]],
-    head: dict[str, dict[str, str]],
-    weighed: relevance.Asked | None,
-    lists: dict[str, list[tuple[str, float]]],
-) -> tuple[list[tuple[str, float]], dict[str, float]]:
-    """with_replies over the head, each memory's previous one as its neighbourhood has it."""
-    if weighed is None:  # one retriever alone: its own order
-        return ranked, {}
-    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
-    around = asked.near.around(ids, asked.filters)
-    before = {oid: p for oid in ids if (p := previous(oid, around)) is not None}
-    bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
-    rows = asked.briefs.of([p for p in before.values() if p in head])
-    cosines = _own_cosines(asked, lists)
-
-    def held(oid: str) -> float:
-        row, fields = rows.get(oid), head.get(oid, {})
-        if row is None:
-            return 0.0
-        share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
-        return relevance.with_meaning({oid: share}, cosines)[oid]
-
-    return with_replies(ranked, bodies, before, held)
-
-
 def _after(head: list[tuple[str, float]], more: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """`head` as it is, then the others of `more`, none scored above the head's last."""
     seen = {oid for oid, _ in head}
@@ -335,6 +309,7 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
     if not explain:
         return {}
     from brain.recall.explain import explain as explain_hits
+    from brain.recall.explain import what_stages_did
 
     why = explain_hits(
         asked.retrievers,
@@ -346,26 +321,8 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
         ranking.scaled,
         ranking.then,
     )
-    question, stages = asked.question, ranking.stages
-    window, wants = question.window, question.wants
-    for oid, entry in why.items() if window is not None else ():  # what the time did
-        entry["time"] = stages["time"].get(oid, 1.0)
-        entry["time_said"] = window.said if window is not None else None
-        if ranking.only_when and window is not None:  # ranked by when it was written first
-            tier = window.tier(ranking.briefs[oid].created) if oid in ranking.briefs else 2
-            entry["time_first"] = ("said then", "just after", "another time")[tier]
-    for oid, entry in why.items() if wants is not None else ():  # what the question asked
-        entry["answer"] = stages["answer"].get(oid, 1.0)
-        entry["answer_asked"] = wants.name if wants is not None else None
-    for oid, entry in why.items() if stages["asks"] else ():  # what a memory asks, not tells
-        entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
-    for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
-        entry["speaker"] = stages["speaker"].get(oid, 1.0)
-    for oid, entry in why.items() if stages["reply"] else ():  # a reply to the question before
-        entry["reply"] = round(stages["reply"].get(oid, 0.0), 4)
-    for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
-        entry["name"] = stages["name"].get(oid, 1.0)
-        entry["name_said"] = list(ranking.lifted)
+    stages, rows = ranking.stages, ranking.briefs
+    what_stages_did(why, asked.question, stages, rows, ranking.only_when, ranking.lifted)
     return why
 
 

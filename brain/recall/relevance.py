@@ -12,6 +12,7 @@ from brain.recall.names import query_names
 from brain.terms import CALENDAR, GENERIC, content_words
 
 if TYPE_CHECKING:
+    from brain.indexes.catalog import Brief
     from brain.indexes.fulltext import FullText
     from brain.recall.when import Window
 
@@ -88,6 +89,22 @@ def with_meaning(held: Mapping[str, float], cosines: Mapping[str, float]) -> dic
         if cosine >= MEANING and cosine > share:
             out[oid] = min(cosine, 1.0)
     return out
+
+
+def of_memory(
+    weighed: Asked,
+    cosines: Mapping[str, float],
+    texts: Mapping[str, Mapping[str, str]],
+    rows: Mapping[str, Brief],
+    oid: str,
+) -> float:
+    """One memory's relevance (as `with_meaning` gives it) from its title and body in
+    `texts` and its catalog row; 0 for a memory not in both."""
+    fields, row = texts.get(oid), rows.get(oid)
+    if fields is None or row is None:
+        return 0.0
+    share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
+    return with_meaning({oid: share}, cosines)[oid]
 
 
 def clears(held: Mapping[str, float]) -> bool:

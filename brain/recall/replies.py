@@ -11,20 +11,26 @@ memory's relevance (the share of the question it holds, recall/relevance.py) × 
 score. Only short replies: a long message stands on its own words, and on LongMemEval the
 assistant's long answers follow the user's requests that hold the evidence.
 
-REPLY was chosen on both dev files together: 0.2-0.4 help both, 0.3 the most (LoCoMo hit@1
-+0.016, LongMemEval +0.017; above 0.5 LoCoMo loses), SHORT set by the reason (a turn of one
-or two sentences) and not fitted (docs/lab/ranking.md, "A short reply").
+REPLY and SHORT were chosen on both dev files together (docs/lab/ranking.md, "A short reply"):
+REPLY 0.2-0.4 helps both, 0.3 the most, above 0.5 LoCoMo loses; SHORT, a turn of a few
+sentences, 160 to 600 characters scored alike on LoCoMo and 400 best on LongMemEval, whose
+assistant answers run to thousands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from brain.recall.answers import ANSWER_DEPTH
 from brain.recall.neighbours import order_key
 
+if TYPE_CHECKING:
+    from brain.indexes.fulltext import Filters
+    from brain.recall.neighbours import Neighbourhood
+
 REPLY = 0.3
-SHORT = 160
+SHORT = 400
 
 
 def previous(oid: str, around: Mapping[str, tuple[str, ...]]) -> str | None:
@@ -66,3 +72,20 @@ def with_replies(
         key=lambda item: (-item[1], item[0]),
     )
     return [*lifted, *ranked[ANSWER_DEPTH:]], gained
+
+
+def in_head(
+    ranked: Sequence[tuple[str, float]],
+    head: Mapping[str, Mapping[str, str]],
+    near: Neighbourhood,
+    filters: Filters,
+    held: Callable[[str], float],
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """with_replies over the best ANSWER_DEPTH, whose titles and bodies `head` holds, each
+    memory's previous one as the recall's neighbourhood has it (what the filters hide is no
+    one's neighbour)."""
+    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
+    around = near.around(ids, filters)
+    before = {oid: p for oid in ids if (p := previous(oid, around)) is not None}
+    bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
+    return with_replies(ranked, bodies, before, held)
