@@ -57,6 +57,22 @@ def test_only_a_short_reply_to_a_question_in_the_head_gains() -> None:
     assert with_replies(ranked, bodies, {}, lambda _oid: 1.0) == (ranked, {})
 
 
+def test_a_reply_gains_only_when_it_gives_the_kind_of_answer_asked() -> None:
+    ranked = [("asks", 2.0), ("yes", 1.0), ("when", 0.9), ("when-asks", 0.8)]
+    bodies = {
+        "asks": "When are you going camping?",
+        "yes": "Sure, I'd love to!",
+        "when-asks": "And when is the trip?",
+        "when": "Next month, in July.",
+    }
+    before = {"yes": "asks", "when": "when-asks"}
+    held = {"asks": 1.0, "when-asks": 1.0}.get
+    _, gained = with_replies(ranked, bodies, before, lambda oid: held(oid, 0.0), {"when"})
+    assert set(gained) == {"when"}  # "Sure" tells nothing of when
+    _, gained = with_replies(ranked, bodies, before, lambda oid: held(oid, 0.0))
+    assert set(gained) == {"yes", "when"}  # a question that asks for no kind
+
+
 @pytest.fixture
 def chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
     brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())

@@ -267,9 +267,9 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     weighed = _weighed(asked, written) if len(lists) > 1 else None
     replying: dict[str, float] = {}
     if weighed is not None:  # with one retriever alone, its own order
-        rows, cosines = asked.briefs.of(list(head)), _cosines(asked, lists)
-        held = partial(relevance.of_memory, weighed, cosines, head, rows)
-        ranked, replying = in_head(ranked, head, asked.near, asked.filters, held)
+        held = partial(relevance.of_memory, weighed, _cosines(asked, lists), head, briefs)
+        giving = None if question.wants is None else typed  # the kind asked for
+        ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked

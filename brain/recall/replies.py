@@ -9,7 +9,9 @@ the best ANSWER_DEPTH, a memory of at most SHORT characters whose memory before 
 order, in the same sitting, as the neighbourhood has it) asks something gains REPLY × that
 memory's relevance (the share of the question it holds, recall/relevance.py) × the head's best
 score. Only short replies: a long message stands on its own words, and on LongMemEval the
-assistant's long answers follow the user's requests that hold the evidence.
+assistant's long answers follow the user's requests that hold the evidence. When the question
+asks for a kind of answer (a time, an amount: recall/answers.py), only a reply that gives that
+kind: "Sure, I'd love to!" after "When are you going camping?" tells nothing of when.
 
 REPLY and SHORT were chosen on both dev files together (docs/lab/ranking.md, "A short reply"):
 REPLY 0.2-0.4 helps both, 0.3 the most, above 0.5 LoCoMo loses; SHORT, a turn of a few
@@ -19,7 +21,7 @@ assistant answers run to thousands.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from brain.recall.answers import ANSWER_DEPTH
@@ -45,11 +47,13 @@ def with_replies(
     bodies: Mapping[str, str],
     before: Mapping[str, str],
     held: Callable[[str], float],
+    giving: Collection[str] | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """The best ANSWER_DEPTH, each short reply to a question raised by what that question
     holds of the query, and reordered among themselves; the rest as they were. `bodies`:
     the head's texts; `before`: a memory → the one written just before it; `held`: a
-    memory's relevance to the query. Returns the ranking and what each reply gained."""
+    memory's relevance to the query; `giving`: when the query asks for a kind of answer, the
+    memories that give it (only they can gain). Returns the ranking and what each gained."""
     head = ranked[:ANSWER_DEPTH]
     if not head:
         return list(ranked), {}
@@ -59,6 +63,8 @@ def with_replies(
         asked = before.get(oid)
         body = bodies.get(oid)
         if asked is None or body is None or len(body) > SHORT:
+            continue
+        if giving is not None and oid not in giving:  # not the kind of answer asked for
             continue
         if "?" not in bodies.get(asked, ""):  # not a question, or not in the head: little of it
             continue
@@ -80,12 +86,17 @@ def in_head(
     near: Neighbourhood,
     filters: Filters,
     held: Callable[[str], float],
+    giving: Collection[str] | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """with_replies over the best ANSWER_DEPTH, whose titles and bodies `head` holds, each
     memory's previous one as the recall's neighbourhood has it (what the filters hide is no
     one's neighbour)."""
-    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
-    around = near.around(ids, filters)
-    before = {oid: p for oid in ids if (p := previous(oid, around)) is not None}
     bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
-    return with_replies(ranked, bodies, before, held)
+    if not any("?" in body for body in bodies.values()):  # no question in the head to answer
+        return list(ranked), {}
+    short = {oid for oid, body in bodies.items() if len(body) <= SHORT}
+    wanted = short if giving is None else short & set(giving)  # only these can gain
+    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH] if oid in wanted]
+    around = near.around(ids, filters) if ids else {}
+    before = {oid: p for oid in ids if (p := previous(oid, around)) is not None}
+    return with_replies(ranked, bodies, before, held, giving)
