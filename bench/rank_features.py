@@ -2,6 +2,7 @@
 JSON line a question: what a second-pass ranker is fitted on (bench/rerank_fit.py).
 
     python -m bench.rank_features FILE --out OUT.jsonl [--cache-embeddings PATH] [--samples N]
+    python -m bench.rank_features --compare OLD.jsonl NEW.jsonl   (top 10s, paired, by category)
 
 LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0) and LongMemEval (Wu et al., ICLR 2025; MIT):
 evaluation only. A line holds the question, its category, its gold dia_ids, and per hit (in
@@ -19,9 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.compare import CachedEmbedder, CachedSparse
+from bench.compare import CachedEmbedder, CachedSparse, paired_bootstrap
 from bench.locomo import Results, _file_pool, _gold_key, _ingest, _vault
 from bench.locomo_data import load
+from bench.metrics import POOLED_CATEGORIES, score_question
 from brain.indexes.embedder import load_embedder
 from brain.indexes.sparse import load_sparse
 from brain.settings import model_cache_dir
@@ -54,13 +56,46 @@ def features(hit: Any, body: str) -> dict[str, float]:
     return out
 
 
+def compare(old_path: Path, new_path: Path) -> None:
+    """Two dumps' top 10s, question by question: each metric's change and its paired 95%
+    interval, pooled (LoCoMo 1-4, or every type of a LongMemEval file) and by category."""
+    old, new = _top10(old_path), _top10(new_path)
+    if [c for c, _ in old] != [c for c, _ in new]:
+        raise SystemExit("the dumps hold different questions")
+    cats = sorted({c for c, _ in old})
+    pooled = POOLED_CATEGORIES if max(cats) <= 5 else frozenset(cats)
+    for name, pool in [("pooled", pooled), *((f"cat {c}", frozenset({c})) for c in cats)]:
+        count = sum(c in pool for c, _ in old)
+        print(f"{name} ({count})")
+        for metric in ("hit@1", "hit@5", "hit@10", "ndcg@10", "mrr", "session_hit@5"):
+            base = sum(s[metric] for c, s in old if c in pool) / count
+            mean, low, high = paired_bootstrap(new, old, metric, categories=pool)
+            change = f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+            print(f"  {metric:<14}{base:.3f} -> {base + mean:.3f}  {change}")
+
+
+def _top10(path: Path) -> list[tuple[int, dict[str, float]]]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        found = [h["key"] for h in q["hits"][:10] if h["key"]]
+        out.append((q["category"], score_question(found, frozenset(q["gold"]))))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("file", type=Path)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("file", type=Path, nargs="?")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("OLD", "NEW"))
     parser.add_argument("--cache-embeddings", type=Path)
     parser.add_argument("--samples", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.compare:
+        compare(*args.compare)
+        return 0
+    if args.file is None or args.out is None:
+        parser.error("FILE and --out are needed (or --compare OLD NEW)")
     cache = model_cache_dir(os.environ, Path.home())
     embedder: Any = load_embedder("minilm", cache)
     terms: Any = "settings"
