@@ -96,6 +96,8 @@ def _priors(why: Mapping[str, Any]) -> list[str]:
         parts.append(f"asked only when: {why['time_first']}")
     if why.get("speaker", 1.0) != 1.0:  # recall/persons.py: the asker's own words
         parts.append(f"asker's own words ×{why['speaker']}")
+    if why.get("reply"):  # recall/replies.py: a short reply to a question that matched
+        parts.append(f"reply to a question {why['reply']:+.3f}")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
     return parts

@@ -18,13 +18,13 @@ T = TypeVar("T")
 # 10k memories), and onnxruntime and tokenizers release the GIL: begun at the start of a recall,
 # both run while this thread searches the full text and reads the catalog. One worker, taking
 # them in the order the retrievers want them: two at once did worse beside the recall's own
-# thread on two cores (docs/benchmarks.md, "Warm hybrid recall, stage by stage"). But a recall
+# thread on two cores (docs/lab/latency.md, "Warm hybrid recall, stage by stage"). But a recall
 # that would wait for the first takes the next one over (`Ahead.__call__`).
 _worker = Workers(lambda: 1, "brain-encode")
 # A recall's first encoding is let begin before its thread goes on. Woken, the worker needs the
 # GIL to reach the model, and the recall's thread, checking the vault and the caches in Python,
 # let it have it only at a system call: the model began ~0.2 ms later at 100k memories
-# (docs/benchmarks.md, "The model begun first"). The wait ends as the model's run begins (it
+# (docs/lab/latency.md, "The model begun first"). The wait ends as the model's run begins (it
 # lets the GIL go), when the encoding ends (a model without onnxruntime), or after this many
 # seconds. No wait when the worker has other encodings: this one would not begin soon.
 BEGIN_WAIT = 0.001

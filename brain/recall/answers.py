@@ -9,7 +9,7 @@ ANSWER_TYPE and reordered among themselves. 1.2 is a hint weaker than a named ti
 (recall/when.py): it is the answer's form, not its content, so it reorders close scores and
 does not lift a weak match over a strong one. Set by that reason, not fitted. On the LoCoMo
 dev split ndcg@10 +0.009 [+0.005, +0.013], hit@1 +0.017, at the cost of one hit@10 of 760
-(docs/benchmarks.md, "A question's type matched to its answer's").
+(docs/lab/ranking.md, "A question's type matched to its answer's").
 
 A memory that asks does not tell. "Is it a martial arts place or a yoga studio?" shares the
 words of "What martial arts has John done?" and holds none of its answer; "I'm doing
@@ -21,7 +21,7 @@ score (neighbours.py): the reply to a question follows it. A query about asking 
 Nate ask …", "questions for the doctor") leaves them as they are. On the LoCoMo dev split,
 evidence turns have 5% of their text in questions, the other turns of the top 10 14%; 2 of
 1,349 evidence turns are all question. 0.5 is set by reason ("half"), not fitted
-(docs/benchmarks.md, "A memory that asks does not tell").
+(docs/lab/ranking.md, "A memory that asks does not tell").
 """
 
 from __future__ import annotations

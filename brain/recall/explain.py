@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from brain.indexes.catalog import Brief
+from brain.recall.question import Question
 from brain.recall.rank import STATUS_PRIOR, WEIGHTS, Scale, Then, share
 
 
@@ -55,6 +56,38 @@ def explain(
             "prior": STATUS_PRIOR.get(status, 1.0),
         }
     return out
+
+
+def what_stages_did(
+    why: dict[str, dict[str, Any]],
+    question: Question,
+    stages: dict[str, dict[str, float]],
+    rows: dict[str, Brief],
+    only_when: bool,
+    lifted: Sequence[str],
+) -> None:
+    """Add to each memory's entry what the priors after fusion did to it (`stages`: a stage
+    → a memory → its factor, or what it added for a reply), each only where it ran.
+    `only_when`: the question asked only when; `lifted`: the names whose words were lifted."""
+    window, wants = question.window, question.wants
+    for oid, entry in why.items() if window is not None else ():  # what the time did
+        entry["time"] = stages["time"].get(oid, 1.0)
+        entry["time_said"] = window.said if window is not None else None
+        if only_when and window is not None:  # ranked by when it was written first
+            tier = window.tier(rows[oid].created) if oid in rows else 2
+            entry["time_first"] = ("said then", "just after", "another time")[tier]
+    for oid, entry in why.items() if wants is not None else ():  # what the question asked
+        entry["answer"] = stages["answer"].get(oid, 1.0)
+        entry["answer_asked"] = wants.name if wants is not None else None
+    for oid, entry in why.items() if stages["asks"] else ():  # what a memory asks, not tells
+        entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
+    for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
+        entry["speaker"] = stages["speaker"].get(oid, 1.0)
+    for oid, entry in why.items() if stages["reply"] else ():  # a reply to the question before
+        entry["reply"] = round(stages["reply"].get(oid, 0.0), 4)
+    for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
+        entry["name"] = stages["name"].get(oid, 1.0)
+        entry["name_said"] = list(lifted)
 
 
 def _round(value: float | None) -> float | None:

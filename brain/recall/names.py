@@ -15,7 +15,7 @@ from brain.terms import STOPWORDS, words
 # NAME_PRIOR. A prior, not a filter: the answer is sometimes what someone else said to them
 # ("Melanie: Caroline, how did the meeting go?"). As strong as the time prior (when.py), for
 # the same reason: a strong hint that can be wrong. Chosen by reason, not fitted
-# (docs/benchmarks.md).
+# (docs/lab/ranking.md).
 NAME_PRIOR = 1.5
 # These retrievers search without the names that are speakers (memories open with
 # "<name>:", as turns of a conversation do) and common (in at least COMMON of the memories of

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # sections of a note (`<note id>#<n>`) neighbour each other in order. A reply such as "Yes,
 # last Tuesday" shares no word with the question it answers; the turns around it do. Window
 # and blends chosen on the LoCoMo dev split (../shared/FACTS.md, "Neighbour context";
-# docs/benchmarks.md).
+# docs/lab/ranking.md).
 WINDOW = 2
 GAP_MS = 60_000
 VECTOR_BLEND = 1.0  # a vector plus this times its neighbours' mean, renormalised
@@ -28,7 +28,7 @@ _SLACK = 2  # extra rows fetched when neighbours must also be among named ids (`
 # The neighbourhoods of this many of each retriever's best candidates are read: a third of a
 # warm recall's work at 100k memories. On the LoCoMo dev split 20 ranks the top 10 as 30 did
 # (hit@10 and session hit@5 the same to the question, ndcg@10 -0.000) at ~1-2 ms less a
-# recall at 100k; 15 lost two sessions, 10 more (docs/benchmarks.md, "Warm hybrid recall:
+# recall at 100k; 15 lost two sessions, 10 more (docs/lab/latency.md, "Warm hybrid recall:
 # fewer neighbourhoods").
 DEPTH = 20
 

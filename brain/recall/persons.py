@@ -10,7 +10,7 @@ strong as the name prior, for the same reason: a strong hint that can be wrong. 
 question also speaks to someone ("What did you suggest for my trip?" asks what was said to its
 asker) or is about asking (what the asker asked was said to someone). Set by that reason, not
 fitted; on LongMemEval 94% of the evidence is the user's own messages; LoCoMo's questions are in
-the third person, where it never applies (docs/benchmarks.md, "Ranking that generalises").
+the third person, where it never applies (docs/lab/ranking.md, "Ranking that generalises").
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
@@ -15,7 +16,7 @@ from brain.recall import names as naming
 from brain.recall import relevance
 from brain.recall.answers import ANSWER_DEPTH, with_answer_type, with_statements
 from brain.recall.names import speakers, subjects, with_names, without
-from brain.recall.neighbours import Blend
+from brain.recall.neighbours import Blend, Neighbourhood
 from brain.recall.persons import with_speaker
 from brain.recall.question import Question
 from brain.recall.question import read as read_question
@@ -34,6 +35,7 @@ from brain.recall.rank import (
     to_hit,
     with_context,
 )
+from brain.recall.replies import in_head
 from brain.recall.when import Window, time_first, with_time
 from brain.scoping import names_a_node, resolve_scope
 from brain.terms import only_purpose
@@ -50,7 +52,7 @@ UPKEEP_KINDS = ("log",)
 
 # A named time is looked at when at most this many memories were written then: each retriever
 # is handed their ids as a filter, whose cost grows with them. Not tuned: on the LoCoMo dev
-# split 200 and 1,000 give the same rankings (docs/benchmarks.md).
+# split 200 and 1,000 give the same rankings (docs/lab/ranking.md).
 WINDOW_MOST = 1000
 
 
@@ -80,7 +82,8 @@ def recall(
         raise InvalidInput(f"unknown mode {mode!r}; allowed: {', '.join(MODES)}")
     question = read_question(query, brain.clock.now())  # read once, handed to every stage
     briefs = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
-    retrievers = _retrievers(brain, mode, briefs)
+    near = Neighbourhood(brain.caches.catalog, briefs=briefs)  # looked up once for all stages
+    retrievers = _retrievers(brain, mode, briefs, near)
     # Their models encode the query on a worker while this thread catches up, flushes and
     # searches the full text: the encoding needs nothing of the vault. What needs the
     # indexes waits for `current`.
@@ -103,7 +106,7 @@ def recall(
     )
     brain.flush(vectors=any(r.name in ("vector", "sparse") for r in retrievers))
     current.set()
-    asked = Asking(brain, question, retrievers, filters, briefs, defining_first)
+    asked = Asking(brain, question, retrievers, filters, briefs, defining_first, near)
     # A memory's place does not depend on how many are asked for: the ranking is made of each
     # retriever's best CANDIDATES whatever k is, and only when that holds fewer than k is a
     # deeper one asked for, whose others follow it.
@@ -121,13 +124,9 @@ def recall(
     best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
     # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
     # the answer is that nothing in the vault is about it, not the least bad memories.
-    window = question.window
-    written = ranking.written_then
-    if written is None:  # the ranking did not look at the time: counted here, once
-        written = _written_then(brain, window, asked.filters, asked.briefs)[1]
-    weighed = relevance.asked(brain.caches.fulltext, query, window, written)
+    weighed = ranking.weighed or _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
-    held = relevance.with_meaning(held, _cosines(asked, ranking))
+    held = relevance.with_meaning(held, _cosines(asked, ranking.lists))
     if not relevance.clears(held):
         best = []
     flags = corrections.suspicion_flags(
@@ -142,17 +141,26 @@ def recall(
     return hits
 
 
-def _cosines(asked: Asking, ranking: Ranking) -> dict[str, float]:
+def _cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
     """Each memory's own cosine to the question (before neighbour context) as the shipped
     MiniLM scored it; {} for any other embedder, whose cosines mean something else."""
     if getattr(asked.brain.embedder, "name", None) != "minilm":
         return {}
-    scores = dict(ranking.lists.get("vector", ()))
+    scores = dict(lists.get("vector", ()))
     for retriever in asked.retrievers:
         last = getattr(retriever, "last", None)
         if retriever.name == "vector" and last is not None:
             scores.update(last.own)
     return scores
+
+
+def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
+    """The question's terms and time weighed in this vault (recall/relevance.py); `written`:
+    how many memories were written in the time it names, when a ranking counted them."""
+    window = asked.question.window
+    if written is None:  # the ranking did not look at the time: counted here, once
+        written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
+    return relevance.asked(asked.brain.caches.fulltext, asked.question.text, window, written)
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,7 @@ class Asking:
     filters: Filters
     briefs: Briefs
     defining_first: bool
+    near: Neighbourhood
 
 
 @dataclass
@@ -183,6 +192,7 @@ class Ranking:
     lifted: tuple[str, ...] = ()
     only_when: bool = False
     written_then: int | None = None  # how many were written in the named time, if looked up
+    weighed: relevance.Asked | None = None  # the question weighed, if a stage needed it
 
 
 def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]) -> Ranking:
@@ -253,6 +263,13 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     ranked, asking = with_statements(ranked, bodies, question.about_asking)
     # Asked in the first person, what the asker said of themselves is lifted (persons.py).
     ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
+    # A short reply borrows what the question it answers holds of the query (replies.py).
+    weighed = _weighed(asked, written) if len(lists) > 1 else None
+    replying: dict[str, float] = {}
+    if weighed is not None:  # with one retriever alone, its own order
+        held = partial(relevance.of_memory, weighed, _cosines(asked, lists), head, briefs)
+        giving = None if question.wants is None else typed  # the kind asked for
+        ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
@@ -271,10 +288,12 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
             "asks": asking,
             "name": name_factors,
             "speaker": speaking,
+            "reply": replying,
         },
         lifted,
         only_when,
         written,
+        weighed,
     )
 
 
@@ -290,6 +309,7 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
     if not explain:
         return {}
     from brain.recall.explain import explain as explain_hits
+    from brain.recall.explain import what_stages_did
 
     why = explain_hits(
         asked.retrievers,
@@ -301,24 +321,8 @@ def _explained(ranking: Ranking, asked: Asking, explain: bool) -> dict[str, dict
         ranking.scaled,
         ranking.then,
     )
-    question, stages = asked.question, ranking.stages
-    window, wants = question.window, question.wants
-    for oid, entry in why.items() if window is not None else ():  # what the time did
-        entry["time"] = stages["time"].get(oid, 1.0)
-        entry["time_said"] = window.said if window is not None else None
-        if ranking.only_when and window is not None:  # ranked by when it was written first
-            tier = window.tier(ranking.briefs[oid].created) if oid in ranking.briefs else 2
-            entry["time_first"] = ("said then", "just after", "another time")[tier]
-    for oid, entry in why.items() if wants is not None else ():  # what the question asked
-        entry["answer"] = stages["answer"].get(oid, 1.0)
-        entry["answer_asked"] = wants.name if wants is not None else None
-    for oid, entry in why.items() if stages["asks"] else ():  # what a memory asks, not tells
-        entry["asks"] = round(stages["asks"].get(oid, 1.0), 4)
-    for oid, entry in why.items() if stages["speaker"] else ():  # the asker's own words
-        entry["speaker"] = stages["speaker"].get(oid, 1.0)
-    for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
-        entry["name"] = stages["name"].get(oid, 1.0)
-        entry["name_said"] = list(ranking.lifted)
+    stages, rows = ranking.stages, ranking.briefs
+    what_stages_did(why, asked.question, stages, rows, ranking.only_when, ranking.lifted)
     return why
 
 
@@ -409,10 +413,9 @@ def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
     return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
-def _retrievers(brain: Context, mode: str, rows: Briefs) -> list[Retriever]:
-    from brain.recall.neighbours import Neighbourhood, TextInContext, VectorsInContext
+def _retrievers(brain: Context, mode: str, rows: Briefs, near: Neighbourhood) -> list[Retriever]:
+    from brain.recall.neighbours import TextInContext, VectorsInContext
 
-    near = Neighbourhood(brain.caches.catalog, briefs=rows)  # looked up once for both
     catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
     text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows)
     if mode == "text":

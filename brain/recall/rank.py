@@ -28,7 +28,7 @@ STATUS_PRIOR = {"active": 1.0, "resolved": 0.9, "dormant": 0.85, "archived": 0.6
 MODES = ("hybrid", "text", "vector", "sparse")
 # Fusion: each retriever's scores scaled to 0..1 over its candidates (`scales`), then a weighted
 # sum; then memories written together (same minute) lend each other part of their best scores.
-# All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/benchmarks.md).
+# All tuned on the LoCoMo dev split only, against reciprocal-rank fusion (docs/lab/ranking.md).
 # The learned-sparse list weighs as much as the other two together: on the dev split 1.0 to 2.0
 # scored alike (hit@10 0.79-0.80, ndcg@10 0.56-0.57), so the round figure, not a fitted one.
 WEIGHTS = {"text": 0.6, "vector": 0.4, "sparse": 1.0}
@@ -99,7 +99,7 @@ class TextRetriever:
 
     A tantivy query's filter clauses cost in proportion to the memories its words match,
     filtering the hits on the catalog a fixed ~2 ms (the rows of 200 hits): at 100k memories
-    the clauses cost 0.7 ms, at 1M 8 ms bare against 20 with them (docs/benchmarks.md). Above
+    the clauses cost 0.7 ms, at 1M 8 ms bare against 20 with them (docs/lab/scale.md). Above
     FILTER_HITS_ABOVE memories the best hits of the bare query are filtered on their catalog
     rows, and the query is asked again with its clauses only when too few pass. BM25 scores do
     not depend on the filters, so the hits and their scores are the same (`search_bare`). A
@@ -147,7 +147,7 @@ class VectorRetriever:
 
     def start(self, query: str, depth: int, current: Event) -> None:
         # Only the encoding: the recall's thread waits for the vector, and a search made here
-        # too put SPLADE's encoding later and was slower (docs/benchmarks.md, "hits named as
+        # too put SPLADE's encoding later and was slower (docs/lab/latency.md, "hits named as
         # they are read").
         self.encoded.start(query)
 
@@ -277,7 +277,7 @@ def scales(
     below the cut lost the whole of the last one's share to one just above it (on LoCoMo a
     median 0.19 of the sparse weight, whose list is always full, and 0.10 of each other one):
     a step in the fused score that no retriever saw. The span is unchanged, so the weights keep
-    their meaning (docs/benchmarks.md, "A list cut at its depth").
+    their meaning (docs/lab/ranking.md, "A list cut at its depth").
     """
     out: dict[str, Scale] = {}
     for name, ranked in lists.items():

@@ -12,6 +12,7 @@ from brain.recall.names import query_names
 from brain.terms import CALENDAR, GENERIC, content_words
 
 if TYPE_CHECKING:
+    from brain.indexes.catalog import Brief
     from brain.indexes.fulltext import FullText
     from brain.recall.when import Window
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 # the others of its answer, never whether any of them matches. Relevance is absolute: the share
 # of the question's terms a memory holds, each term weighed by how rare it is in the vault
 # (BM25's idf), so "Caroline" in Caroline's own vault weighs little and a word the vault never
-# holds weighs most. Below FLOOR no hit of the answer is shown (docs/benchmarks.md, "Honest
+# holds weighs most. Below FLOOR no hit of the answer is shown (docs/lab/ranking.md, "Honest
 # relevance": chosen on both dev files).
 FLOOR = 0.15
 # Words that say little of what is asked: the chatter of conversations (terms.GENERIC: "go",
@@ -30,7 +31,7 @@ STRONG, FAIR = 0.6, 0.3
 BANDS = ("strong", "fair", "weak")
 # A memory can hold a question's meaning without its words ("new dog" of "Caroline adopted a
 # puppy"): beside the shipped MiniLM, a cosine to the question of at least MEANING counts as
-# relevance of that much. On the LoCoMo negative-question protocol (docs/benchmarks.md,
+# relevance of that much. On the LoCoMo negative-question protocol (docs/lab/ranking.md,
 # "Honest relevance") 0.45 keeps 92.4% of questions asked of another conversation "nothing
 # relevant" (98.3% by words alone) and hit@10 the same; 0.40 would keep 81%.
 MEANING = 0.45
@@ -88,6 +89,22 @@ def with_meaning(held: Mapping[str, float], cosines: Mapping[str, float]) -> dic
         if cosine >= MEANING and cosine > share:
             out[oid] = min(cosine, 1.0)
     return out
+
+
+def of_memory(
+    weighed: Asked,
+    cosines: Mapping[str, float],
+    texts: Mapping[str, Mapping[str, str]],
+    rows: Mapping[str, Brief],
+    oid: str,
+) -> float:
+    """One memory's relevance (as `with_meaning` gives it) from its title and body in
+    `texts` and its catalog row; 0 for a memory not in both."""
+    fields, row = texts.get(oid), rows.get(oid)
+    if fields is None or row is None:
+        return 0.0
+    share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
+    return with_meaning({oid: share}, cosines)[oid]
 
 
 def clears(held: Mapping[str, float]) -> bool:

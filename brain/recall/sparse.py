@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # A dot product of expansion weights, so a question to "buy" finds the turn that "purchased".
 # Neighbours lend nothing here: on the LoCoMo dev split a blend of 0.5 or 1 (as BM25's) did
-# worse than none beside the other two lists, which already lend (docs/benchmarks.md).
+# worse than none beside the other two lists, which already lend (docs/lab/ranking.md).
 SPARSE_BLEND = 0.0
 
 

@@ -12,7 +12,7 @@ from brain.indexes.catalog import Brief
 # A memory created inside the window the query names is multiplied by TIME_PRIOR. A date in a
 # question is a strong hint but not a filter: a memory's `created` is when it was said, which
 # can follow the event it tells of. So the window runs SLACK days past its end ("last week"
-# said a week later still counts). Chosen by reason, not fitted (docs/benchmarks.md).
+# said a week later still counts). Chosen by reason, not fitted (docs/lab/ranking.md).
 TIME_PRIOR = 1.5
 SLACK = timedelta(days=7)
 

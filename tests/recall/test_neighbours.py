@@ -132,7 +132,8 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
     assert why["retrievers"]["text"]["rank"] == 2
     assert why["retrievers"]["text"]["neighbours"] > 0  # all of its text score is borrowed
     # The query asks when (recall/answers.py): whether the hit says when is given too.
-    # The question beside it asks and is lowered for it, so "asks" is given too.
+    # The question beside it asks and is lowered for it, so "asks" is given too; the hit is
+    # a short reply to that question, so what it borrowed is given (recall/replies.py).
     assert set(why) == {
         "retrievers",
         "fused",
@@ -141,6 +142,7 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
         "answer",
         "answer_asked",
         "asks",
+        "reply",
         "relevance",
     }
     assert why["prior"] == 1.0

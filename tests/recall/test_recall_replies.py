@@ -1,0 +1,107 @@
+"""A short reply to a question borrows the relevance of the question it answers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from brain.brain import Brain, open_vault
+from brain.cli import _register, app
+from brain.clock import FixedClock
+from brain.indexes.embedder import HashingEmbedder
+from brain.indexes.sparse import HashingSparse
+from brain.recall import replies
+from brain.recall.replies import REPLY, previous, with_replies
+
+_register()
+
+SITTING = (
+    "John: Guess what, Tim! Big news from last week, a dream come true.",
+    "Tim: Congrats John! Which team did you sign with?",
+    "John: The Minnesota Wolves! Can't wait to play.",
+    "Tim: Awesome, they're lucky to have you.",
+)
+ELSEWHERE = (
+    "John: Our team trained hard for the season opener, the new coach is strict.",
+    "Tim: I signed up for a pottery class, the teacher is great.",
+)
+QUESTION = "Which team did John sign with?"
+
+
+def test_the_memory_before_is_the_nearest_earlier_neighbour() -> None:
+    around = {"03": ("01", "02", "04", "05")}  # ids are ULIDs: their order is write order
+    assert previous("03", around) == "02"
+    assert previous("01", around) is None  # no neighbourhood read for it
+    assert previous("x#2", {"x#2": ("x#1", "x#3")}) == "x#1"  # a note's sections in order
+
+
+def test_only_a_short_reply_to_a_question_in_the_head_gains() -> None:
+    ranked = [("setup", 2.0), ("asks", 1.5), ("reply", 1.0), ("long", 0.9), ("told", 0.8)]
+    bodies = {
+        "setup": "I signed with a new team",
+        "asks": "Which team did you sign with?",
+        "reply": "The Minnesota Wolves!",
+        "long": "x" * (replies.SHORT + 1),
+        "told": "The Wolves.",
+    }
+    before = {"reply": "asks", "long": "asks", "told": "setup"}  # "setup" asks nothing
+    held = {"asks": 0.9, "setup": 0.9}
+    out, gained = with_replies(ranked, bodies, before, lambda oid: held.get(oid, 0.0))
+    assert gained == {"reply": pytest.approx(REPLY * 0.9 * 2.0)}
+    assert [oid for oid, _ in out] == ["setup", "reply", "asks", "long", "told"]
+    assert with_replies(ranked, bodies, {}, lambda _oid: 1.0) == (ranked, {})
+
+
+def test_a_reply_gains_only_when_it_gives_the_kind_of_answer_asked() -> None:
+    ranked = [("asks", 2.0), ("yes", 1.0), ("when", 0.9), ("when-asks", 0.8)]
+    bodies = {
+        "asks": "When are you going camping?",
+        "yes": "Sure, I'd love to!",
+        "when-asks": "And when is the trip?",
+        "when": "Next month, in July.",
+    }
+    before = {"yes": "asks", "when": "when-asks"}
+    held = {"asks": 1.0, "when-asks": 1.0}.get
+    _, gained = with_replies(ranked, bodies, before, lambda oid: held(oid, 0.0), {"when"})
+    assert set(gained) == {"when"}  # "Sure" tells nothing of when
+    _, gained = with_replies(ranked, bodies, before, lambda oid: held(oid, 0.0))
+    assert set(gained) == {"yes", "when"}  # a question that asks for no kind
+
+
+@pytest.fixture
+def chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
+    for text in ELSEWHERE:
+        clock.set(clock.now() + timedelta(hours=3))  # apart: no neighbours of the sitting
+        brain.remember(text)
+    clock.set(clock.now() + timedelta(hours=3))
+    for text in SITTING:  # one conversation, a turn every few seconds
+        clock.set(clock.now() + timedelta(seconds=5))
+        brain.remember(text)
+    yield brain
+    brain.close()
+
+
+def test_recall_finds_the_reply_that_holds_the_answer(
+    chat: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hits = chat.recall(QUESTION, k=5, explain=True)
+    assert hits[0].title.startswith("John: The Minnesota Wolves")
+    assert hits[0].explain is not None and hits[0].explain["reply"] > 0
+    # Without the stage the reply, which holds none of the question's words, is not first.
+    monkeypatch.setattr(replies, "with_replies", lambda ranked, *_a: (list(ranked), {}))
+    assert not chat.recall(QUESTION, k=5)[0].title.startswith("John: The Minnesota Wolves")
+
+
+def test_cli_explain_shows_what_the_reply_borrowed(chat: Brain, cli: CliRunner) -> None:
+    chat.close()
+    res = cli.invoke(app, ["recall", QUESTION, "--explain"])
+    assert res.exit_code == 0, res.output
+    assert "reply to a question +" in res.output
+    res = cli.invoke(app, ["recall", QUESTION, "--explain", "--json"])
+    assert json.loads(res.output)["hits"][0]["explain"]["reply"] > 0
