@@ -58,8 +58,8 @@ def build(root: Path, notes: int, embedder: str) -> float:
         )
     start = time.perf_counter()
     brain = open_vault(root)
-    brain.catch_up()
-    brain.flush()  # embeds every note
+    brain._context.catch_up()
+    brain._context.flush()  # embeds every note
     brain.close()
     return time.perf_counter() - start
 

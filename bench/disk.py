@@ -89,17 +89,17 @@ def build(
         write_files(root, count, now)
     brain = open_vault(root, embedder=HashingEmbedder(dim), sparse=encoder(sparse))
     if files:
-        brain.catch_up(force=True)
+        brain._context.catch_up(force=True)
     else:
         with brain.bulk():
             for memory in memories(count):
                 brain.remember(memory.text, node=memory.node, title=memory.title, tags=memory.tags)
-    brain.flush()
+    brain._context.flush()
     if sleep:
-        with brain.lock.hold():
-            brain.caches.compact()
-            if brain.caches.vectors.rebuild():
-                brain.caches.vectors.save()
+        with brain._context.lock.hold():
+            brain._context.caches.compact()
+            if brain._context.caches.vectors.rebuild():
+                brain._context.caches.vectors.save()
     brain.close()
 
 
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.vault:
         brain = open_vault(args.vault, embedder=HashingEmbedder(args.dim), sparse=None)
-        count = brain.caches.catalog.note_count()
+        count = brain._context.caches.catalog.note_count()
         brain.close()
         report = breakdown(args.vault, count)
     else:

@@ -365,7 +365,7 @@ class Check:
 def check(vault: Vault) -> Check:
     brain = open_vault(vault.root)
     try:
-        catalog = brain.caches.catalog
+        catalog = brain._context.caches.catalog
         found = own = 0
         lost = []
         for note_id, (rel, data) in vault.good.items():

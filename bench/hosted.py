@@ -50,7 +50,7 @@ def seed(tenants: Tenants, root: Path | None, names: list[str], count: int) -> f
         with brain.bulk():
             for m in memories(count, seed=n):
                 brain.remember(m.text, node=m.node, title=m.title, tags=m.tags)
-        brain.flush()
+        brain._context.flush()
         brain.close()
         if n % 10 == 9:
             print(f"  seeded {n + 1} tenants", file=sys.stderr)

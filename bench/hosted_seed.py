@@ -48,7 +48,7 @@ def write_real(dsn: str, names: list[str], count: int) -> float:
         with brain.bulk():
             for m in memories(count, seed=n):
                 brain.remember(m.text, node=m.node, title=m.title, tags=m.tags)
-        brain.flush()
+        brain._context.flush()
         brain.close()
         print(f"  wrote {name}: {count} memories", file=sys.stderr, flush=True)
     return len(names) * count / (time.perf_counter() - begun)

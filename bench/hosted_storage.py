@@ -60,7 +60,7 @@ def pct(values: list[float], q: float) -> float:
 
 def tenant_bytes(brain: Brain) -> int:
     """The heap bytes of this tenant's rows, every table (indexes not counted)."""
-    db = brain.caches.catalog.db  # a TenantDatabase: the policy scopes the sums
+    db = brain._context.caches.catalog.db  # a TenantDatabase: the policy scopes the sums
     return sum(
         int(db.value(f"SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {t} t")) for t in TABLES
     )

@@ -92,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         first.import_export("chatgpt", zipped)
         texts = [
             embed_text(obj)
-            for rel, _st in first.store.walk()
-            for note in [first.store.read(rel)]
+            for rel, _st in first._context.store.walk()
+            for note in [first._context.store.read(rel)]
             for obj in objects_of(note, text_hash(note.body))
         ]
         first.close()
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         start = time.perf_counter()
         report = brain.import_export("chatgpt", zipped)
         imported = time.perf_counter() - start
-        brain.flush()
+        brain._context.flush()
         took = time.perf_counter() - start
         rss = rss_mb()
         brain.close()

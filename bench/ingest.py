@@ -51,17 +51,19 @@ def child(file: Path, samples: int) -> dict[str, Any]:
             vault = open_vault(root, clock=clock, embedder=embedder)
             try:
                 vault.remember("warm the sparse encoder, if there is one")  # not timed
-                vault.flush()
+                vault._context.flush()
                 started, used = time.perf_counter(), time.process_time()
                 with vault.bulk():
                     for i, turn in enumerate(sample.turns):
                         clock.set(turn.created + timedelta(milliseconds=i))
                         vault.remember(turn.memory_text, tags=[turn.dia_id])
-                vault.flush()
+                vault._context.flush()
                 wall += time.perf_counter() - started
                 cpu += time.process_time() - used
                 count += len(sample.turns)
-                sparse = getattr(vault.caches, "sparse_encoder", None)  # None before SPLADE
+                sparse = getattr(
+                    vault._context.caches, "sparse_encoder", None
+                )  # None before SPLADE
             finally:
                 vault.close()
     return {

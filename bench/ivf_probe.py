@@ -33,15 +33,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args(argv)
     brain = open_vault(args.vault)
-    if brain.embedder is None:
+    if brain._context.embedder is None:
         raise SystemExit(f"{args.vault}: brain.yaml names no embedder")
-    raw = brain.caches.vectors._ensure()
+    raw = brain._context.caches.vectors._ensure()
     if approximate.kind(raw) != approximate.IVF:
         raise SystemExit(f"{args.vault}: the vectors are in a flat index; run `brain sleep`")
     matrix, fids = approximate.contents(raw)
     exact = faiss.IndexFlatIP(matrix.shape[1])
     exact.add(matrix)
-    vectors = np.asarray(brain.embedder.embed(queries(args.queries)), dtype=np.float32)
+    vectors = np.asarray(brain._context.embedder.embed(queries(args.queries)), dtype=np.float32)
     _, rows = exact.search(vectors, 10)
     truth = [set(fids[row].tolist()) for row in rows]
     faiss.omp_set_num_threads(1)

@@ -157,7 +157,7 @@ def _ingest(
             note = brain.remember(text, tags=[turn.dia_id], node=node)
             owner[note.id] = (sample.sample_id, turn.dia_id)
             kept.append((turn.dia_id, text))
-    brain.flush()  # embedding and indexing are part of ingesting
+    brain._context.flush()  # embedding and indexing are part of ingesting
     results.ingest_seconds += time.perf_counter() - start
     results.ingested += len(sample.turns)
     return owner

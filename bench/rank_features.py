@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rows = []
                     for hit in hits:
                         key = _gold_key(owner.get(hit.id), sample.sample_id)
-                        body = (brain.caches.fulltext.stored(hit.id) or {}).get("body", "")
+                        body = (brain._context.caches.fulltext.stored(hit.id) or {}).get("body", "")
                         row = features(hit, body)
                         row["user"] = float(speaker.get(key or "", "") == "user")
                         rows.append({"key": key, "f": row})

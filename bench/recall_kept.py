@@ -60,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def warmed(vault: Path, asked: Sequence[str]) -> Brain:
     """The kept vault opened as a long-lived process holds it, ten of the queries asked."""
     brain = open_vault(vault)
-    brain.catch_up_every = 600.0  # a long-lived process whose watcher follows the files
-    brain.caches.catalog.hold_briefs()  # as the daemon does
+    brain._context.catch_up_every = 600.0  # a long-lived process whose watcher follows the files
+    brain._context.caches.catalog.hold_briefs()  # as the daemon does
     for query in asked[:10]:
         brain.recall(query)
     return brain

@@ -103,8 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     asked = queries(args.queries)
     brain = open_vault(args.vault)
-    brain.catch_up_every = 600.0  # as bench.recall_kept: a long-lived process
-    brain.caches.catalog.hold_briefs()
+    brain._context.catch_up_every = 600.0  # as bench.recall_kept: a long-lived process
+    brain._context.caches.catalog.hold_briefs()
     for query in asked[:10]:
         brain.recall(query, mode=args.mode)
     totals: dict[str, list[float]] = {}

@@ -5,7 +5,7 @@
 The notes are generated from a seed with the standard library (no downloaded data): topics with
 their own vocabulary, spread over nodes, 10–80 words each, with names, numbers and shared
 everyday words, so BM25 has rare and common terms to weigh. Everything goes through the public
-core API into a fresh temporary vault. Ingest time runs until `brain.flush()` returns, so it
+core API into a fresh temporary vault. Ingest time runs until `flush()` returns, so it
 includes embedding and every index; recall times include embedding the query. Beside it, in the
 same run: the model's own throughput on the same texts, the move to the approximate (IVF)
 vector index that `brain sleep` makes above its threshold (and its recall@10 against exact
@@ -367,9 +367,9 @@ def approximate_vectors(root: Path, embedder: Embedder, n_queries: int) -> dict[
     import numpy as np
 
     brain = open_vault(root, embedder=embedder)
-    index = brain.caches.vectors
+    index = brain._context.caches.vectors
     start = time.perf_counter()
-    with brain.lock.hold():
+    with brain._context.lock.hold():
         rebuilt = index.rebuild()
         index.save()
     took = time.perf_counter() - start
@@ -403,19 +403,19 @@ def catch_up_cost(root: Path, embedder: Embedder) -> dict[str, Any]:
     """A catch-up with nothing changed (the full walk of a read-time check), and one hand edit
     caught up by its path as the daemon's watcher does (stat, read, index that file only)."""
     brain = open_vault(root, embedder=embedder)
-    brain.catch_up(force=True)
+    brain._context.catch_up(force=True)
     start = time.perf_counter()
-    brain.catch_up(force=True)
+    brain._context.catch_up(force=True)
     walk_ms = (time.perf_counter() - start) * 1000
-    rel = next(rel for rel, _st in brain.store.walk())
-    path = brain.store.path(rel)
+    rel = next(rel for rel, _st in brain._context.store.walk())
+    path = brain._context.store.path(rel)
     path.write_text(path.read_text() + "\nEdited by hand in the benchmark.\n")
     start = time.perf_counter()
-    found = brain.catch_up_paths([rel])
+    found = brain._context.catch_up_paths([rel])
     path_ms = (time.perf_counter() - start) * 1000
     assert found.changed == (rel,), found
     start = time.perf_counter()
-    brain.catch_up_paths([rel])
+    brain._context.catch_up_paths([rel])
     same_ms = (time.perf_counter() - start) * 1000
     brain.close()
     return {
@@ -433,7 +433,7 @@ def ingest(
     With `sparse`, the vault uses that (loaded) encoder, else the one brain.yaml names."""
     init_vault(root, datetime.now(UTC))  # a real day: ids and dates as in use
     brain = open_vault(root, embedder=embedder, sparse=sparse or "settings")
-    brain.catch_up_every = 5.0  # a long-lived process, like the daemon
+    brain._context.catch_up_every = 5.0  # a long-lived process, like the daemon
     todo = list(memories(count))
     start = time.perf_counter()
     with brain.bulk():
@@ -442,7 +442,7 @@ def ingest(
             if done % 5000 == 0:
                 print(f"  {done} remembered, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     remembered = time.perf_counter() - start
-    brain.flush()
+    brain._context.flush()
     took = time.perf_counter() - start
     brain.close()
     return {
@@ -457,8 +457,8 @@ def ingest(
 def recall(root: Path, embedder: Embedder, n_queries: int) -> dict[str, Any]:
     """Warm recall in a process that opened the vault afresh, as the daemon does."""
     brain = open_vault(root, embedder=embedder)
-    brain.catch_up_every = 5.0
-    brain.caches.catalog.hold_briefs()  # as the daemon does
+    brain._context.catch_up_every = 5.0
+    brain._context.caches.catalog.hold_briefs()  # as the daemon does
     asked = queries(n_queries)
     for query in asked[:10]:
         brain.recall(query)  # warm: index files read, caches filled

@@ -38,7 +38,7 @@ def main() -> None:
         )
     clock = FixedClock(T0 + timedelta(days=100))
     brain = open_vault(root, clock=clock)
-    brain.catch_up()
+    brain._context.catch_up()
     brain.forget(brain.list(limit=1)[0].id)
 
     def timed(label: str) -> None:

@@ -110,14 +110,14 @@ def _check(root: Path) -> dict[str, Any]:
     for path in root.parent.glob("acks-*.txt"):
         acked.update(path.read_text().split())
     brain = open_vault(root)
-    brain.catch_up()
-    brain.catch_up_every = 3600.0  # nothing changes now: one walk, not one per recall
+    brain._context.catch_up()
+    brain._context.catch_up_every = 3600.0  # nothing changes now: one walk, not one per recall
     try:
         on_disk: dict[str, str] = {}
         torn = []
-        for rel, _st in brain.store.walk():
+        for rel, _st in brain._context.store.walk():
             try:
-                note = brain.store.read(rel)
+                note = brain._context.store.read(rel)
             except BrokenNote:
                 torn.append(rel)
                 continue
@@ -129,8 +129,9 @@ def _check(root: Path) -> dict[str, Any]:
             hits = brain.recall(token, mode="text", k=10)
             if note_id not in {h.id.split("#")[0] for h in hits}:
                 unfound.append(token)
-        brain.flush(vectors=False)
+        brain._context.flush(vectors=False)
         report = brain.doctor()
+        caches = brain._context.caches
         return {
             "acknowledged": len(acked),
             "tokens_on_disk": len(on_disk),
@@ -138,8 +139,8 @@ def _check(root: Path) -> dict[str, Any]:
             "lost_acknowledged": lost,
             "not_found_by_text_recall": unfound[:20],
             "not_found_count": len(unfound),
-            "catalog_objects": brain.caches.catalog.count(),
-            "fulltext_objects": len(brain.caches.fulltext),
+            "catalog_objects": caches.catalog.count(),
+            "fulltext_objects": len(caches.fulltext),
             "doctor_ok": report.ok,
             "doctor": {k: v for k, v in report.to_json().items() if v and k != "ok"},
         }

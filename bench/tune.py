@@ -44,15 +44,15 @@ def collect(path: Path) -> list[dict[str, Any]]:
             for turn in sample.turns:
                 clock.set(turn.created)
                 brain.remember(turn.memory_text, tags=[turn.dia_id])
-            brain.flush()
-            rows = {r.id: r for r in brain.caches.catalog.select()}
+            brain._context.flush()
+            rows = {r.id: r for r in brain._context.caches.catalog.select()}
             dia = {
                 oid: next((t for t in r.tags if t.startswith("D")), None) for oid, r in rows.items()
             }
-            vector = VectorRetriever(brain.caches, embedder)
+            vector = VectorRetriever(brain._context.caches, embedder)
             filters = Filters(partition="main")
             for q in sample.questions:
-                text = brain.caches.fulltext.search(q.question, DEPTH, filters)
+                text = brain._context.caches.fulltext.search(q.question, DEPTH, filters)
                 vec = vector.search(q.question, DEPTH, filters)
                 out.append(
                     {

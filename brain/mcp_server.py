@@ -39,7 +39,6 @@ from brain.mcp_tools import (
     partition_tools,
 )
 from brain.model import new_id
-from brain.sessions import Gate
 from brain.toolargs import plain
 from brain.version import version
 
@@ -214,14 +213,13 @@ def build_tools(
         brain = brain.at(for_model=True, defer_commits=True)
     session_id = session_id or new_id(brain.clock.now())
     source = {"via": "mcp", "session": session_id}
-    gate = Gate(brain, source)
     limit = brain.settings.max_text_bytes
     text_field = Field(description="The text, in Markdown.", min_length=1, max_length=limit)
     tools: list[Tool] = []
     tool = _registrar(brain, forward, tools)
     memory_tools(tool, brain, source, text_field)
     partition_tools(tool, brain)
-    gate_tools(tool, gate, brain, text_field, limit)
+    gate_tools(tool, brain, source, text_field, limit)
     _say_gate_order(tools)
     _check_allowlist(tools)
     return tools
@@ -273,7 +271,7 @@ def serve(brain: Brain, *, session_id: str | None = None, forward: Forward | Non
     try:
         build_server(brain, session_id=session_id, forward=forward).run()
     finally:
-        brain.changes.commit()
+        brain.commit()
 
 
 def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
@@ -281,8 +279,7 @@ def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:
 
     @functools.wraps(fn)
     async def recorded(*args: Any, **kwargs: Any) -> Result:
-        with brain.changes.operation(defer=brain.defer_commits) as op:
-            op.said, op.fallback = f"{fn.__name__} (MCP)", True
+        with brain.operation(f"{fn.__name__} (MCP)"):
             return await fn(*args, **kwargs)
 
     return recorded

@@ -12,10 +12,8 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
-from brain import doctor, partitions
 from brain.brain import Brain
 from brain.model import Hit, iso
-from brain.sessions import Gate
 
 MAX_QUERY = 1000
 MAX_NAME = 200
@@ -189,12 +187,12 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
     async def diagnostics() -> Result:
         """Health: whether the caches are in step with the files, broken notes, pending
         connectors, and which retrievers (and embedding model) are loaded."""
-        return doctor.diagnostics(brain)
+        return brain.diagnostics()
 
     @tool(read_only=True)
     async def usage() -> Result:
         """Counts of notes by kind and status in the current partition, and their size."""
-        return doctor.usage(brain)
+        return brain.usage()
 
     @tool(read_only=True, idempotent=True)
     async def ping() -> Result:
@@ -208,35 +206,35 @@ def partition_tools(tool: Register, brain: Brain) -> None:
     @tool(read_only=False)
     async def partition_create(name: PartitionName) -> Result:
         """Create a new, empty partition (a separate memory tree) from the template."""
-        return partitions.create(brain, name).to_json()
+        return brain.partition_create(name).to_json()
 
     @tool(read_only=True)
     async def partition_list() -> Result:
         """The partitions of this memory, which one is current, and which are archived."""
-        return {"partitions": [p.to_json() for p in partitions.listing(brain)]}
+        return {"partitions": [p.to_json() for p in brain.partitions()]}
 
     @tool(read_only=False, idempotent=True)
     async def partition_use(name: PartitionName) -> Result:
         """Work in another partition from now on (for this server only)."""
-        return partitions.use(brain, name).to_json()
+        return brain.partition_use(name).to_json()
 
     @tool(read_only=False)
     async def partition_rename(name: PartitionName, new_name: PartitionName) -> Result:
         """Rename a partition; note ids stay the same."""
-        return partitions.rename(brain, name, new_name).to_json()
+        return brain.partition_rename(name, new_name).to_json()
 
     @tool(read_only=False)
     async def partition_archive(name: PartitionName) -> Result:
         """Archive a partition: read-only and out of recall until restored. Nothing is deleted."""
-        return partitions.archive(brain, name).to_json()
+        return brain.partition_archive(name).to_json()
 
     @tool(read_only=False)
     async def partition_restore(name: PartitionName) -> Result:
         """Bring an archived partition back into use."""
-        return partitions.restore(brain, name).to_json()
+        return brain.partition_restore(name).to_json()
 
 
-def gate_tools(tool: Register, gate: Gate, brain: Brain, text_field: Any, limit: int) -> None:
+def gate_tools(tool: Register, brain: Brain, source: Result, text_field: Any, limit: int) -> None:
     """The session gate's steps, in order: session, addendum, maintain, remarks, diary, close."""
 
     @tool(read_only=False)
@@ -244,29 +242,29 @@ def gate_tools(tool: Register, gate: Gate, brain: Brain, text_field: Any, limit:
         """Open today's session and get the briefing: the person's Biography, Goals and
         Preferences, your Responsibilities and Protocols, active threads and recent defining
         memories. Call it first."""
-        return gate.session().to_json()
+        return brain.gate(source).session().to_json()
 
     @tool(read_only=False)
     async def addendum(text: Annotated[str, text_field]) -> Result:
         """Record in today's session note what happened in this session (second step)."""
-        return gate.addendum(text).to_json()
+        return brain.gate(source).addendum(text).to_json()
 
     @tool(read_only=False)
     async def maintain() -> Result:
         """Light upkeep, and what needs attention: broken notes, fading threads, the inbox
         (third step)."""
-        return gate.maintain().to_json()
+        return brain.gate(source).maintain().to_json()
 
     @tool(read_only=False)
     async def remarks() -> Result:
         """Reflection cues: what was corrected today, notes worth suspicion, threads touched
         (fourth step). Read them before writing the diary."""
-        return gate.remarks().to_json()
+        return brain.gate(source).remarks().to_json()
 
     @tool(read_only=False)
     async def diary(text: Annotated[str, text_field]) -> Result:
         """Write your diary entry for today, with the reflection cues in hand (fifth step)."""
-        return gate.diary(text).to_json()
+        return brain.gate(source).diary(text).to_json()
 
     @tool(read_only=False)
     async def close(
@@ -276,8 +274,8 @@ def gate_tools(tool: Register, gate: Gate, brain: Brain, text_field: Any, limit:
         ] = None,
     ) -> Result:
         """Close the session (last step)."""
-        closed = gate.close(summary).to_json()
-        brain.changes.commit()
+        closed = brain.gate(source).close(summary).to_json()
+        brain.commit()
         return closed
 
 

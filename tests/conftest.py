@@ -110,7 +110,7 @@ def flushed_first(brain: Brain, monkeypatch: pytest.MonkeyPatch) -> None:
     are (its ~1.5-3 ms against well under one for a catch-up and flush that find nothing):
     the hashing encoder alone is done before."""
     flushed = threading.Event()
-    real_flush, real_encode = brain.flush, brain.sparse.encode
+    real_flush, real_encode = brain._context.flush, brain._context.sparse.encode
 
     def flush(**kwargs: Any) -> Any:
         done = real_flush(**kwargs)
@@ -122,5 +122,5 @@ def flushed_first(brain: Brain, monkeypatch: pytest.MonkeyPatch) -> None:
             assert flushed.wait(10)
         return real_encode(texts)
 
-    monkeypatch.setattr(brain, "flush", flush)
-    monkeypatch.setattr(brain.sparse, "encode", encode)
+    monkeypatch.setattr(brain._context, "flush", flush)
+    monkeypatch.setattr(brain._context.sparse, "encode", encode)

@@ -86,7 +86,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 def commit(vault: VaultOpt = None) -> None:
     """Commit brain's pending changes now (an MCP session commits at `close`)."""
     brain = open_brain(vault)
-    made = brain.changes.commit()
+    made = brain.commit()
     from brain.git.autocommit import Pending
 
     failed = Pending.load(brain.root).error

@@ -124,11 +124,8 @@ def watch(
     """Keep connected folders and hand edits to the vault in step, live (Ctrl-C stops)."""
     import threading
 
-    from brain.sources.watching import Watcher
-
     brain = open_brain(vault)
-    watcher = Watcher(
-        brain,
+    watcher = brain.running().watcher(
         delay=delay,
         on_sync=lambda reports: render_syncs(reports, quiet=True),
         on_catch_up=lambda found: out.print(

@@ -259,7 +259,7 @@ def list_notes(
 def reindex(vault: VaultOpt = None) -> None:
     """Rebuild every cache under .brain/ from the files."""
     brain = open_brain(vault)  # its steps show the walk's and the embedding's progress
-    count = brain.reindex(progress=brain.indexing_steps())
+    count = brain.reindex(show_steps=True)
     out.print(f"Reindexed {count} notes.")
 
 

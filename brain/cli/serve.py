@@ -7,7 +7,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -24,9 +24,6 @@ from brain.cli.app import (
     out,
 )
 from brain.daemon.backend import note_to_json
-
-if TYPE_CHECKING:
-    from brain.brain import Brain
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -153,10 +150,9 @@ def serve(
                    statement_timeout=statement_timeout)  # fmt: skip
         return
     from brain import settings as settings_mod
+    from brain.brain import open_vault
     from brain.cli.app import prepare_models, vault_path
-    from brain.clock import SystemClock
     from brain.daemon.client import McpForwarder
-    from brain.deferred import DeferredBrain
     from brain.errors import NotFound
     from brain.mcp_server import TOOLS
     from brain.mcp_server import serve as run
@@ -179,16 +175,8 @@ def serve(
 
     # The handshake and tools/list need only the settings: the vault opens (caches, catch-up)
     # on the first call that runs here, and the daemon is reached on the first call it serves.
-    def open_now() -> Brain:
-        from brain.brain import open_vault
-
-        return open_vault(root, partition=chosen)
-
-    deferred = DeferredBrain(
-        open_now,
-        root=root, settings=settings, clock=SystemClock(), partition=chosen,
-    )  # fmt: skip
-    session = new_id(deferred.clock.now())
+    brain = open_vault(root, partition=chosen, lazily=True)
+    session = new_id(brain.clock.now())
     # The daemon does the work when it runs (or starts); this process checks each call against
     # the tools' schemas and forwards only the allowlisted names.
     forward = McpForwarder(root, os.environ, session, chosen, TOOLS)
@@ -200,11 +188,10 @@ def serve(
         )
         _stop_on_ctrl_c()
     try:
-        # A stand-in with the Brain's attributes; typed as one for the tools it is handed to.
-        run(cast("Brain", deferred), session_id=session, forward=forward)
+        run(brain, session_id=session, forward=forward)
     finally:
         forward.close()
-        deferred.close()
+        brain.close()
 
 
 def _stop_on_ctrl_c() -> None:
@@ -262,9 +249,7 @@ def _say(verb: str, partition: Any, as_json: bool) -> None:
 @_partition_command("list")
 def partition_list(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """List the partitions; * marks the default one."""
-    from brain import partitions
-
-    found = partitions.listing(open_brain(vault))
+    found = open_brain(vault).partitions()
     if as_json:
         emit_json({"partitions": [p.to_json() for p in found]})
         return
@@ -277,21 +262,13 @@ def partition_list(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 @_partition_command("create")
 def partition_create(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Create a partition from the template."""
-    from brain import partitions
-
-    _say("Created", partitions.create(open_brain(vault), name), as_json)
+    _say("Created", open_brain(vault).partition_create(name), as_json)
 
 
 @_partition_command("use")
 def partition_use(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Make a partition the default for commands (default_partition in brain.yaml)."""
-    from brain import partitions
-
-    brain = open_brain(vault)
-    chosen = partitions.use(brain, name)
-    with brain.lock.hold():
-        partitions.set_default(brain, name)
-    _say("Now using", chosen, as_json)
+    _say("Now using", open_brain(vault).partition_use(name, default=True), as_json)
 
 
 @_partition_command("rename")
@@ -302,22 +279,16 @@ def partition_rename(
     as_json: JsonOpt = False,
 ) -> None:
     """Rename a partition (note ids do not change)."""
-    from brain import partitions
-
-    _say("Renamed to", partitions.rename(open_brain(vault), name, new_name), as_json)
+    _say("Renamed to", open_brain(vault).partition_rename(name, new_name), as_json)
 
 
 @_partition_command("archive")
 def partition_archive(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Archive a partition: read-only and out of recall (nothing is deleted)."""
-    from brain import partitions
-
-    _say("Archived", partitions.archive(open_brain(vault), name), as_json)
+    _say("Archived", open_brain(vault).partition_archive(name), as_json)
 
 
 @_partition_command("restore")
 def partition_restore(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Bring an archived partition back."""
-    from brain import partitions
-
-    _say("Restored", partitions.restore(open_brain(vault), name), as_json)
+    _say("Restored", open_brain(vault).partition_restore(name), as_json)

@@ -85,8 +85,7 @@ class LocalBackend:
         links = self.brain.links(note_id)
         ids = [e.target.split("#", 1)[0] for e in links.outgoing]
         ids += [e.source for e in links.incoming]
-        rows = self.brain.caches.catalog.get_many(sorted(set(ids)))
-        return links.to_json({oid: row.title for oid, row in rows.items()})
+        return links.to_json(self.brain.titles(ids))
 
     def history(self, note_id: str) -> list[Json]:
         return [note_to_json(v) for v in self.brain.history(note_id)]
@@ -170,11 +169,8 @@ class DaemonBackend:
 
 
 def view(brain: Brain, partition: str | None) -> Brain:
-    """The Brain seen from that partition for one call (imported here: `brain --help` and
-    the note commands' own modules never load the core)."""
-    from brain.partitions import view as partition_view
-
-    return partition_view(brain, partition)
+    """The Brain seen from that partition for one call."""
+    return brain.in_partition(partition)
 
 
 def note_to_json(note: Note) -> Json:

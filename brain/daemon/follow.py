@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from brain import settings as settings_mod
 from brain.daemon import DaemonSettings, daemon_settings
-from brain.git.repo import autocommit_on
 from brain.settings import SETTINGS_FILE
 
 if TYPE_CHECKING:
@@ -61,21 +60,7 @@ class Follower:
             return False
         fresh = settings_mod.load(self.brain.root)
         config = daemon_settings(fresh)
-        git = autocommit_on(fresh)
-        old = self.brain.settings
-        if self.brain.partition == old.default_partition:
-            self.brain.partition = fresh.default_partition
-        self.brain.settings = fresh
-        self.brain.changes.enabled = git
-        if (fresh.embedder, fresh.sparse) != (old.embedder, old.sparse):
-            self._swap_models(fresh)
+        self.brain.running().follow_settings(fresh)
         self.on_daemon(config)
         self.seen = now
         return True
-
-    def _swap_models(self, fresh: settings_mod.Settings) -> None:
-        from brain.brain import models
-
-        embedder, sparse = models(fresh, "settings", "settings")
-        self.brain.embedder, self.brain.sparse = embedder, sparse
-        self.brain.caches.use_models(embedder, sparse)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.daemon.backend import OPERATIONS, LocalBackend
 from brain.daemon.follow import Follower
-from brain.errors import BrainError, InvalidInput, NotFound
+from brain.errors import BrainError, InvalidInput
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.tools import Tool
@@ -68,8 +68,7 @@ class Operations:
             raise InvalidInput(f"unknown tool {tool!r}; allowed: {', '.join(TOOLS)}")
         view, tools = self._session(session, partition)
         # brain.yaml may have changed since (Follower): the view takes what the Brain took.
-        view.settings = self.brain.settings
-        view.embedder, view.sparse = self.brain.embedder, self.brain.sparse
+        view.running().follow(self.brain.running())
         found = tools[tool]
         try:
             kwargs = found.fn_metadata.validate_arguments(arguments)
@@ -84,7 +83,6 @@ class Operations:
 
     def _session(self, session: str, partition: str) -> tuple[Brain, dict[str, Tool]]:
         from brain.mcp_server import build_tools
-        from brain.vault.archive import check_recallable
 
         if session in self._sessions:
             self._sessions.move_to_end(session)
@@ -93,9 +91,7 @@ class Operations:
         # model-facing mode, so one client's partition_use does not move another's.
         chosen = partition or self.brain.settings.default_partition
         view = self.brain.at(chosen, for_model=True, defer_commits=True)
-        if view.partition not in view.store.partitions():
-            raise NotFound(f"no partition {view.partition!r} in {view.root}")
-        check_recallable(view.store, view.partition)
+        view.check_recallable()
         tools = {t.name: t for t in build_tools(view, session_id=session)}
         self._sessions[session] = (view, tools)
         while len(self._sessions) > MAX_SESSIONS:

@@ -67,7 +67,7 @@ class Daemon:
         self.started = time.time()
         self.requests = 0
         self.refused = 0
-        self.model_loaded = brain.embedder is None
+        self.model_loaded = brain.running().embedding_model()[0] == "none"
         self.watching: list[str] = []
         self.watcher: Any = None  # the Watcher, for its last catch-up
         self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
@@ -83,7 +83,7 @@ class Daemon:
         self._watch_run: tuple[threading.Event, threading.Thread] | None = None  # stop, thread
         self._followed = 0.0  # when brain.yaml was last looked at while idle
         self.doing = ""  # what the Brain's thread is busy with, for a client kept waiting
-        brain.steps = brain.caches.steps = self._step
+        brain.running().tell_steps(self._step)
 
     def submit(self, job: Callable[[], Any], queued: threading.Event | None = None) -> Any:
         """Run a job on the Brain's thread and wait for its result (or its exception);
@@ -141,7 +141,7 @@ class Daemon:
                     break
             self._refuse_jobs(0)
             with contextlib.suppress(BrainError, OSError):
-                self.brain.watched(False)  # nothing follows the files once this one ends
+                self.brain.running().watched(False)  # nothing follows the files once this one ends
             self.ops.close()
 
     def _refuse_jobs(self, wait: float) -> None:
@@ -184,7 +184,7 @@ class Daemon:
         walked = self.watcher is None or bool(self.watcher.first_catch_up)
         if walked or time.time() - self.started > 60:
             self._holding = True
-            self.brain.caches.catalog.hold_briefs(apart=True)
+            self.brain.running().hold_briefs()
 
     def _check_idle(self) -> None:
         now = time.monotonic()
@@ -276,7 +276,7 @@ class Daemon:
         self.doing = f"{what} {done:,} of {total:,}" if done < total else ""
 
     def status(self) -> dict[str, Any]:
-        embedder = self.brain.embedder
+        embedder, loaded = self.brain.running().embedding_model()
         with self._count:
             active = self._active
         return {
@@ -288,8 +288,8 @@ class Daemon:
             "requests": self.requests,
             "refused": self.refused,
             "connections": active,
-            "embedder": embedder.name if embedder else "none",
-            "model_loaded": self.model_loaded and getattr(embedder, "loaded", True),
+            "embedder": embedder,
+            "model_loaded": self.model_loaded and loaded,
             "watching": list(self.watching),
             "idle_seconds": self.config.idle_seconds,
         }
@@ -303,23 +303,11 @@ class Daemon:
 
     def _vault_counts(self) -> dict[str, Any]:
         self.ops.follower.check()
-        caches = self.brain.caches
-        vectors = None
-        if caches.vectors_on:
-            with contextlib.suppress(BrainError):  # stale: reindexed at the next flush
-                vectors = {"kind": caches.vectors.kind(), "size": len(caches.vectors)}
+        counts = self.brain.running().vault_counts()
         watcher = self.watcher
         last = dict(watcher.last_catch_up) if watcher is not None else {}
         first = dict(watcher.first_catch_up) if watcher is not None else {}
-        held = caches.catalog.held()  # None: not yet (read after the first catch-up)
-        return {
-            "memories": caches.catalog.note_count(),
-            "vectors": vectors,
-            "last_catch_up": last,
-            "first_catch_up": first,
-            "walks": self.brain.walks,
-            "briefs_held": None if held is None else len(held.briefs),
-        }
+        return {**counts, "last_catch_up": last, "first_catch_up": first}
 
     # warm caches and the watcher ------------------------------------------------------
     def _warm(self) -> None:
@@ -327,13 +315,7 @@ class Daemon:
         watcher that queued its first catch-up walks the files itself, after this."""
         self.doing = "warming up: catching up with the files and loading the models"
         try:
-            if not self._watch_queued.is_set():
-                self.brain.catch_up(force=True)
-            self.brain.flush()
-            if self.brain.embedder is not None:
-                self.brain.embedder.embed(["warm up"])
-            if self.brain.sparse is not None and self.brain.caches.sparse_on:
-                self.brain.sparse.encode(["warm up"])
+            self.brain.running().warm(catch_up=not self._watch_queued.is_set())
             self.model_loaded = True
             self.log("warm")
         except BrainError as exc:
@@ -344,11 +326,8 @@ class Daemon:
     def _watch(self) -> tuple[threading.Event, threading.Thread] | None:
         if not self.config.watch:
             return None
-        from brain.sources.watching import Watcher
-
         stop = threading.Event()
-        watcher = Watcher(
-            self.brain,
+        watcher = self.brain.running().watcher(
             via=self._via,
             on_sync=lambda reports: self.log(f"synced {len(reports)} connector(s)"),
             on_error=lambda exc: self.log(f"watch: {exc}"),
@@ -363,7 +342,7 @@ class Daemon:
         """brain.yaml's `daemon:` section changed: idle time and catch-up at once; a watcher
         started or stopped. A new model is loaded by its first use (Follower)."""
         old, self.config = self.config, config
-        self.brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        self.brain.running().look_every(CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY)
         if config.watch == old.watch:
             return
         self.log(f"brain.yaml: watch {'on' if config.watch else 'off'}")
@@ -389,7 +368,7 @@ def run(root: Path, log: Log) -> int:
     try:
         brain = open_vault(root)
         config = daemon_settings(brain.settings)
-        brain.catch_up_every = CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY
+        brain.running().look_every(CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY)
         daemon = Daemon(brain, config, log)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda _s, _f: daemon.stopping.set())

@@ -214,8 +214,9 @@ def recorded(
         signature = inspect.signature(fn)
 
         def run_op(owner: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            defer = getattr(owner, "defer_commits", False)
-            with owner.changes.operation(quiet=quiet, defer=defer) as op:
+            vault = getattr(owner, "_context", owner)  # a Brain records through its Context
+            defer = getattr(vault, "defer_commits", False)
+            with vault.changes.operation(quiet=quiet, defer=defer) as op:
                 result = fn(owner, *args, **kwargs)
                 if describe is not None:
                     bound = signature.bind(owner, *args, **kwargs).arguments

@@ -230,7 +230,7 @@ def _close(opened: _Opened) -> None:
     brain, opened.brain, opened.tools = opened.brain, None, None
     if brain is not None:
         try:
-            brain.changes.commit()  # the model's deferred writes, under git, become one commit
+            brain.commit()  # the model's deferred writes, under git, become one commit
         finally:
             brain.close()
 
@@ -247,8 +247,7 @@ def _drop(opened: _Opened) -> None:
 
 def _alive(brain: Brain) -> bool:
     """Whether the Brain's storage still reaches its database (always, for files)."""
-    alive = getattr(brain.storage, "alive", None)
-    return True if alive is None else bool(alive())
+    return brain.running().alive()
 
 
 def connection_lost(exc: BaseException) -> bool:

@@ -77,7 +77,7 @@ def open_tenant(
         # The cold tier is compressed files on a disk: a database stores every note whole.
         loaded = replace(loaded, cold_tier=False)
         embedder, sparse = models(loaded, embedder, sparse, model_cache)
-        brain = Brain(
+        context = Context(
             root=HOSTED_ROOT / tenant,
             settings=loaded,
             clock=clock or SystemClock(),
@@ -89,8 +89,8 @@ def open_tenant(
     except BaseException:
         db.close()
         raise
-    if brain.partition not in brain.store.partitions():
+    if context.partition not in context.store.partitions():
         db.close()
-        check_segment(brain.partition, "partition")
-        raise NotFound(f"no partition {brain.partition!r} for user {tenant!r}")
-    return brain
+        check_segment(context.partition, "partition")
+        raise NotFound(f"no partition {context.partition!r} for user {tenant!r}")
+    return Brain.over(context)

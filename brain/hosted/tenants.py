@@ -83,7 +83,7 @@ class FilesTenants:
         )
         # Other servers' writes reach this one through the shared caches; the walk of the
         # files is only for hand edits, and a long-lived server need not make it every read.
-        brain.catch_up_every = CATCH_UP_EVERY
+        brain.running().look_every(CATCH_UP_EVERY)
         return brain
 
     def close(self) -> None:

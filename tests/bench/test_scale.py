@@ -21,9 +21,9 @@ def test_bulk_writes_node_indexes_once_at_the_end(brain: Brain, vault: Path) -> 
             brain.remember(f"tomato seedling number {n} in the raised bed", node="Projects/Garden")
         # Ten memories make a nested node's index: not yet, the block has not ended.
         assert not index.exists()
-        assert brain.lock.held
+        assert brain._context.lock.held
     assert index.exists()
-    assert not brain.lock.held
+    assert not brain._context.lock.held
     hits = brain.recall("tomato seedling number 7", k=3)
     assert hits and "number 7" in hits[0].snippet
 

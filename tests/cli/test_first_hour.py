@@ -122,7 +122,7 @@ def test_the_same_text_touches_the_note(brain: Brain, clock: FixedClock) -> None
     again = brain.remembered("The cat is called Tom")
     assert again.outcome == "unchanged" and again.note.id == note.id
     assert again.note.touched > note.touched
-    assert brain.get(note.id).touched == again.note.touched
+    assert brain._context.get(note.id).touched == again.note.touched
 
 
 WRITES = [  # in order: each write, what it did, and how the CLI says so
@@ -230,7 +230,7 @@ def test_an_unknown_partition_is_one_clear_error(
 def test_the_daemon_operations_take_a_partition(brain: Brain) -> None:
     from brain import partitions
 
-    partitions.create(brain, "work")
+    partitions.create(brain._context, "work")
     ops = Operations(brain)
     made = ops.run("remember", {"text": "Standup at nine", "partition": "work"})
     assert made["path"].startswith("work/") and made["outcome"] == "created"
@@ -284,12 +284,12 @@ def test_a_singleton_or_thread_onto_a_broken_note_names_the_file(brain: Brain, v
     thread = brain.remember("Plan it", kind="thread", title="Launch")
     path = vault / thread.path
     path.write_text(path.read_text().replace("kind: thread", "kind: [thread"))
-    brain.catch_up()
+    brain._context.catch_up()
     with pytest.raises(BrokenNote, match=r"Threads/Launch/index.md has broken front-matter"):
         brain.remember("Booked it", kind="thread", title="Launch")
     bio = vault / "main/Master/Biography.md"
     bio.write_text(bio.read_text().replace("kind: singleton", "kind: [singleton"))
-    brain.catch_up()
+    brain._context.catch_up()
     with pytest.raises(BrokenNote, match=r"main/Master/Biography.md has broken front-matter"):
         brain.remember("I live in Lyon", title="Biography", node="Master")
 
@@ -299,11 +299,11 @@ def test_a_singleton_or_thread_onto_a_broken_note_names_the_file(brain: Brain, v
 
 def test_one_import_is_one_pass_and_two_are_two(brain: Brain, tmp_path: Path) -> None:
     first = brain.import_export("chatgpt", zipped(tmp_path, chatgpt(2), "one.zip"))
-    sessions = {brain.get(i).source["session"] for i in first.added}
+    sessions = {brain._context.get(i).source["session"] for i in first.added}
     assert len(sessions) == 1
     convs = chatgpt(3)[2:]
     second = brain.import_export("chatgpt", zipped(tmp_path, convs, "two.zip"))
-    assert {brain.get(i).source["session"] for i in second.added}.isdisjoint(sessions)
+    assert {brain._context.get(i).source["session"] for i in second.added}.isdisjoint(sessions)
 
 
 @pytest.mark.parametrize("where", ["process", "daemon"])
@@ -314,7 +314,7 @@ def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, w
     from tests.daemon.conftest import stop_daemon
 
     made = open_vault(vault)
-    partitions.create(made, "work")
+    partitions.create(made._context, "work")
     made.close()
     backend: Any
     if where == "daemon":

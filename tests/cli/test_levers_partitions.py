@@ -48,7 +48,7 @@ def test_set_visibility_local_only_moves_the_file_and_back(cli: CliRunner, vault
     assert "visibility" not in back["meta"] and back["path"] == note["path"]
     brain = open_vault(vault)
     assert brain.doctor().ok
-    assert brain.get(note["id"]).visibility == "normal"
+    assert brain._context.get(note["id"]).visibility == "normal"
 
 
 def test_a_file_in_the_local_only_folder_is_local_only_whatever_its_field_says(
@@ -59,9 +59,9 @@ def test_a_file_in_the_local_only_folder_is_local_only_whatever_its_field_says(
     (folder / "Moved by hand.md").write_text(
         "---\nid: 01JE2Z3K4M5N6P7Q8R9S0T1V2W\ntitle: Moved by hand\nvisibility: normal\n---\nfig\n"
     )
-    brain.for_model = True
+    brain._context.for_model = True
     assert brain.recall("fig") == []
-    brain.for_model = False
+    brain._context.for_model = False
     assert brain.recall("fig")[0].id == "01JE2Z3K4M5N6P7Q8R9S0T1V2W"
 
 
@@ -171,15 +171,15 @@ def test_rename_keeps_ids_and_local_only_notes(vault: Path, clock: FixedClock) -
     shared = brain.remember("shared", title="Shared")
     hidden = brain.remember("hidden", title="Hidden")
     brain.set_field(hidden.id, "visibility", "local-only")
-    ids = {row.id for row in brain.caches.catalog.select("partition='main'")}
+    ids = {row.id for row in brain._context.caches.catalog.select("partition='main'")}
     from brain import partitions
 
-    partitions.rename(brain, "main", "home")
+    partitions.rename(brain._context, "main", "home")
     assert brain.partition == "home" and brain.settings.default_partition == "home"
     assert (vault / "local-only/home/Knowledge/Inbox/Hidden.md").is_file()
-    assert {row.id for row in brain.caches.catalog.select("partition='home'")} == ids
-    assert brain.caches.catalog.count("partition='main'") == 0
-    assert brain.get(shared.id).path == "home/Knowledge/Inbox/Shared.md"
+    assert {row.id for row in brain._context.caches.catalog.select("partition='home'")} == ids
+    assert brain._context.caches.catalog.count("partition='main'") == 0
+    assert brain._context.get(shared.id).path == "home/Knowledge/Inbox/Shared.md"
     assert brain.doctor().ok
     brain.close()
     assert open_vault(vault).partition == "home"
@@ -190,10 +190,10 @@ def test_a_partition_renamed_by_another_process_is_not_made_again(
 ) -> None:
     from brain import partitions
 
-    partitions.create(open_vault(vault, clock=clock), "work")
+    partitions.create(open_vault(vault, clock=clock)._context, "work")
     renamer, other = open_vault(vault, clock=clock), open_vault(vault, clock=clock)
-    partitions.use(other, "work")
-    partitions.rename(renamer, "work", "job")
+    partitions.use(other._context, "work")
+    partitions.rename(renamer._context, "work", "job")
     before = tree_digest(vault)
     with pytest.raises(NotFound, match="'work' no longer exists"):
         other.remember("lost?")
@@ -210,18 +210,18 @@ def test_an_archived_partition_refuses_every_writer_and_sleep_leaves_it_be(
     from brain import partitions
     from brain.errors import InvalidInput
 
-    partitions.create(brain, "old")
-    brain.partition = "old"
+    partitions.create(brain._context, "old")
+    brain._context.partition = "old"
     a = brain.remember("Old plan to visit Lisbon", title="Lisbon")
     b = brain.remember("Old budget for the trip", title="Budget")
-    brain.partition = "main"
-    partitions.archive(brain, "old")
+    brain._context.partition = "main"
+    partitions.archive(brain._context, "old")
 
     def old_files() -> dict[str, bytes]:
         return {str(p): p.read_bytes() for p in sorted((vault / "old").rglob("*")) if p.is_file()}
 
     before = old_files()
-    brain.partition = "old"
+    brain._context.partition = "old"
     for attempt in (
         lambda: brain.correct(a.id, "Porto instead"),
         lambda: brain.relate(a.id, "supports", b.id),
@@ -229,7 +229,7 @@ def test_an_archived_partition_refuses_every_writer_and_sleep_leaves_it_be(
     ):
         with pytest.raises(InvalidInput, match="archived"):
             attempt()
-    brain.partition = "main"
+    brain._context.partition = "main"
     clock.set(clock.now() + timedelta(days=200))
     brain.sleep()  # 200 days untouched, but nothing in an archived partition ages or logs
     assert old_files() == before

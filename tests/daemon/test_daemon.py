@@ -200,7 +200,7 @@ def test_four_concurrent_clients_lose_nothing(daemon: Path) -> None:
     stop_daemon(daemon)
     core = open_vault(daemon)
     assert core.doctor().ok
-    assert {core.get(i).id for i in ids} == set(ids)
+    assert {core._context.get(i).id for i in ids} == set(ids)
     core.close()
 
 
@@ -218,11 +218,11 @@ def test_the_daemon_killed_mid_write_leaves_every_note_whole(daemon: Path) -> No
         acknowledged += out.split()
         assert proc.returncode != 0  # the writers saw the daemon go
     core = open_vault(daemon)
-    core.catch_up(force=True)  # what the next daemon does when it starts
+    core._context.catch_up(force=True)  # what the next daemon does when it starts
     report = core.doctor()
     assert report.ok, report.to_json()
     for note_id in acknowledged:
-        assert core.get(note_id).body.startswith("writer ")
+        assert core._context.get(note_id).body.startswith("writer ")
     core.close()
     made = brain(daemon, "remember", "After the kill", "--json")
     assert made.returncode == 0, made.stderr
@@ -378,7 +378,7 @@ def test_the_serve_client_forwards_only_allowlisted_tools(daemon: Path) -> None:
             )
 
     anyio.run(main)
-    note = open_vault(daemon).get(
+    note = open_vault(daemon)._context.get(
         json.loads(brain(daemon, "list", "--json").stdout)["notes"][0]["id"]
     )
     assert note.source == {"via": "mcp", "session": "01SESSION0000000000000000A"}
@@ -528,8 +528,10 @@ def test_the_daemon_watches_the_vault_for_hand_edits(daemon: Path) -> None:
     core = open_vault(daemon)  # only reads the shared catalog: it never walks the files here
     rel = "main/Knowledge/Inbox/Dropped by hand.md"
     (daemon / rel).write_text("A note written in an editor, not through brain.\n")
-    until(lambda: core.caches.catalog.file(rel) is not None, "the watcher to index the file")
-    assert core.caches.catalog.file(rel).note_id  # type: ignore[union-attr]  # adopted: has an id
+    until(
+        lambda: core._context.caches.catalog.file(rel) is not None, "the watcher to index the file"
+    )
+    assert core._context.caches.catalog.file(rel).note_id  # type: ignore[union-attr]  # adopted: has an id
     core.close()
     info = DaemonClient.connect(daemon).call("status")
     assert info["requests"] == 0  # no client asked: the daemon's watcher did it

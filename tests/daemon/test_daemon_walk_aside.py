@@ -29,7 +29,7 @@ def test_the_first_walk_runs_aside_and_finds_an_edit_in_place(
             f"created: {now}\ntouched: {now}\n---\nMemory {n} about the garden plan.\n"
         )
     indexed = open_vault(vault, clock=clock)
-    indexed.catch_up(force=True)  # the walk that records the folders and counts the files
+    indexed._context.catch_up(force=True)  # the walk that records the folders and counts the files
     indexed.close()
     edited = inbox / "Note 7.md"
     inode = edited.stat().st_ino

@@ -45,9 +45,9 @@ def walked(brain: Brain) -> Brain:
     for n in range(6):
         brain.remember(f"Boiler note {n}", title=f"Boiler {n}", node="Home/Heating")
         brain.remember(f"Garden note {n}", title=f"Garden {n}", node="Projects/Garden")
-    brain.catch_up(force=True)
-    brain.walks = 0  # counted from here
-    brain.catch_up_every = 600.0  # as the daemon with a watcher sets it
+    brain._context.catch_up(force=True)
+    brain._context.walks = 0  # counted from here
+    brain._context.catch_up_every = 600.0  # as the daemon with a watcher sets it
     return brain
 
 
@@ -63,7 +63,7 @@ def watching(brain: Brain, above: int, monkeypatch: pytest.MonkeyPatch) -> Itera
             if stop.is_set():
                 return
 
-    watcher = Watcher(brain, delay=0.2, via=via, walk_aside_above=above)
+    watcher = Watcher(brain._context, delay=0.2, via=via, walk_aside_above=above)
     started = Started(watcher, jobs)
     walk = NoteStore.walk
 
@@ -82,7 +82,7 @@ def watching(brain: Brain, above: int, monkeypatch: pytest.MonkeyPatch) -> Itera
 
 
 def _hash(brain: Brain, rel: str) -> str | None:
-    row = brain.caches.catalog.file(rel)
+    row = brain._context.caches.catalog.file(rel)
     return None if row is None else row.hash
 
 
@@ -107,12 +107,12 @@ def test_calls_are_served_before_the_walk_which_then_finds_an_edit_in_place(
     with watching(walked, 0, monkeypatch) as watch:
         watch.run_next()  # the first job: the folders only
         assert watch.walked_on == []  # no walk on the Brain's thread
-        rels = set(walked.caches.catalog.files())
+        rels = set(walked._context.caches.catalog.files())
         assert "main/Home/Heating/Dropped in.md" in rels
         assert deleted.relative_to(vault).as_posix() not in rels
         assert _hash(walked, rel_edited) == before  # not seen yet
         # A read meanwhile does not walk either: the walk aside brings the edit.
-        assert walked.catch_up() == catchup.CatchUp() and walked.walks == 0
+        assert walked._context.catch_up() == catchup.CatchUp() and walked._context.walks == 0
         assert any("chimney sweep" in s for s in _found(walked, "chimney sweep"))
         assert _found(walked, "greenhouse") == []
 
@@ -120,7 +120,7 @@ def test_calls_are_served_before_the_walk_which_then_finds_an_edit_in_place(
         assert watch.walked_on == ["watch"]
         assert _hash(walked, rel_edited) != before
         assert any("Greenhouse note" in s for s in _found(walked, "greenhouse"))
-        assert walked.walks == 1 and catchup.watched(walked.caches.catalog)
+        assert walked._context.walks == 1 and catchup.watched(walked._context.caches.catalog)
         assert watch.watcher.last_catch_up["how"] == "walk aside"
         assert watch.watcher.last_catch_up["changed"] == 1
         assert watch.watcher.ready.wait(WAIT)
@@ -133,17 +133,19 @@ def test_a_file_changed_again_after_the_walk_is_taken_as_it_is_then(
     first, second = garden[0], garden[1]
     first.write_text(first.read_text().replace("Garden note", "Walked note"))
     second.write_text(second.read_text().replace("Garden note", "Doomed note"))
-    stamp = walked.caches.catalog.info(catchup.WALKED)
-    walk = walked.walk_aside()
+    stamp = walked._context.caches.catalog.info(catchup.WALKED)
+    walk = walked._context.walk_aside()
     assert sorted(walk.suspects) == sorted(p.relative_to(vault).as_posix() for p in garden[:2])
-    assert walked.caches.catalog.info(catchup.WALKED) == stamp  # the walk itself wrote nothing
+    assert (
+        walked._context.caches.catalog.info(catchup.WALKED) == stamp
+    )  # the walk itself wrote nothing
     first.write_text(first.read_text().replace("Walked note", "Rewritten note"))
     second.unlink()
-    found = walked.catch_up_walked(walk)
+    found = walked._context.catch_up_walked(walk)
     assert found.removed == (second.relative_to(vault).as_posix(),)
     assert any("Rewritten note" in s for s in _found(walked, "rewritten"))
     assert _found(walked, "walked") == [] and _found(walked, "doomed") == []
-    assert walked.caches.catalog.info(catchup.WALKED) != stamp
+    assert walked._context.caches.catalog.info(catchup.WALKED) != stamp
 
 
 def test_a_small_vault_is_walked_before_any_call(
@@ -153,13 +155,13 @@ def test_a_small_vault_is_walked_before_any_call(
         watch.run_next()
         assert watch.walked_on == [threading.current_thread().name]  # on the Brain's thread
         assert watch.watcher.last_catch_up["how"] == "walk"
-        assert walked.walks == 1 and catchup.watched(walked.caches.catalog)
+        assert walked._context.walks == 1 and catchup.watched(walked._context.caches.catalog)
 
 
 def test_a_vault_whose_folders_were_never_recorded_is_walked_before_any_call(
     walked: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    walked.caches.catalog.put_folders([], whole=True)  # as a catalog from before folders
+    walked._context.caches.catalog.put_folders([], whole=True)  # as a catalog from before folders
     with watching(walked, 0, monkeypatch) as watch:
         watch.run_next()
         assert watch.walked_on == [threading.current_thread().name]
@@ -173,16 +175,16 @@ def test_the_walk_aside_finds_what_the_full_comparison_finds(walked: Brain, vaul
     (vault / "main/Home/Heating/Dropped in.md").write_text("Chimney sweep on Monday.\n")
     garden[0].write_text(garden[0].read_text() + "\nOne more line.\n")
     old = garden[1].relative_to(vault).as_posix()  # a row from before inodes were kept
-    walked.caches.catalog.db.execute("UPDATE files SET inode = 0 WHERE path = ?", (old,))
-    found = catchup.compare(walked.store, walked.caches.catalog)
-    walk = walked.walk_aside()
+    walked._context.caches.catalog.db.execute("UPDATE files SET inode = 0 WHERE path = ?", (old,))
+    found = catchup.compare(walked._context.store, walked._context.caches.catalog)
+    walk = walked._context.walk_aside()
     assert sorted(walk.suspects) == sorted([*found.out_of_step, *found.missing])
     assert len(walk.suspects) == 3 and walk.files == len(found.on_disk)
     assert [rel for _inode, rel, _mtime, _size in walk.unknown] == [old]
-    walked.catch_up_walked(walk)
-    row = walked.caches.catalog.file(old)
+    walked._context.catch_up_walked(walk)
+    row = walked._context.caches.catalog.file(old)
     assert row is not None and row.inode == garden[1].stat().st_ino
-    assert catchup.compare(walked.store, walked.caches.catalog).out_of_step == []
+    assert catchup.compare(walked._context.store, walked._context.caches.catalog).out_of_step == []
 
 
 def test_a_walk_aside_that_fails_is_made_where_the_brain_lives(
@@ -203,4 +205,4 @@ def test_a_walk_aside_that_fails_is_made_where_the_brain_lives(
         assert "could not walk the vault aside" in errors[0].message
         assert watch.walked_on == [threading.current_thread().name]
         assert any("Greenhouse note" in s for s in _found(walked, "greenhouse"))
-        assert catchup.watched(walked.caches.catalog)
+        assert catchup.watched(walked._context.caches.catalog)

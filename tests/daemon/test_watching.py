@@ -39,7 +39,9 @@ def running(vault: Path, clock: FixedClock) -> Iterator[list[object]]:
 
     def work() -> None:
         brain = open_vault(vault, clock=clock)  # SQLite connections belong to one thread
-        watcher = Watcher(brain, delay=0.2, on_sync=events.extend, on_catch_up=events.append)
+        watcher = Watcher(
+            brain._context, delay=0.2, on_sync=events.extend, on_catch_up=events.append
+        )
         ready.append(watcher.ready)
         try:
             watcher.run(stop)
@@ -73,10 +75,10 @@ def test_watch_follows_edits_renames_and_deletions(
     (folder / "plan.md").write_text("# Plan\n\nPlant the cherry tree in autumn.\n")
     attach(brain, folder)
     _start(running)
-    assert eventually(lambda: "plan.md" in documents_of(brain, "notes"))
+    assert eventually(lambda: "plan.md" in documents_of(brain._context, "notes"))
 
     (folder / "new.md").write_text("# New\n\nThe greenhouse needs a vent.\n")
-    assert eventually(lambda: "new.md" in documents_of(brain, "notes"))
+    assert eventually(lambda: "new.md" in documents_of(brain._context, "notes"))
 
     # An editor's save: write a temp file, then rename it over the real name.
     tmp = folder / ".plan.md.swp"
@@ -84,15 +86,15 @@ def test_watch_follows_edits_renames_and_deletions(
     os.replace(tmp, folder / "plan.md")
 
     def renamed() -> bool:
-        row = documents_of(brain, "notes").get("plan.md")
-        return row is not None and "walnut" in brain.get(row.id).body
+        row = documents_of(brain._context, "notes").get("plan.md")
+        return row is not None and "walnut" in brain._context.get(row.id).body
 
     assert eventually(renamed)
     assert eventually(lambda: any("walnut" in h.snippet for h in brain.recall("walnut spring")))
     assert eventually(lambda: not [h for h in brain.recall("cherry autumn") if h.kind == "chunk"])
 
     (folder / "new.md").unlink()
-    assert eventually(lambda: "new.md" not in documents_of(brain, "notes"))
+    assert eventually(lambda: "new.md" not in documents_of(brain._context, "notes"))
 
 
 def test_watch_picks_up_hand_edits_to_vault_notes(
@@ -109,5 +111,5 @@ def test_watch_picks_up_hand_edits_to_vault_notes(
 
     assert eventually(caught)
     # The watcher's catch-up updated the shared caches: a fresh reader sees it at once.
-    assert brain.caches.catalog.file(note.path) is not None
+    assert brain._context.caches.catalog.file(note.path) is not None
     assert eventually(lambda: any("June by Ana" in h.snippet for h in brain.recall("June Ana")))

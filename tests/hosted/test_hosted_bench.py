@@ -22,7 +22,7 @@ def test_bulk_on_a_hosted_brain_writes_every_memory(
             brain.remember(f"bulk memory {i} about the ferry", title=f"bulk {i}").id
             for i in range(5)
         ]
-    brain.flush()
+    brain._context.flush()
     assert {h.id for h in brain.recall("ferry", k=10, mode="text")} == set(ids)
     brain.close()
 

@@ -89,7 +89,7 @@ def test_correct_keeps_history_and_recall_shows_the_current_version(any_brain: B
     new = any_brain.correct(old.id, "The launch is in April.")
     assert new.supersedes == old.id
     assert [n.id for n in any_brain.history(new.id)] == [old.id, new.id]
-    assert any_brain.get(old.id).status == "superseded"
+    assert any_brain._context.get(old.id).status == "superseded"
     hits = any_brain.recall("launch")
     assert [h.id for h in hits] == [new.id]
 
@@ -102,14 +102,14 @@ def test_forget_in_each_mode(any_brain: Brain, mode: str) -> None:
     assert new.id in gone
     left = [h.id for h in any_brain.recall("launch")]
     if mode == "auto":  # the previous version is current again
-        assert left == [old.id] and any_brain.get(old.id).status == "active"
+        assert left == [old.id] and any_brain._context.get(old.id).status == "active"
     elif mode == "version":
         with pytest.raises(NotFound):
-            any_brain.get(new.id)
+            any_brain._context.get(new.id)
     else:
         assert left == [] and old.id in gone
         with pytest.raises(NotFound):
-            any_brain.get(old.id)
+            any_brain._context.get(old.id)
 
 
 def test_a_transcript_and_all_its_turns_are_recalled_and_forgotten(
@@ -122,12 +122,12 @@ def test_a_transcript_and_all_its_turns_are_recalled_and_forgotten(
     hits = any_brain.recall("quince chassis")
     assert hits and "#" in hits[0].id  # the turn that answers, not only its note
     note_id = hits[0].id.split("#")[0]
-    parts = any_brain.caches.catalog.object_ids_of(note_id)
+    parts = any_brain._context.caches.catalog.object_ids_of(note_id)
     assert len(parts) >= 3  # the note and each turn
     any_brain.forget(note_id)
-    assert any_brain.caches.catalog.object_ids_of(note_id) == []
-    any_brain.flush()  # files: the full-text queue is applied before a search
-    assert all(any_brain.caches.fulltext.stored(p) is None for p in parts)
+    assert any_brain._context.caches.catalog.object_ids_of(note_id) == []
+    any_brain._context.flush()  # files: the full-text queue is applied before a search
+    assert all(any_brain._context.caches.fulltext.stored(p) is None for p in parts)
     assert any_brain.recall("quince chassis") == []
 
 
@@ -150,34 +150,34 @@ def test_sleep_ages_notes_and_a_second_pass_changes_nothing(
     clock.set(clock.now() + timedelta(days=30))
     first = any_brain.sleep()
     assert sorted(a.id for a in first.aged) == sorted(n.id for n in notes)
-    assert all(any_brain.get(n.id).status == "dormant" for n in notes)
+    assert all(any_brain._context.get(n.id).status == "dormant" for n in notes)
     assert first.logs  # today's daily log
     second = any_brain.sleep()
     assert not second.changed
     any_brain.expand(notes[0].id)  # a touch brings it back
-    assert any_brain.get(notes[0].id).status == "active"
+    assert any_brain._context.get(notes[0].id).status == "active"
 
 
 def test_partitions_are_separate_and_an_archived_one_is_read_only(any_brain: Brain) -> None:
     any_brain.remember("Main things.", title="Main note")
-    partitions.create(any_brain, "work")
+    partitions.create(any_brain._context, "work")
     work = any_brain.at("work")
     note = work.remember("The quarterly report is due.", title="Report")
     assert [h.id for h in work.recall("quarterly report")] == [note.id]
     assert any_brain.recall("quarterly report") == []  # main does not see work
-    assert {p.name for p in partitions.listing(any_brain)} >= {"main", "work"}
-    partitions.archive(any_brain, "work")
+    assert {p.name for p in partitions.listing(any_brain._context)} >= {"main", "work"}
+    partitions.archive(any_brain._context, "work")
     with pytest.raises(InvalidInput, match="archived"):
         work.remember("more", title="More")
     with pytest.raises(InvalidInput, match="archived"):
         work.recall("report")
-    partitions.restore(any_brain, "work")
+    partitions.restore(any_brain._context, "work")
     assert [h.id for h in work.recall("quarterly report")] == [note.id]
-    partitions.rename(any_brain, "work", "office")  # ids stay, paths follow
+    partitions.rename(any_brain._context, "work", "office")  # ids stay, paths follow
     office = any_brain.at("office")
     assert [h.id for h in office.recall("quarterly report")] == [note.id]
-    assert office.get(note.id).path.startswith("office/")
-    assert "work" not in {p.name for p in partitions.listing(any_brain)}
+    assert office._context.get(note.id).path.startswith("office/")
+    assert "work" not in {p.name for p in partitions.listing(any_brain._context)}
 
 
 def test_private_notes_never_reach_a_model(any_brain: Brain) -> None:
@@ -192,12 +192,14 @@ def test_private_notes_never_reach_a_model(any_brain: Brain) -> None:
 
 def test_the_session_gate_goes_in_order_and_survives_a_new_gate(any_brain: Brain) -> None:
     source = {"via": "mcp", "session": "s1"}
-    gate = Gate(any_brain, source)
+    gate = Gate(any_brain._context, source)
     gate.session()
     with pytest.raises(BrainError, match="the step due is addendum"):
         gate.diary("too early")
     gate.addendum("Talked about the widget.")
-    again = Gate(any_brain, source)  # another process, another server: the label is on the note
+    again = Gate(
+        any_brain._context, source
+    )  # another process, another server: the label is on the note
     with pytest.raises(BrainError, match="the step due is maintain"):
         again.addendum("twice")
     again.maintain()
@@ -240,8 +242,8 @@ def test_the_learned_sparse_terms_on_either_storage(
         if storage == "files"
         else pushed(request.getfixturevalue("hosted_dsn"), vault, clock)
     )
-    b.flush(vectors=True)  # files encode at the first recall, PostgreSQL with each write
-    held = len(b.caches.sparse)  # the template's own notes have terms too
+    b._context.flush(vectors=True)  # files encode at the first recall, PostgreSQL with each write
+    held = len(b._context.caches.sparse)  # the template's own notes have terms too
     otters = b.remember("Otters hold hands while they nap.", title="Otters")
     clock.set(clock.now() + timedelta(hours=1))
     b.remember("Bake sourdough on Sundays.", title="Bread")
@@ -249,11 +251,11 @@ def test_the_learned_sparse_terms_on_either_storage(
     assert [h.id for h in hits] == [otters.id]
     assert hits[0].explain is not None and hits[0].explain["retrievers"]["sparse"]["rank"] == 1
     searched: list[str] = []  # by which thread: the database's one connection is the recall's
-    real = type(b.caches.sparse).search
+    real = type(b._context.caches.sparse).search
     with pytest.MonkeyPatch.context() as patch:
         flushed_first(b, patch)
         patch.setattr(
-            type(b.caches.sparse),
+            type(b._context.caches.sparse),
             "search",
             lambda self, *a, **kw: (
                 searched.append(threading.current_thread().name) or real(self, *a, **kw)
@@ -265,10 +267,10 @@ def test_the_learned_sparse_terms_on_either_storage(
         assert searched and set(searched) == {me}
     else:
         assert any(thread.startswith("brain-encode") for thread in searched)
-    assert b.caches.sparse_on and len(b.caches.sparse) == held + 2
+    assert b._context.caches.sparse_on and len(b._context.caches.sparse) == held + 2
     b.forget(otters.id)
     assert b.recall("otters holding hands", mode="sparse") == []
-    assert len(b.caches.sparse) == held + 1  # forgotten from the terms at once
+    assert len(b._context.caches.sparse) == held + 1  # forgotten from the terms at once
     b.close()
 
 

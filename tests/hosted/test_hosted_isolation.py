@@ -33,7 +33,7 @@ def test_the_other_tenant_finds_nothing_by_id_query_or_list(pair: tuple[Brain, B
     assert [h.id for h in alice.recall("quince cardamom")] == [secret.id]
     for mode in ("text", "vector", "hybrid"):
         assert bob.recall("quince cardamom jam", mode=mode) == []
-    for ask in (bob.expand, bob.get, bob.history, bob.links):
+    for ask in (bob.expand, bob._context.get, bob.history, bob.links):
         with pytest.raises(NotFound):
             ask(secret.id)
     with pytest.raises(NotFound):
@@ -53,13 +53,21 @@ def test_the_other_tenant_finds_nothing_by_id_query_or_list(pair: tuple[Brain, B
             assert bob.recall(hostile, mode=mode) == [], hostile
     assert [h.id for h in alice.recall("quince') | ('cardamom", mode="text")] == [secret.id]
     assert secret.id not in [r.id for r in bob.list()]
-    assert bob.caches.catalog.get(secret.id) is None
-    assert bob.caches.fulltext.stored(secret.id) is None
-    assert bob.caches.vectors.vectors([secret.id]) == {}
+    assert bob._context.caches.catalog.get(secret.id) is None
+    assert bob._context.caches.fulltext.stored(secret.id) is None
+    assert bob._context.caches.vectors.vectors([secret.id]) == {}
     # Counts do not leak: bob's are what his own vault holds, whatever alice writes.
-    before = (bob.caches.catalog.count(), len(bob.caches.fulltext), len(bob.caches.vectors))
+    before = (
+        bob._context.caches.catalog.count(),
+        len(bob._context.caches.fulltext),
+        len(bob._context.caches.vectors),
+    )
     alice.remember("More of alice.", title="More")
-    assert (bob.caches.catalog.count(), len(bob.caches.fulltext), len(bob.caches.vectors)) == before
+    assert (
+        bob._context.caches.catalog.count(),
+        len(bob._context.caches.fulltext),
+        len(bob._context.caches.vectors),
+    ) == before
     assert alice.expand(secret.id).id == secret.id  # and alice still has it
 
 
@@ -75,11 +83,11 @@ def test_hostile_paths_never_reach_another_tenant_or_the_disk(pair: tuple[Brain,
         f"main/../../{note.path}",
     ):
         with pytest.raises((FileNotFoundError, InvalidInput)):
-            bob.store.read_bytes(path)
-    assert not bob.store.exists(note.path)
+            bob._context.store.read_bytes(path)
+    assert not bob._context.store.exists(note.path)
     with pytest.raises(BrainError):
         bob.remember("x", title="t", node="../../other")
-    assert alice.store.read_bytes(note.path)  # where it is, for its owner
+    assert alice._context.store.read_bytes(note.path)  # where it is, for its owner
 
 
 def test_row_level_security_holds_for_a_query_without_the_tenant(

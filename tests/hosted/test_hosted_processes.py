@@ -43,21 +43,23 @@ def test_two_processes_writing_one_tenant_lose_nothing(
 ) -> None:
     brain = pushed(hosted_dsn, vault, clock)
     user = brain.root.name
-    before = brain.caches.catalog.note_count()
+    before = brain._context.caches.catalog.note_count()
     procs = [writer(hosted_dsn, user, tag, 12) for tag in ("north", "south")]
     outs = [p.communicate(timeout=120)[0].split() for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     ids = [i for out in outs for i in out]
     assert len(set(ids)) == 24
-    assert brain.caches.catalog.note_count() == before + 24
+    assert brain._context.caches.catalog.note_count() == before + 24
     for note_id in ids:
-        assert brain.get(note_id).id == note_id
+        assert brain._context.get(note_id).id == note_id
     for tag, out in zip(("north", "south"), outs, strict=True):
-        titled = {r.id for r in brain.caches.catalog.all_notes() if r.title.startswith(tag)}
+        titled = {
+            r.id for r in brain._context.caches.catalog.all_notes() if r.title.startswith(tag)
+        }
         assert titled == set(out)
         assert set(out) <= {h.id for h in brain.recall(f"{tag} harbour", k=50, mode="text")}
     # The node statistics saw every write once: the inbox's index counts them all.
-    inbox = brain.node_index.stats.count("main", "Knowledge/Inbox")
+    inbox = brain._context.node_index.stats.count("main", "Knowledge/Inbox")
     assert inbox is not None and inbox.memories >= 24
     brain.close()
 
@@ -87,15 +89,15 @@ def test_a_killed_writer_loses_no_acknowledged_write(
     proc.send_signal(signal.SIGKILL)  # somewhere inside a later write
     proc.wait(timeout=30)
     for note_id in acked:
-        assert brain.get(note_id).id == note_id
+        assert brain._context.get(note_id).id == note_id
     # Whatever was half done rolled back whole: files and caches agree row for row.
-    found = catchup.compare(brain.store, brain.caches.catalog)
+    found = catchup.compare(brain._context.store, brain._context.caches.catalog)
     assert not found.out_of_step and not found.missing
-    notes = {row.id for row in brain.caches.catalog.all_notes()}
+    notes = {row.id for row in brain._context.caches.catalog.all_notes()}
     assert set(acked) <= notes
-    written = [r for r in notes if brain.caches.catalog.get(r).title.startswith("killed")]
-    assert all(brain.caches.fulltext.stored(r) is not None for r in written)
-    assert len(brain.caches.vectors.vectors(written)) == len(written)
+    written = [r for r in notes if brain._context.caches.catalog.get(r).title.startswith("killed")]
+    assert all(brain._context.caches.fulltext.stored(r) is not None for r in written)
+    assert len(brain._context.caches.vectors.vectors(written)) == len(written)
     brain.close()
 
 
@@ -115,8 +117,8 @@ def test_hosted_sleep_beside_a_writer_loses_no_note(
     assert sleeper.returncode == 0, sleeper.stderr
     assert proc.returncode == 0 and len(ids) == 15
     for note_id in ids:
-        assert brain.get(note_id).title.startswith("beside")
-    found = catchup.compare(brain.store, brain.caches.catalog)
+        assert brain._context.get(note_id).title.startswith("beside")
+    found = catchup.compare(brain._context.store, brain._context.caches.catalog)
     assert not found.out_of_step and not found.missing
     brain.close()
 
@@ -131,8 +133,8 @@ def test_a_writer_waiting_too_long_for_the_tenant_is_told_so(
     first = pushed(hosted_dsn, vault, clock)
     second = open_tenant(hosted_dsn, first.root.name, clock=clock)
     other = pushed(hosted_dsn, vault, clock)  # another tenant never waits
-    second.lock.timeout = 0.3
-    with first.lock.hold():
+    second._context.lock.timeout = 0.3
+    with first._context.lock.hold():
         with pytest.raises(VaultBusy, match="writer lock of user"):
             second.remember("blocked", title="Blocked")
         other.remember("free", title="Free")

@@ -19,8 +19,11 @@ def test_files_tenants_share_one_embedder_and_one_sparse_encoder(
         with (tmp_path / "users" / user / "brain.yaml").open("a") as settings:
             settings.write("sparse: hashing\n")
     alice, bob = tenants.open("alice"), tenants.open("bob")
-    assert alice.embedder is bob.embedder and alice.embedder is not None
-    assert isinstance(alice.sparse, HashingSparse) and alice.sparse is bob.sparse
+    assert alice._context.embedder is bob._context.embedder and alice._context.embedder is not None
+    assert (
+        isinstance(alice._context.sparse, HashingSparse)
+        and alice._context.sparse is bob._context.sparse
+    )
     alice.close()
     bob.close()
     tenants.close()
@@ -35,8 +38,11 @@ def test_postgres_tenants_with_a_named_model_share_its_sparse_encoder(
     init_schema(db)
     tenants = PgTenants(db, embedder="hashing", clock=clock)
     alice, bob = tenants.open("alice"), tenants.open("bob")
-    assert alice.embedder is bob.embedder and alice.sparse is bob.sparse
-    assert alice.sparse is None  # the hashing model's default: no learned-sparse terms
+    assert (
+        alice._context.embedder is bob._context.embedder
+        and alice._context.sparse is bob._context.sparse
+    )
+    assert alice._context.sparse is None  # the hashing model's default: no learned-sparse terms
     alice.close()
     bob.close()
     tenants.close()

@@ -75,6 +75,6 @@ def test_sigterm_under_load_finishes_what_is_in_flight_and_loses_no_acknowledged
     for user, ids in acked.items():
         brain = open_tenant(db, user, embedder=None)
         for note_id in ids:
-            assert brain.get(note_id).id == note_id
+            assert brain._context.get(note_id).id == note_id
         brain.close()
     assert "every tenant's brain closed" in "".join(server.said)

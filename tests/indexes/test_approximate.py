@@ -140,12 +140,12 @@ def test_sleep_moves_a_large_vault_to_ivf_and_forget_stays_immediate(
     brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notes = [brain.remember(f"note {n} about topic{n % 7} and thing{n}") for n in range(40)]
-    brain.flush()
-    assert brain.caches.vectors.kind() == "flat"
+    brain._context.flush()
+    assert brain._context.caches.vectors.kind() == "flat"
     monkeypatch.setattr(approximate, "THRESHOLD", 20)
     report = brain.sleep()
     assert dict(report.steps)["vectors"].startswith("ivf")
-    assert brain.caches.vectors.kind() == "ivf"
+    assert brain._context.caches.vectors.kind() == "ivf"
     target = notes[5]
 
     def found(k: int) -> set[str]:
@@ -154,7 +154,7 @@ def test_sleep_moves_a_large_vault_to_ivf_and_forget_stays_immediate(
     assert target.id in found(10)
     brain.forget(target.id)
     assert target.id not in found(40)
-    assert all(not oid.startswith(target.id) for oid in brain.caches.vectors.ids())
+    assert all(not oid.startswith(target.id) for oid in brain._context.caches.vectors.ids())
 
 
 def test_a_reindex_of_a_large_vault_builds_ivf_at_once(
@@ -164,7 +164,9 @@ def test_a_reindex_of_a_large_vault_builds_ivf_at_once(
         brain.remember(f"note {n} about topic{n % 5}")
     monkeypatch.setattr(approximate, "THRESHOLD", 20)
     brain.reindex()
-    assert brain.caches.vectors.kind() == "ivf" and len(brain.caches.vectors) >= 30
+    assert (
+        brain._context.caches.vectors.kind() == "ivf" and len(brain._context.caches.vectors) >= 30
+    )
 
 
 def test_sleeps_rebuild_holds_no_writer_lock_and_keeps_what_others_did_meanwhile(
@@ -174,10 +176,10 @@ def test_sleeps_rebuild_holds_no_writer_lock_and_keeps_what_others_did_meanwhile
     would have) remembers, forgets and recalls while sleep builds the IVF index: none of it
     waits for the build, and the swapped-in index holds what it did."""
     notes = [brain.remember(f"note {n} about topic{n % 7} and thing{n}") for n in range(40)]
-    brain.flush()
+    brain._context.flush()
     monkeypatch.setattr(approximate, "THRESHOLD", 20)
     other = open_vault(vault, clock=clock)
-    other.lock.timeout = 2.0  # were the lock held for the build, this would fail, not hang
+    other._context.lock.timeout = 2.0  # were the lock held for the build, this would fail, not hang
     during: dict[str, Any] = {}
     real_build = approximate.build
 
@@ -191,7 +193,7 @@ def test_sleeps_rebuild_holds_no_writer_lock_and_keeps_what_others_did_meanwhile
     report = brain.sleep()
     assert dict(report.steps)["vectors"].startswith("ivf") and "rebuilt" in report.steps[-1][1]
     assert during["new"].id in during["hits"]
-    ids = {oid.split("#")[0] for oid in brain.caches.vectors.ids()}
+    ids = {oid.split("#")[0] for oid in brain._context.caches.vectors.ids()}
     assert during["new"].id in ids and notes[3].id not in ids
     assert during["new"].id in {h.id for h in brain.recall("quince jelly", mode="vector")}
     assert notes[3].id not in {h.id for h in brain.recall("topic3 thing3", k=40, mode="vector")}

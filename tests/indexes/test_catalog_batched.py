@@ -17,7 +17,7 @@ from brain.indexes.catalog import Catalog
 
 def _commits(brain: Brain) -> list[str]:
     seen: list[str] = []
-    brain.caches.catalog.db.set_trace_callback(
+    brain._context.caches.catalog.db.set_trace_callback(
         lambda sql: seen.append(sql) if sql.strip().upper() == "COMMIT" else None
     )
     return seen
@@ -115,7 +115,7 @@ def test_an_error_out_of_a_bulk_block_keeps_the_writes_before_it(brain: Brain) -
         for n in range(3):
             brain.remember(f"Kept memory {n} about the beehive", node="Garden")
         raise RuntimeError("the import stopped")
-    assert not brain.caches.catalog.db.in_transaction
+    assert not brain._context.caches.catalog.db.in_transaction
     assert len(brain.recall("beehive", mode="text", k=10)) == 3
 
 
@@ -153,8 +153,8 @@ def test_a_process_killed_inside_a_bulk_block_keeps_what_was_committed(
     raw.close()
     brain = open_vault(vault)
     assert len(brain.recall("greenhouse crash", mode="text", k=10)) == (5 if committed else 0)
-    for rel, _st in brain.store.walk():
-        brain.store.read(rel)  # every note in place parses: none is torn
+    for rel, _st in brain._context.store.walk():
+        brain._context.store.read(rel)  # every note in place parses: none is torn
     assert brain.doctor().ok
     brain.close()
 

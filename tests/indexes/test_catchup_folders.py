@@ -59,30 +59,30 @@ def walked(brain: Brain, counted: dict[str, int]) -> Iterator[Brain]:
     for n in range(30):
         brain.remember(f"Boiler note {n}", title=f"Boiler {n}", node="Home/Heating")
         brain.remember(f"Garden note {n}", title=f"Garden {n}", node="Projects/Garden")
-    brain.catch_up(force=True)
-    brain.catch_up()  # the folders brain itself wrote into since are looked at once
+    brain._context.catch_up(force=True)
+    brain._context.catch_up()  # the folders brain itself wrote into since are looked at once
     counted.update(walks=0, read=0, listed=0, lstat=0)
     yield brain
 
 
 def _folders(brain: Brain) -> int:
-    return len(brain.caches.catalog.folders())
+    return len(brain._context.caches.catalog.folders())
 
 
 def test_nothing_changed_costs_one_stat_a_folder(walked: Brain, counted: dict[str, int]) -> None:
-    assert walked.catch_up() == catchup.CatchUp()
+    assert walked._context.catch_up() == catchup.CatchUp()
     assert counted == {"walks": 0, "read": 0, "listed": 0, "lstat": _folders(walked)}
-    assert walked.last_catch_up["how"] == "folders"
-    assert walked.last_catch_up["listed"] == 0
+    assert walked._context.last_catch_up["how"] == "folders"
+    assert walked._context.last_catch_up["listed"] == 0
 
 
 def test_a_new_file_and_a_deleted_one_are_seen_by_their_folder(
     walked: Brain, vault: Path, counted: dict[str, int]
 ) -> None:
-    heating = next(walked.store.walk_folder("main/Home/Heating"))[0]
+    heating = next(walked._context.store.walk_folder("main/Home/Heating"))[0]
     (vault / heating).unlink()
     (vault / "main/Home/Heating/by-hand.md").write_text("# By hand\n\nThe flue was swept.\n")
-    found = walked.catch_up()
+    found = walked._context.catch_up()
     assert found.removed == (heating,)
     assert found.changed == ("main/Home/Heating/by-hand.md",)
     assert counted["walks"] == 0 and counted["read"] == 1
@@ -93,7 +93,7 @@ def test_a_new_file_and_a_deleted_one_are_seen_by_their_folder(
 def test_a_rename_save_is_seen_by_its_inode_even_at_the_same_size_and_mtime(
     walked: Brain, vault: Path, counted: dict[str, int]
 ) -> None:
-    rel = next(walked.store.walk_folder("main/Projects/Garden"))[0]
+    rel = next(walked._context.store.walk_folder("main/Projects/Garden"))[0]
     path = vault / rel
     before = path.stat()
     text = path.read_text()
@@ -104,7 +104,7 @@ def test_a_rename_save_is_seen_by_its_inode_even_at_the_same_size_and_mtime(
     os.utime(temp, ns=(before.st_atime_ns, before.st_mtime_ns))
     temp.replace(path)  # as editors save: a new file renamed over the old
     assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-    assert walked.catch_up().changed == (rel,)
+    assert walked._context.catch_up().changed == (rel,)
     assert counted["walks"] == 0 and counted["read"] == 1
 
 
@@ -112,42 +112,42 @@ def test_new_and_removed_folders(walked: Brain, vault: Path, counted: dict[str, 
     (vault / "main/Home/Car").mkdir()
     (vault / "main/Home/Car/tyres.md").write_text("# Tyres\n\nWinter tyres fitted.\n")
     shutil.rmtree(vault / "main/Projects/Garden")
-    found = walked.catch_up()
+    found = walked._context.catch_up()
     assert found.changed == ("main/Home/Car/tyres.md",)
     assert len(found.removed) == 30
     assert counted["walks"] == 0
-    assert "main/Home/Car" in walked.caches.catalog.folders()
-    assert "main/Projects/Garden" not in walked.caches.catalog.folders()
+    assert "main/Home/Car" in walked._context.caches.catalog.folders()
+    assert "main/Projects/Garden" not in walked._context.caches.catalog.folders()
     assert all(h.node != "Projects/Garden" for h in walked.recall("Garden note"))
-    assert walked.catch_up() == catchup.CatchUp()  # and the record stands after
+    assert walked._context.catch_up() == catchup.CatchUp()  # and the record stands after
 
 
 def test_an_edit_in_place_waits_for_the_next_full_walk(
     walked: Brain, vault: Path, clock: FixedClock, counted: dict[str, int]
 ) -> None:
-    rel = next(walked.store.walk_folder("main/Home/Heating"))[0]
+    rel = next(walked._context.store.walk_folder("main/Home/Heating"))[0]
     path = vault / rel
     with path.open("r+") as f:  # the same file (inode) rewritten in place: no folder changes
         text = f.read()
         f.seek(0)
         f.write(text.replace("Boiler note", "Boiler memo"))
-    assert walked.catch_up() == catchup.CatchUp()  # what the folders cannot show
+    assert walked._context.catch_up() == catchup.CatchUp()  # what the folders cannot show
     clock.set(clock.now() + timedelta(seconds=catchup.FULL_WALK_EVERY + 1))
-    assert walked.catch_up().changed == (rel,)
+    assert walked._context.catch_up().changed == (rel,)
     assert counted["walks"] == 1
-    assert walked.last_catch_up["how"] == "walk"
+    assert walked._context.last_catch_up["how"] == "walk"
 
 
 def test_a_small_vault_always_walks(brain: Brain, vault: Path) -> None:
     note = brain.remember("Boiler serviced", title="Boiler")
-    brain.catch_up()
+    brain._context.catch_up()
     with (vault / note.path).open("r+") as f:  # in place, and seen at once below QUICK_ABOVE
         f.write("~~~")
         f.seek(0, os.SEEK_END)
         f.write("\nMore.\n")
-    found = brain.catch_up()
+    found = brain._context.catch_up()
     assert note.path in found.changed + found.broken
-    assert brain.last_catch_up["how"] == "walk"
+    assert brain._context.last_catch_up["how"] == "walk"
 
 
 def test_a_change_at_the_top_of_the_vault_makes_it_walk(
@@ -155,7 +155,7 @@ def test_a_change_at_the_top_of_the_vault_makes_it_walk(
 ) -> None:
     (vault / "Work/Notes").mkdir(parents=True)
     (vault / "Work/Notes/plan.md").write_text("# Plan\n\nShip it.\n")
-    assert walked.catch_up().changed == ("Work/Notes/plan.md",)
+    assert walked._context.catch_up().changed == ("Work/Notes/plan.md",)
     assert counted["walks"] == 1
 
 
@@ -178,8 +178,8 @@ def test_reindex_records_the_folders(vault: Path, clock: FixedClock) -> None:
     brain = open_vault(vault, clock=clock)
     brain.remember("Boiler serviced", title="Boiler", node="Home/Heating")
     brain.reindex()
-    assert "main/Home/Heating" in brain.caches.catalog.folders()
-    assert brain.caches.catalog.info(catchup.WALKED) is not None
+    assert "main/Home/Heating" in brain._context.caches.catalog.folders()
+    assert brain._context.caches.catalog.info(catchup.WALKED) is not None
     brain.close()
 
 
@@ -192,7 +192,7 @@ def test_a_running_watcher_is_trusted_and_stops_being_when_it_ends(
 
     def work() -> None:
         own = open_vault(vault, clock=clock)
-        box.append(Watcher(own, delay=0.2))
+        box.append(Watcher(own._context, delay=0.2))
         try:
             box[0].run(stop)
         finally:
@@ -201,20 +201,20 @@ def test_a_running_watcher_is_trusted_and_stops_being_when_it_ends(
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
     assert eventually(lambda: bool(box)) and box[0].ready.wait(WAIT)
-    assert eventually(lambda: catchup.watched(brain.caches.catalog))
+    assert eventually(lambda: catchup.watched(brain._context.caches.catalog))
     counted.update(walks=0, read=0, listed=0, lstat=0)
-    assert brain.catch_up() == catchup.CatchUp()
-    assert brain.last_catch_up["how"] == "watcher"
+    assert brain._context.catch_up() == catchup.CatchUp()
+    assert brain._context.last_catch_up["how"] == "watcher"
     assert counted == {"walks": 0, "read": 0, "listed": 0, "lstat": 0}
     stop.set()
     thread.join(WAIT)
-    assert not catchup.watched(brain.caches.catalog)
-    brain.catch_up()
-    assert brain.last_catch_up["how"] in ("walk", "folders")
+    assert not catchup.watched(brain._context.caches.catalog)
+    brain._context.catch_up()
+    assert brain._context.last_catch_up["how"] in ("walk", "folders")
 
 
 def test_a_watchers_mark_from_a_process_gone_is_not_trusted(brain: Brain) -> None:
-    catalog = brain.caches.catalog
+    catalog = brain._context.caches.catalog
     catalog.set_info(catchup.WATCHER, "999999999 12345")
     assert not catchup.watched(catalog)
     mark = catchup.process_mark(os.getpid())
@@ -222,7 +222,7 @@ def test_a_watchers_mark_from_a_process_gone_is_not_trusted(brain: Brain) -> Non
     pid, start = mark.split()
     catalog.set_info(catchup.WATCHER, f"{pid} {int(start) + 1}")  # the same pid, another process
     assert not catchup.watched(catalog)
-    brain.watched(True)
+    brain._context.watched(True)
     assert catchup.watched(catalog)
-    brain.watched(False)
+    brain._context.watched(False)
     assert catalog.info(catchup.WATCHER) is None

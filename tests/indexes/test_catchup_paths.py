@@ -62,15 +62,15 @@ def test_paths_catch_up_reads_only_the_changed_file(
     path.write_text(path.read_text().replace("Note 3", "Note three, serviced by Ana"))
     (vault / deleted.path).unlink()
     counted.update(walks=0, read=0)
-    found = brain.catch_up_paths(
+    found = brain._context.catch_up_paths(
         [edited.path, deleted.path, same.path, "Personal/notes.txt", ".brain/x.md"]
     )
     assert found.changed == (edited.path,) and found.removed == (deleted.path,)
     assert counted == {"walks": 0, "read": 1}  # the unchanged file was only stat'ed
-    assert brain.catch_up_paths([edited.path, same.path]) == catchup.CatchUp()
+    assert brain._context.catch_up_paths([edited.path, same.path]) == catchup.CatchUp()
     assert counted["read"] == 1
     assert any("serviced by Ana" in h.snippet for h in brain.recall("serviced Ana"))
-    assert brain.caches.catalog.file(deleted.path) is None
+    assert brain._context.caches.catalog.file(deleted.path) is None
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def watcher(vault: Path, clock: FixedClock) -> Iterator[list[Any]]:
 
     def work() -> None:
         brain = open_vault(vault, clock=clock)
-        box.append(Watcher(brain, delay=0.2, on_catch_up=found.append))
+        box.append(Watcher(brain._context, delay=0.2, on_catch_up=found.append))
         try:
             box[0].run(stop)
         finally:
@@ -139,6 +139,6 @@ def test_paths_reached_through_a_link_are_not_notes(
     (vault / part / "alias.md").symlink_to(outside / "secret.md")
     rels = [f"{part}/Linked/secret.md", f"{part}/alias.md"]
     assert all(catchup.is_note_path(rel) for rel in rels)
-    assert brain.catch_up_paths(rels) == catchup.CatchUp()
-    assert all(brain.caches.catalog.file(rel) is None for rel in rels)
+    assert brain._context.catch_up_paths(rels) == catchup.CatchUp()
+    assert all(brain._context.caches.catalog.file(rel) is None for rel in rels)
     assert not brain.recall("safe code 4711")

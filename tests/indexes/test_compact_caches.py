@@ -86,9 +86,9 @@ def test_an_index_of_the_old_row_format_is_stale_and_rebuilt(
     with pytest.raises(StaleSparse, match=r"schema 1"):
         len(SparseIndex(vault / ".brain" / "sparse", "hashing"))
     b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
-    assert b.caches.sparse_problem() is not None
+    assert b._context.caches.sparse_problem() is not None
     assert [h.id for h in b.recall("quokkas smile", mode="sparse")] == [note.id]
-    assert b.caches.sparse_problem() is None
+    assert b._context.caches.sparse_problem() is None
     b.close()
 
 
@@ -101,12 +101,12 @@ def test_reindex_encodes_no_unchanged_text_again(
     ]
     sbrain.recall("beans")
     before, encoded = _rows(vault), len(encoder.seen)
-    assert set(before) == set(sbrain.caches.catalog.object_ids())
+    assert set(before) == set(sbrain._context.caches.catalog.object_ids())
     sbrain.reindex()
     assert len(encoder.seen) == encoded  # every term read back by its text's hash
     assert _rows(vault) == before
     # A hand edit: that note alone is encoded again by the next reindex.
-    path = vault / sbrain.caches.catalog.get(notes[2].id).path  # type: ignore[union-attr]
+    path = vault / sbrain._context.caches.catalog.get(notes[2].id).path  # type: ignore[union-attr]
     path.write_text(path.read_text().replace("beans", "courgettes"))
     sbrain.reindex()
     fresh = encoder.seen[encoded:]
@@ -125,14 +125,14 @@ def test_forget_and_a_file_deleted_by_hand_leave_no_term_row(
     sbrain.forget(gone.id)
     assert gone.id not in _rows(vault)  # at once, no flush and no model needed
     # A note deleted behind brain's back is found by the reindex's walk: its row goes too.
-    (vault / sbrain.caches.catalog.get(dropped.id).path).unlink()  # type: ignore[union-attr]
+    (vault / sbrain._context.caches.catalog.get(dropped.id).path).unlink()  # type: ignore[union-attr]
     encoded = len(encoder.seen)
     sbrain.reindex()
-    assert set(_rows(vault)) == set(sbrain.caches.catalog.object_ids())
+    assert set(_rows(vault)) == set(sbrain._context.caches.catalog.object_ids())
     assert dropped.id not in _rows(vault) and keep.id in _rows(vault)
     assert len(encoder.seen) == encoded
     assert sbrain.recall("moths porch", mode="sparse") == []
-    assert sbrain.caches.sparse_problem() is None
+    assert sbrain._context.caches.sparse_problem() is None
 
 
 def test_reindex_starts_an_index_of_another_encoder_over(
@@ -150,7 +150,7 @@ def test_reindex_starts_an_index_of_another_encoder_over(
     encoded = len(encoder.seen)
     b.reindex()
     assert len(encoder.seen) > encoded  # nothing of the other encoder's is reused
-    assert set(_rows(vault)) == set(b.caches.catalog.object_ids())
+    assert set(_rows(vault)) == set(b._context.caches.catalog.object_ids())
     assert [h.id for h in b.recall("keepers weather", mode="sparse")] == [note.id]
     b.close()
 

@@ -406,7 +406,7 @@ def test_the_cache_keeps_no_second_copy_of_a_vector_the_index_holds(
     counting = Counting(HashingEmbedder())
     brain = open_vault(vault, clock=clock, embedder=counting)
     notes = [brain.remember(f"Note {n} on the quince tree and its jelly") for n in range(5)]
-    brain.flush()
+    brain._context.flush()
     db = sqlite3.connect(vault / ".brain" / "embeddings" / "embeddings.sqlite")
     sizes = {len(blob) for (blob,) in db.execute("SELECT vector FROM vectors")}
     db.close()
@@ -415,7 +415,7 @@ def test_the_cache_keeps_no_second_copy_of_a_vector_the_index_holds(
     counting.calls.clear()
     brain.reindex()
     assert counting.embedded == []  # every unchanged text's vector came from the index
-    ids = {oid.split("#")[0] for oid in brain.caches.vectors.ids()}
+    ids = {oid.split("#")[0] for oid in brain._context.caches.vectors.ids()}
     assert notes[0].id not in ids and {n.id for n in notes[1:]} <= ids
     assert brain.recall("quince jelly", mode="vector")
     brain.close()
@@ -429,9 +429,11 @@ def test_a_vector_the_index_lost_or_changed_is_embedded_again(vault: Path, clock
     counting = Counting(HashingEmbedder())
     brain = open_vault(vault, clock=clock, embedder=counting)
     first, second = brain.remember("apples and pears"), brain.remember("a note about trains")
-    brain.flush()
-    index = brain.caches.vectors
-    with brain.lock.hold():  # another text's vector under first's id: the mark no longer fits
+    brain._context.flush()
+    index = brain._context.caches.vectors
+    with (
+        brain._context.lock.hold()
+    ):  # another text's vector under first's id: the mark no longer fits
         index.upsert([first.id], HashingEmbedder().embed(["something else entirely"]))
         index.save()
     counting.calls.clear()

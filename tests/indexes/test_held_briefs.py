@@ -162,8 +162,8 @@ def test_a_model_never_recalls_a_note_made_private_by_another_process(
     vault: Path, clock: FixedClock
 ) -> None:
     daemon = open_vault(vault, clock=clock)
-    daemon.catch_up_every = 3600.0  # it does not walk the files: the catalog tells it
-    daemon.caches.catalog.hold_briefs()
+    daemon._context.catch_up_every = 3600.0  # it does not walk the files: the catalog tells it
+    daemon._context.caches.catalog.hold_briefs()
     note = daemon.remember("The otters nest under the old boathouse", node="Garden")
     model = daemon.at(for_model=True)
     assert [h.id for h in model.recall("otters boathouse")] == [note.id]
@@ -182,7 +182,7 @@ def test_neighbours_from_memory_are_the_catalogs(vault: Path, clock: FixedClock)
         brain.remember(f"Turn {n} of the talk about the heat pump and its noise", node="Home")
         clock.set(clock.now() + timedelta(seconds=5))
     from_catalog = brain.recall("heat pump noise", k=10, explain=True)
-    brain.caches.catalog.hold_briefs()
+    brain._context.caches.catalog.hold_briefs()
     from_memory = brain.recall("heat pump noise", k=10, explain=True)
     assert [(h.id, h.score) for h in from_memory] == [(h.id, h.score) for h in from_catalog]
     assert neighbours.WINDOW > 0 and from_memory
@@ -195,7 +195,7 @@ def test_a_hand_edit_the_recall_catches_up_with_is_in_its_briefs(
     """The recall takes the held briefs after its own catch-up: a note marked superseded, or
     made private, by hand is out of that very recall."""
     brain = open_vault(vault, clock=clock)
-    brain.caches.catalog.hold_briefs()
+    brain._context.caches.catalog.hold_briefs()
     note = brain.remember("The otters nest under the old boathouse", node="Garden")
     brain.remember("Herons fish by the boathouse at dawn", node="Garden")
     model = brain.at(for_model=True)
@@ -219,9 +219,9 @@ def test_a_stale_copy_of_the_briefs_still_shows_a_model_nothing_private(
     """The last guard: a recall's hits are checked against the catalog's rows as they are at
     its end, so even briefs held from before a note went private show it to no model."""
     brain = open_vault(vault, clock=clock)
-    brain.caches.catalog.hold_briefs()
+    brain._context.caches.catalog.hold_briefs()
     note = brain.remember("The otters nest under the old boathouse", node="Garden")
-    stale = brain.caches.catalog.held()
+    stale = brain._context.caches.catalog.held()
     assert stale is not None
     kept = Held(dict(stale.briefs), {k: list(v) for k, v in stale.order.items()}, stale.seq)
     brain.set_field(note.id, "visibility", "private")

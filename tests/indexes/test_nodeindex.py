@@ -168,9 +168,9 @@ def test_keywords_skip_stopwords_and_favour_the_title() -> None:
 # private and local-only ------------------------------------------------------------------------
 def test_private_and_local_only_words_never_reach_an_index(brain: Brain, vault: Path) -> None:
     notes = filler(brain, "Projects", 5)
-    with brain.lock.hold():
+    with brain._context.lock.hold():
         secret = notes[0].with_body("Zanzibarian plans with Xavier Quillfeather\n")
-        brain.save(secret.with_meta(visibility="private"))
+        brain._context.save(secret.with_meta(visibility="private"))
         stamp = iso(brain.clock.now())
         local = Note(
             meta={
@@ -185,8 +185,8 @@ def test_private_and_local_only_words_never_reach_an_index(brain: Brain, vault: 
             body="Quokkaberry talks with Yolanda Vexmoor\n",
             path="local-only/main/Projects/Hidden.md",
         )
-        brain.save(local)
-        brain.save(
+        brain._context.save(local)
+        brain._context.save(
             local.with_path("local-only/main/Secret/Hidden.md").with_meta(
                 id=new_id(brain.clock.now())
             )
@@ -200,7 +200,7 @@ def test_private_and_local_only_words_never_reach_an_index(brain: Brain, vault: 
         # The private note still counts (counts are all an index reveals); local-only ones don't.
         assert doc["total_memory_count"] == 5
         assert not (vault / "main/Secret").exists()
-        rebuild_node_indexes(brain)
+        rebuild_node_indexes(brain._context)
 
 
 # updates -----------------------------------------------------------------------------------------
@@ -221,13 +221,13 @@ def test_writes_keep_stats_cheap_no_note_is_reread(
 ) -> None:
     filler(brain, "Projects", 12)
     reads: list[str] = []
-    original = brain.store.read
+    original = brain._context.store.read
 
     def counting(rel: str) -> Note:
         reads.append(rel)
         return original(rel)
 
-    monkeypatch.setattr(brain.store, "read", counting)
+    monkeypatch.setattr(brain._context.store, "read", counting)
     brain.remember("one more thing", node="Projects", title="One more")
     assert reads == []  # the index came from the statistics, not from the notes
     assert index_of(vault, "Projects")["total_memory_count"] == 13  # type: ignore[index]
@@ -253,7 +253,7 @@ def test_rebuild_drops_indexes_under_threshold_and_is_deterministic(
     stale.write_text((vault / "main/Knowledge/index.json").read_text())
     (vault / "main/Projects/Old").mkdir()
     (vault / "main/Projects/Old/index.json").write_text("{}\n")
-    settled = rebuild_node_indexes(brain)
+    settled = rebuild_node_indexes(brain._context)
     assert not stale.exists() and not (vault / "main/Projects/Old").exists()
     assert set(settled.removed) == {"main/Projects/index.json", "main/Projects/Old/index.json"}
     first = index_files(vault)
@@ -263,7 +263,7 @@ def test_rebuild_drops_indexes_under_threshold_and_is_deterministic(
         "main/Knowledge/Domains/Cooking/index.json",
         "main/Knowledge/Domains/Infra/index.json",
     }
-    rebuild_node_indexes(brain)
+    rebuild_node_indexes(brain._context)
     assert index_files(vault) == first  # byte-identical
     brain.reindex()
     assert index_files(vault) == first
@@ -283,7 +283,7 @@ def test_incremental_files_equal_a_full_rebuild(
     brain.forget(infra[-1].id)  # the newest Infra memory: the date range narrows
     brain.forget(cooking[0].id)
     incremental = index_files(vault)
-    rebuild_node_indexes(brain)
+    rebuild_node_indexes(brain._context)
     assert index_files(vault) == incremental
 
 
@@ -312,7 +312,7 @@ def test_the_statistics_are_a_cache_the_files_survive_losing_it(
     assert again.recall("pasta")  # the first catch-up feeds every note back in
     assert index_files(vault) == first
     # Statistics from an older version (or none) are rebuilt when the vault is opened.
-    again.caches.catalog.set_info("node_stats", "0")
+    again._context.caches.catalog.set_info("node_stats", "0")
     (vault / "main/Knowledge/index.json").unlink()
     again.close()
     third = open_vault(vault, clock=clock)
@@ -324,7 +324,7 @@ def test_hand_edits_reach_the_index_on_catch_up(brain: Brain, vault: Path) -> No
     notes = filler(brain, "Projects", 5)
     path = vault / notes[0].path
     path.write_text(path.read_text().replace("memo number 0", "Heliotrope budget review"))
-    brain.catch_up()
+    brain._context.catch_up()
     doc = index_of(vault, "Projects")
     assert doc is not None and "heliotrope" in doc["aggregate_keywords"]
 
@@ -339,20 +339,24 @@ def topics(brain: Brain) -> Brain:
 
 
 def test_choose_scope_picks_the_node_of_a_clear_query(topics: Brain) -> None:
-    scored = dict(score_nodes(topics, "kubernetes ingress cluster"))
+    scored = dict(score_nodes(topics._context, "kubernetes ingress cluster"))
     assert scored["Knowledge/Domains/Infra"] > scored["Knowledge/Domains/Cooking"]
-    assert choose_scope(topics, "kubernetes ingress cluster") == ["Knowledge/Domains/Infra"]
-    assert choose_scope(topics, "what did Marco Rossi say about pasta flour") == [
+    assert choose_scope(topics._context, "kubernetes ingress cluster") == [
+        "Knowledge/Domains/Infra"
+    ]
+    assert choose_scope(topics._context, "what did Marco Rossi say about pasta flour") == [
         "Knowledge/Domains/Cooking"
     ]
 
 
 def test_choose_scope_is_none_when_the_query_is_ambiguous(topics: Brain) -> None:
-    assert choose_scope(topics, "what happened at the weekend") is None  # no index knows it
-    assert choose_scope(topics, "") is None
+    assert (
+        choose_scope(topics._context, "what happened at the weekend") is None
+    )  # no index knows it
+    assert choose_scope(topics._context, "") is None
     for node in ("Garden", "Travel", "Music", "Health"):  # four topics that all know "budget"
         filler(topics, f"Knowledge/Domains/{node}", 10, word=f"budget {node.lower()}")
-    assert choose_scope(topics, "budget") is None
+    assert choose_scope(topics._context, "budget") is None
 
 
 def test_scope_node_never_returns_notes_outside_it(topics: Brain) -> None:
@@ -369,13 +373,13 @@ def test_scope_node_never_returns_notes_outside_it(topics: Brain) -> None:
 
 
 def test_a_scope_of_several_nodes_searches_exactly_those(topics: Brain) -> None:
-    topics.flush()
+    topics._context.flush()
     wanted = ("Knowledge/Domains/Infra", "Knowledge/Inbox")
     filters = Filters(partition="main", nodes=wanted)
-    found = topics.caches.fulltext.search("pasta cluster", 50, filters)
-    nodes = {topics.row(oid).node for oid, _ in found}
+    found = topics._context.caches.fulltext.search("pasta cluster", 50, filters)
+    nodes = {topics._context.row(oid).node for oid, _ in found}
     assert nodes == set(wanted)
-    assert topics.caches.fulltext.search("pasta", 50, Filters(nodes=())) == []
+    assert topics._context.caches.fulltext.search("pasta", 50, Filters(nodes=())) == []
 
 
 def test_recall_scope_on_the_command_line(

@@ -80,11 +80,11 @@ def test_a_walked_file_swapped_for_a_link_is_not_read(brain: Brain, vault: Path)
     path.unlink()
     path.symlink_to(secret)  # after a walk listed it, before it is read
     with pytest.raises(FileNotFoundError):
-        brain.store.read_walked(note.path)
+        brain._context.store.read_walked(note.path)
     (vault / "main" / "Gone.md").touch()
     (vault / "main" / "Gone.md").unlink()
     with pytest.raises(FileNotFoundError):
-        brain.store.read_walked("main/Gone.md")
+        brain._context.store.read_walked("main/Gone.md")
 
 
 @pytest.mark.parametrize("where", ["files", "sums"])
@@ -96,7 +96,7 @@ def test_a_reindex_stopped_halfway_leaves_statistics_that_are_rebuilt(
     _fill(brain, clock)
     before = _stats(vault)
     calls = 0
-    real = brain._index_file
+    real = brain._context._index_file
 
     def stop_halfway(rel: str, *, walked: bool = False) -> str:
         nonlocal calls
@@ -109,7 +109,7 @@ def test_a_reindex_stopped_halfway_leaves_statistics_that_are_rebuilt(
         raise KeyboardInterrupt  # after every file, before the sums are written
 
     if where == "files":
-        monkeypatch.setattr(brain, "_index_file", stop_halfway)
+        monkeypatch.setattr(brain._context, "_index_file", stop_halfway)
     else:
         monkeypatch.setattr(NodeStats, "_write", stop_at_the_sums)
     with pytest.raises(KeyboardInterrupt):

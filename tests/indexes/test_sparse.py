@@ -84,7 +84,7 @@ def test_remember_correct_and_forget_keep_it_in_step(
     other = sbrain.remember("Herons stand still in the shallows", title="Herons")
     # (the heron, written in the same minute, follows it by neighbour context)
     assert sbrain.recall("otters asleep holding hands", mode="sparse")[0].id == note.id
-    assert {oid for oid, _ in _rows(vault)} == set(sbrain.caches.catalog.object_ids())
+    assert {oid for oid, _ in _rows(vault)} == set(sbrain._context.caches.catalog.object_ids())
     assert {note.id, other.id} <= {oid for oid, _ in _rows(vault)}
     newer = sbrain.correct(note.id, "Sea otters wrap themselves in kelp to sleep")
     assert sbrain.recall("kelp", mode="sparse")[0].id == newer.id
@@ -104,8 +104,8 @@ def test_reindex_rebuilds_it_and_reuses_nothing_stale(
     before = _rows(vault)
     sbrain.reindex()
     assert _rows(vault) == before
-    assert {oid for oid, _ in before} == set(sbrain.caches.catalog.object_ids()) >= ids
-    assert sbrain.caches.sparse_problem() is None
+    assert {oid for oid, _ in before} == set(sbrain._context.caches.catalog.object_ids()) >= ids
+    assert sbrain._context.caches.sparse_problem() is None
 
 
 @pytest.mark.parametrize("damage", ["delete", "garbage", "other encoder"])
@@ -128,9 +128,9 @@ def test_a_missing_or_damaged_index_is_rebuilt_not_served_empty(
         db.commit()
         db.close()
     b = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
-    assert b.caches.sparse_problem() is not None
+    assert b._context.caches.sparse_problem() is not None
     assert [h.id for h in b.recall("quokkas smile", mode="sparse")] == [note.id]
-    assert b.caches.sparse_problem() is None
+    assert b._context.caches.sparse_problem() is None
     b.close()
 
 

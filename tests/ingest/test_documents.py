@@ -59,13 +59,13 @@ def attach(brain: Brain, folder: Path, name: str = "notes", **kw: int) -> conn.D
     decl = conn.Declared(name, str(folder), partition=brain.partition, **kw)
     ident = conn.identity(folder)
     assert ident is not None
-    with brain.lock.hold():
-        documents.confirm(brain, decl, ident)
+    with brain._context.lock.hold():
+        documents.confirm(brain._context, decl, ident)
     return decl
 
 
 def doc_of(brain: Brain, rel: str, name: str = "notes") -> documents.ObjectRow:
-    return documents.documents_of(brain, name)[rel]
+    return documents.documents_of(brain._context, name)[rel]
 
 
 def test_a_file_becomes_one_document_with_typed_chunks(brain: Brain, folder: Path) -> None:
@@ -74,17 +74,17 @@ def test_a_file_becomes_one_document_with_typed_chunks(brain: Brain, folder: Pat
     assert sorted(report.added) == ["guide.md", "sub/letter.txt"]
     row = doc_of(brain, "guide.md")
     assert row.path == "main/Knowledge/Sources/notes/guide.md" and row.kind == "document"
-    note = brain.get(row.id)
+    note = brain._context.get(row.id)
     assert note.body == GUIDE and note.title == "Garden guide"
     source = note.source
     assert source["via"] == "connector" and source["connector"] == "notes"
     assert source["uri"] == (folder / "guide.md").resolve().as_uri()
     assert source["hash"] == documents.content_hash(GUIDE.encode())
-    chunks = list(brain.caches.catalog.select("parent=? ORDER BY id", [row.id]))
+    chunks = list(brain._context.caches.catalog.select("parent=? ORDER BY id", [row.id]))
     assert chunks and all(c.kind == "chunk" and c.source == source for c in chunks)
     kinds = {}
     for c in chunks:
-        _, section = brain.section(c.id)
+        _, section = brain._context.section(c.id)
         kinds[section.block_type] = section
         assert c.heading_path == section.heading_path
     assert set(kinds) >= {"paragraph", "table", "code", "list"}
@@ -92,7 +92,7 @@ def test_a_file_becomes_one_document_with_typed_chunks(brain: Brain, folder: Pat
     assert kinds["table"].table_data == rows
     assert kinds["list"].heading_path == ("Garden guide", "Pests")
     text = doc_of(brain, "sub/letter.txt")
-    assert brain.get(text.id).title == "letter.txt"
+    assert brain._context.get(text.id).title == "letter.txt"
     assert (brain.root / "main/Knowledge/Sources/notes/sub/letter.txt.md").is_file()
 
 
@@ -111,7 +111,7 @@ def test_reindex_rebuilds_the_same_chunks_from_the_files(brain: Brain, folder: P
     brain.sync()
 
     def chunks() -> list[tuple[str, tuple[str, ...], str]]:
-        rows = brain.caches.catalog.select("kind='chunk' ORDER BY id")
+        rows = brain._context.caches.catalog.select("kind='chunk' ORDER BY id")
         return [(r.id, r.heading_path, r.text_hash) for r in rows]
 
     before = chunks()
@@ -123,7 +123,7 @@ def test_reindex_rebuilds_the_same_chunks_from_the_files(brain: Brain, folder: P
     again = open_vault(brain.root, clock=brain.clock)
     try:
         again.reindex()
-        brain.caches = again.caches
+        brain._context.caches = again._context.caches
         assert chunks() == before and len(before) >= 5
     finally:
         again.close()
@@ -146,7 +146,7 @@ def test_sync_rereads_only_changed_files_and_forgets_deleted_ones(
     [report] = brain.sync()
     assert report.removed == ["sub/letter.txt"]
     assert not (brain.root / letter.path).exists()
-    assert brain.caches.catalog.count("note_id=?", [letter.id]) == 0
+    assert brain._context.caches.catalog.count("note_id=?", [letter.id]) == 0
     assert not brain.recall("fig jam")
 
 
@@ -160,7 +160,7 @@ def test_forgetting_a_document_keeps_it_out_until_the_file_changes(
     assert row.id in removed and any("#" in r for r in removed)
     [report] = brain.sync()
     assert report.excluded == ["guide.md"] and "guide.md" not in documents.documents_of(
-        brain, "notes"
+        brain._context, "notes"
     )
     assert any(p == "guide.md" and "forgotten" in r for p, r in report.skipped)
     assert [s.excluded for s in brain.connectors()] == [1]
@@ -174,10 +174,10 @@ def test_forgetting_a_document_keeps_it_out_until_the_file_changes(
 def test_disconnect_with_forget_removes_what_it_brought(brain: Brain, folder: Path) -> None:
     attach(brain, folder)
     brain.sync()
-    paths = [r.path for r in documents.documents_of(brain, "notes").values()]
+    paths = [r.path for r in documents.documents_of(brain._context, "notes").values()]
     assert brain.disconnect("notes", forget=True) == 2
     assert not any((brain.root / p).exists() for p in paths)
-    assert brain.caches.catalog.count("kind IN ('document', 'chunk')") == 0
+    assert brain._context.caches.catalog.count("kind IN ('document', 'chunk')") == 0
     assert "notes" not in conn.declared(brain.root)
     assert brain.sync() == []
 
@@ -188,7 +188,7 @@ def test_disconnect_keeps_documents_and_stops_syncing(brain: Brain, folder: Path
     assert brain.disconnect("notes") == 0
     (folder / "guide.md").unlink()
     assert brain.sync() == []
-    assert "guide.md" in documents.documents_of(brain, "notes")
+    assert "guide.md" in documents.documents_of(brain._context, "notes")
     with pytest.raises(NotFound, match="no connector named 'notes'"):
         brain.disconnect("notes")
 
@@ -200,12 +200,12 @@ def test_a_connector_from_brain_yaml_alone_is_pending(brain: Brain, folder: Path
     )
     [report] = brain.sync()
     assert report.state == "pending" and not report.added
-    assert brain.caches.catalog.count("kind='document'") == 0
+    assert brain._context.caches.catalog.count("kind='document'") == 0
     [status] = brain.connectors()
     assert status.state == "pending" and "not confirmed" in status.reason
     from brain.doctor import diagnostics
 
-    assert diagnostics(brain)["pending_connectors"] == 1
+    assert diagnostics(brain._context)["pending_connectors"] == 1
 
 
 def test_moving_or_linking_the_folder_makes_it_pending(brain: Brain, folder: Path) -> None:
@@ -284,13 +284,13 @@ def test_unreadable_and_vanishing_files_mid_sync(brain: Brain, folder: Path) -> 
     (folder / "guide.md").unlink()
     (folder / "guide.md").mkdir()
     (folder / "new.md").unlink()
-    with brain.lock.hold():
-        report = documents.sync_connector(brain, decl, found)
+    with brain._context.lock.hold():
+        report = documents.sync_connector(brain._context, decl, found)
     reasons = dict(report.skipped)
     assert reasons["guide.md"].startswith("cannot be read")
     assert reasons["new.md"] == "vanished during sync"
-    assert "guide.md" in documents.documents_of(brain, "notes")  # kept: it may come back
-    assert "new.md" not in documents.documents_of(brain, "notes")  # nothing half-written
+    assert "guide.md" in documents.documents_of(brain._context, "notes")  # kept: it may come back
+    assert "new.md" not in documents.documents_of(brain._context, "notes")  # nothing half-written
     assert not report.added and not report.updated
 
 

@@ -52,10 +52,10 @@ def test_bulk_embeds_in_bounded_batches_during_the_block(
     brain: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pipeline, "BATCH", 8)
-    assert brain.caches.embedder is not None
-    counting = Counting(brain.caches.embedder)
-    brain.caches.embedder = counting
-    brain.embedder = counting
+    assert brain._context.caches.embedder is not None
+    counting = Counting(brain._context.caches.embedder)
+    brain._context.caches.embedder = counting
+    brain._context.embedder = counting
     seen = watch_pipelines(monkeypatch)
     with brain.bulk():
         for n in range(50):
@@ -67,8 +67,8 @@ def test_bulk_embeds_in_bounded_batches_during_the_block(
     assert all(size <= 8 for size in running.sizes) and sum(running.sizes) >= 50
     assert counting.calls and max(counting.calls) <= 8
     # Complete and saved at the end of the block: nothing left to embed, every note found.
-    assert not brain.caches.vectors_pending()
-    assert len(brain.caches.vectors) >= 50
+    assert not brain._context.caches.vectors_pending()
+    assert len(brain._context.caches.vectors) >= 50
     hits = brain.recall("pear 17 orchard", mode="vector", k=3)
     assert any("pear 17" in h.snippet for h in hits)
 
@@ -79,12 +79,12 @@ def test_flush_vectors_embeds_in_bounded_batches(
     for n in range(30):
         brain.remember(f"Memory {n} about the harbour and ferry {n}", node="Travel")
     monkeypatch.setattr(indexing, "VECTOR_BATCH", 7)
-    assert brain.caches.embedder is not None
-    counting = Counting(brain.caches.embedder)
-    brain.caches.embedder = counting
-    brain.flush()
+    assert brain._context.caches.embedder is not None
+    counting = Counting(brain._context.caches.embedder)
+    brain._context.caches.embedder = counting
+    brain._context.flush()
     assert counting.calls and max(counting.calls) <= 7 and sum(counting.calls) >= 30
-    assert len(brain.caches.vectors) >= 30
+    assert len(brain._context.caches.vectors) >= 30
 
 
 class InTurn:
@@ -135,9 +135,9 @@ def test_each_batch_is_embedded_then_encoded_by_two_stages(
         }
         assert all(e < t for e, t in zip(at["embed"], at["encode"], strict=True))
         # Nothing lost on either side: every memory has its vector and its terms.
-        assert not b.caches.vectors_pending()
-        assert set(ids) <= set(b.caches.sparse.ids())
-        assert len(b.caches.vectors) >= 30
+        assert not b._context.caches.vectors_pending()
+        assert set(ids) <= set(b._context.caches.sparse.ids())
+        assert len(b._context.caches.vectors) >= 30
         hits = b.recall("kiln glaze 17", mode="sparse", k=3)
         assert any("glaze 17" in h.snippet for h in hits)
     finally:
@@ -197,7 +197,7 @@ def test_a_slow_encoder_holds_the_writer_back(
         # batch MiniLM's stage holds and the one it was handing over: memory stays bounded
         # by the slower encoder.
         assert lagging.ahead and max(lagging.ahead) <= 2 * pipeline.DEPTH + 2
-        assert len(b.caches.sparse.ids()) >= 60
+        assert len(b._context.caches.sparse.ids()) >= 60
     finally:
         b.close()
 
@@ -212,14 +212,14 @@ def test_an_import_embeds_alongside_in_bounded_batches(
     assert len(report.added) == 12
     (running,) = seen  # one pipeline for the whole import (none before: all at the next flush)
     assert running.sizes and max(running.sizes) <= 8 and sum(running.sizes) >= 12 * 3
-    assert not brain.caches.vectors_pending()  # every note and turn encoded by the import
+    assert not brain._context.caches.vectors_pending()  # every note and turn encoded by the import
     hit = brain.recall("prune fig tree 7 bud", mode="vector", k=3)[0]
     assert hit.title == "Fig pruning 7"
     # One transcript (`brain ingest`) is a single write: its vectors wait for the next flush.
     path = tmp_path / "widget.json"
     path.write_text(json.dumps(SEED))
     brain.ingest(path)
-    assert len(seen) == 1 and brain.caches.vectors_pending()
+    assert len(seen) == 1 and brain._context.caches.vectors_pending()
 
 
 def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
@@ -234,8 +234,8 @@ def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
     decl = conn.Declared("notes", str(folder), partition=brain.partition)
     ident = conn.identity(folder)
     assert ident is not None
-    with brain.lock.hold():
-        documents.confirm(brain, decl, ident)
+    with brain._context.lock.hold():
+        documents.confirm(brain._context, decl, ident)
     monkeypatch.setattr(pipeline, "BATCH", 8)
     seen = watch_pipelines(monkeypatch)
     seen_at_save: list[tuple[int, int]] = []  # (notes in place, temp files) at each save
@@ -253,6 +253,6 @@ def test_a_connector_sync_embeds_alongside_and_saves_its_state_after(
     assert len(report.added) == 10
     (running,) = seen
     assert max(running.sizes) <= 8 and sum(running.sizes) >= 10
-    assert not brain.caches.vectors_pending()
+    assert not brain._context.caches.vectors_pending()
     # The state names the new notes only once the block put every one of them in place.
     assert seen_at_save == [(10, 0)]

@@ -128,7 +128,7 @@ def test_ingest_seed_json_makes_a_recall_note_with_turns(brain: Brain, tmp_path:
     path.write_text(json.dumps(SEED))
     report = brain.ingest(path)
     [note_id] = report.added
-    note = brain.get(note_id)
+    note = brain._context.get(note_id)
     assert note.kind == "recall" and note.path.startswith("main/Memory/Recalls/claude.ai/")
     assert note.source["external_id"] == "widget-pro-specs-2025-01-08"
     assert note.source["via"] == "ingest" and note.created == "2025-01-08T14:30:00Z"
@@ -139,7 +139,7 @@ def test_ingest_seed_json_makes_a_recall_note_with_turns(brain: Brain, tmp_path:
     hit = brain.recall("USB-C displays Hz")[0]
     assert hit.id == f"{note_id}#3" and hit.parent == note_id and hit.kind == "chunk"
     assert hit.title == note.title and hit.heading_path == ("Transcript", "Assistant")
-    _, section = brain.section(hit.id)
+    _, section = brain._context.section(hit.id)
     assert note.body[section.start : section.end] == SEED["transcript"][3]["content"]
     assert section.role == "assistant"
     # Each turn's heading says who spoke and when. The answer leads the question that asked
@@ -154,7 +154,7 @@ def test_ingest_a_markdown_chat_with_an_extractive_summary(brain: Brain, tmp_pat
     path = tmp_path / "sourdough.md"
     path.write_text(CHAT)
     [note_id] = brain.ingest(path).added
-    note = brain.get(note_id)
+    note = brain._context.get(note_id)
     assert note.title == "Sourdough help" and "/Memory/Recalls/Chats/" in note.path
     summary = note.body.split("## Summary\n\n", 1)[1].split("\n\n## Transcript", 1)[0]
     assert summary == summarize(parse_markdown_chat(CHAT, str(path)).turns)
@@ -172,7 +172,7 @@ def test_import_chatgpt_zip_is_idempotent(brain: Brain, tmp_path: Path) -> None:
     again = brain.import_export("chatgpt", export)
     assert not again.added and not again.updated and len(again.unchanged) == 3
     assert tree_digest(brain.root) == before
-    assert brain.caches.catalog.count("kind='recall'") == 3
+    assert brain._context.caches.catalog.count("kind='recall'") == 3
     hit = brain.recall("prune fig tree 1 bud")[0]
     assert hit.title == "Fig pruning 1"
 
@@ -189,7 +189,7 @@ def test_a_conversation_that_grew_is_updated_in_place(brain: Brain, tmp_path: Pa
     (folder / "conversations.json").write_text(json.dumps(conversations))
     report = brain.import_export("claude", folder)
     assert report.updated == [note_id] and not report.added
-    assert "how long does the ride" in brain.get(note_id).body
+    assert "how long does the ride" in brain._context.get(note_id).body
 
 
 def test_cli_import_claude_with_progress_and_summary(

@@ -146,8 +146,8 @@ def test_one_session_id_per_server_process(vault: Path, clock: FixedClock) -> No
         async def scenario(client: Client, brain: Brain = brain, n: int = server) -> None:
             one = await call(client, "remember", {"text": f"one ({n})"})
             two = await call(client, "remember", {"text": f"two ({n})"})
-            sessions.append(brain.get(two["id"]).source["session"])
-            assert brain.get(one["id"]).source == {"via": "mcp", "session": sessions[-1]}
+            sessions.append(brain._context.get(two["id"]).source["session"])
+            assert brain._context.get(one["id"]).source == {"via": "mcp", "session": sessions[-1]}
 
         run(brain, scenario)
         brain.close()
@@ -231,7 +231,7 @@ def test_private_and_local_only_notes_never_reach_any_tool(
                 continue  # an error may repeat the id it was given, and nothing more
             assert secret not in result, f"{call_text} revealed {secret!r}"
     person = open_vault(vault, clock=clock)
-    assert "more" not in person.get(private).body  # the private note is untouched
+    assert "more" not in person._context.get(private).body  # the private note is untouched
 
 
 def test_partitions_over_mcp(brain: Brain, vault: Path) -> None:
@@ -244,7 +244,7 @@ def test_partitions_over_mcp(brain: Brain, vault: Path) -> None:
         await call(client, "partition_use", {"name": "work"})
         assert (await call(client, "ping"))["partition"] == "work"
         job = await call(client, "remember", {"text": "Quarterly report due Friday"})
-        assert brain.get(job["id"]).partition == "work" and "path" not in job
+        assert brain._context.get(job["id"]).partition == "work" and "path" not in job
         # No tool reaches across partitions: ids from another partition are unknown here.
         hits = (await call(client, "recall", {"query": "Friday"}))["hits"]
         assert [h["id"] for h in hits] == [job["id"]]
@@ -354,11 +354,11 @@ def test_remarks_cue_corrections_suspects_and_threads(brain: Brain, vault: Path)
         sibling = await call(client, "remember", {"text": "Budget is 5k", "title": "Budget"})
         await call(client, "remember", {"text": "Kickoff", "kind": "thread", "title": "Plan"})
         # A correction, made the way the core will: a new version superseding the old one.
-        with brain.lock.hold():
-            old = brain.get(wrong["id"])
-            brain.save(old.with_meta(status="superseded"))
+        with brain._context.lock.hold():
+            old = brain._context.get(wrong["id"])
+            brain._context.save(old.with_meta(status="superseded"))
             fix = brain.remember("Launch is in March", title="Launch fixed")
-            brain.save(brain.get(fix.id).with_meta(supersedes=wrong["id"]))
+            brain._context.save(brain._context.get(fix.id).with_meta(supersedes=wrong["id"]))
         await call(client, "addendum", {"text": "x"})
         await call(client, "maintain")
         cues = await call(client, "remarks")

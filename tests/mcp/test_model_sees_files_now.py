@@ -33,26 +33,28 @@ def test_a_note_made_private_in_place_is_not_recalled_by_a_model(
     brain = trusting_folders
     party = brain.remember("The surprise party for Ana is on Friday", title="Party plan")
     brain.remember("Ana likes lemon cake", title="Ana's cake")
-    brain.catch_up(force=True)
+    brain._context.catch_up(force=True)
     _made_private_in_place(brain, party)
     model = brain.at(for_model=True)
     titles = [h.title for h in model.recall("surprise party for Ana")]
     assert "Party plan" not in titles and "Ana's cake" in titles
-    assert brain.caches.catalog.get(party.id).visibility == "private"  # caught up on the way
+    assert (
+        brain._context.caches.catalog.get(party.id).visibility == "private"
+    )  # caught up on the way
     assert "Party plan" in [h.title for h in brain.recall("surprise party for Ana")]  # the person
 
 
 def test_a_note_made_private_in_place_cannot_be_read_by_a_model(trusting_folders: Brain) -> None:
     brain = trusting_folders
     diary = brain.remember("Felt low after the appointment", title="Diary, Tuesday")
-    brain.catch_up(force=True)
+    brain._context.catch_up(force=True)
     _made_private_in_place(brain, diary)
     model = brain.at(for_model=True)
     with pytest.raises(NotFound, match=diary.id):
         model.expand(diary.id)
     with pytest.raises(NotFound, match=diary.id):
-        model.get(diary.id)
-    assert brain.get(diary.id).visibility == "private"  # the person still reads it
+        model._context.get(diary.id)
+    assert brain._context.get(diary.id).visibility == "private"  # the person still reads it
 
 
 def test_a_note_made_private_in_place_cannot_be_forgotten_by_a_model(
@@ -60,7 +62,7 @@ def test_a_note_made_private_in_place_cannot_be_forgotten_by_a_model(
 ) -> None:
     brain = trusting_folders
     diary = brain.remember("Felt low after the appointment", title="Diary, Tuesday")
-    brain.catch_up(force=True)
+    brain._context.catch_up(force=True)
     _made_private_in_place(brain, diary)
     with pytest.raises(NotFound, match=diary.id):
         brain.at(for_model=True).forget(diary.id)
@@ -71,8 +73,8 @@ def test_a_note_made_private_in_place_is_not_listed_for_a_model(trusting_folders
     brain = trusting_folders
     brain.remember("Felt low after the appointment", title="Diary, Tuesday")
     brain.remember("Buy stamps", title="Errand")
-    brain.catch_up(force=True)
-    diary = next(n for n in brain.notes() if n.title == "Diary, Tuesday")
+    brain._context.catch_up(force=True)
+    diary = next(n for n in brain._context.notes() if n.title == "Diary, Tuesday")
     _made_private_in_place(brain, diary)
     model = brain.at(for_model=True)
     assert "Diary, Tuesday" not in [row.title for row in model.list()]

@@ -11,11 +11,12 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-from brain.brain import Brain, open_vault
+from brain.brain import Brain
 from brain.clock import FixedClock
+from brain.context import Context
 from brain.daemon.client import running_pid
-from brain.deferred import DeferredBrain
 from brain.mcp_server import TOOLS
+from brain.opening import Opening, open_context
 from brain.settings import load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,21 +78,21 @@ def test_a_deferred_brain_opens_once_and_its_model_view_with_it(
     opened: list[int] = []
     settings = load(vault)
 
-    def opener() -> Brain:
+    def opener() -> Context:
         opened.append(1)
-        return open_vault(vault, clock=clock, embedder=None)
+        return open_context(vault, clock=clock, embedder=None)
 
-    brain = DeferredBrain(opener, root=vault, settings=settings, clock=clock, partition="")
+    brain = Brain(Opening(opener, vault, settings, clock, settings.default_partition))
     model = brain.at(for_model=True, defer_commits=True)  # as the MCP server takes its view
-    model.changes.commit()  # nothing opened, nothing to commit
+    model.commit()  # nothing opened, nothing to commit
     assert model.partition == settings.default_partition and model.clock is clock
     assert model.for_model is True and brain.for_model is False
-    assert not brain.is_open and not model.is_open and opened == []
+    assert not brain._opening.is_open and not model._opening.is_open and opened == []
     assert model.list(limit=5) is not None
-    real = model.opened()
+    real = model._context
     assert opened == [1] and real.for_model is True and real.defer_commits is True
-    assert brain.is_open and brain.opened().for_model is False  # the view changed nothing
-    assert real.caches is brain.opened().caches  # one opened vault
+    assert brain._opening.is_open and brain._context.for_model is False  # the view changed nothing
+    assert real.caches is brain._context.caches  # one opened vault
     model.list(limit=5)
     brain.list(limit=5)
     assert opened == [1]

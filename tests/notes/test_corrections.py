@@ -41,7 +41,7 @@ def test_correct_writes_a_new_version_and_keeps_the_old_as_history(
     assert new.supersedes == old.id
     assert [(r.type, r.target) for r in new.relations] == [("corrects", old.id)]
     assert new.path == old.path  # the current truth keeps its place
-    kept = brain.get(old.id)
+    kept = brain._context.get(old.id)
     assert kept.status == "superseded" and kept.body == "The launch is in February\n"
     assert kept.path != old.path and (vault / kept.path).is_file()
     assert ids(brain.recall("launch")) == [new.id]
@@ -192,8 +192,8 @@ def test_forget_the_current_version_restores_the_previous_byte_for_byte(
     brain.forget(new.id)
     assert (vault / old.path).read_bytes() == original
     assert [p.name for p in (vault / old.path).parent.glob("*.md")] == ["Launch date.md"]
-    assert brain.caches.catalog.get(new.id) is None
-    assert brain.caches.catalog.get(old.id).status == "active"  # type: ignore[union-attr]
+    assert brain._context.caches.catalog.get(new.id) is None
+    assert brain._context.caches.catalog.get(old.id).status == "active"  # type: ignore[union-attr]
     assert ids(brain.recall("launch")) == [old.id]
     assert [r.id for r in brain.list(status="active", node="Knowledge")] == [old.id]
     assert brain.doctor().ok
@@ -217,9 +217,9 @@ def test_revert_is_exact_for_hand_written_front_matter(
     text = HAND_MADE.replace("created:", status_line + "created:")
     path = vault / "main/Knowledge/Inbox/Launch.md"
     path.write_text(text)
-    brain.catch_up()
+    brain._context.catch_up()
     new = brain.correct("01JE2Z3K4M5N6P7Q8R9S0T1V2W", "The launch is in March.")
-    old = brain.get("01JE2Z3K4M5N6P7Q8R9S0T1V2W")
+    old = brain._context.get("01JE2Z3K4M5N6P7Q8R9S0T1V2W")
     assert old.status == "superseded"
     assert (vault / old.path).read_text().count("# written by hand") == 1
     brain.forget(new.id)
@@ -237,10 +237,10 @@ def test_forget_version_in_the_middle_relinks_the_chain(
     c = brain.correct(b.id, "The launch is in April")
     brain.forget(b.id, "version")
     assert [n.id for n in brain.history(c.id)] == [a.id, c.id]
-    current = brain.get(c.id)
+    current = brain._context.get(c.id)
     assert current.supersedes == a.id
     assert [(r.type, r.target) for r in current.relations] == [("corrects", a.id)]
-    assert brain.caches.catalog.get(b.id) is None
+    assert brain._context.caches.catalog.get(b.id) is None
     # and a revert of the relinked chain still gives back the first version exactly
     brain.forget(c.id)
     assert (vault / a.path).read_bytes() == original
@@ -249,7 +249,7 @@ def test_forget_version_in_the_middle_relinks_the_chain(
 def test_forget_the_oldest_version_leaves_the_rest(brain: Brain, clock: FixedClock) -> None:
     old, new = launch(brain, clock)
     brain.forget(old.id, "version")
-    current = brain.get(new.id)
+    current = brain._context.get(new.id)
     assert current.supersedes is None and current.relations == ()
     assert "prior_status_line" not in current.meta
     assert [n.id for n in brain.history(new.id)] == [new.id]
@@ -282,7 +282,7 @@ def test_forget_drops_relations_that_pointed_at_the_forgotten_note(brain: Brain)
     holder = brain.remember("Holder fact", title="Holder")
     brain.relate(holder.id, "supports", target.id)
     brain.forget(target.id)
-    assert brain.get(holder.id).relations == ()
+    assert brain._context.get(holder.id).relations == ()
     assert brain.doctor().ok
 
 
@@ -295,7 +295,7 @@ def _cycle(brain: Brain, vault: Path) -> tuple[Note, Note]:
     for one, other in ((a, b), (b, a)):
         path = vault / one.path
         path.write_text(path.read_text().replace("source:", f"supersedes: {other.id}\nsource:"))
-    brain.catch_up()
+    brain._context.catch_up()
     return a, b
 
 

@@ -58,17 +58,17 @@ def document(brain: Brain, vault: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "Quarterly report.md").write_text(DOCUMENT)
     (folder / "Report appendix.md").write_text(CHILD)
-    brain.catch_up()
+    brain._context.catch_up()
     # Chunks are objects `<doc>#<n>` of the document note in every cache (no files of their own).
-    row = brain.caches.catalog.get(DOC_ID)
+    row = brain._context.caches.catalog.get(DOC_ID)
     assert row is not None
     texts = ((1, "Chunk about the marmalade pipeline."), (2, "Chunk on zebrafish."))
     chunks = [
         IndexObject(replace(row, id=f"{DOC_ID}#{n}", parent=DOC_ID), text) for n, text in texts
     ]
-    with brain.lock.hold():
-        brain.caches.catalog.put_objects([c.row for c in chunks])
-        brain.caches.fulltext.upsert(
+    with brain._context.lock.hold():
+        brain._context.caches.catalog.put_objects([c.row for c in chunks])
+        brain._context.caches.fulltext.upsert(
             [
                 TextDoc(
                     c.row.id,
@@ -87,8 +87,8 @@ def document(brain: Brain, vault: Path) -> None:
 
 
 def search(brain: Brain, phrase: str) -> list[tuple[str, float]]:
-    brain.flush()
-    return brain.caches.fulltext.search(phrase, 10, Filters(exclude_status=()))
+    brain._context.flush()
+    return brain._context.caches.fulltext.search(phrase, 10, Filters(exclude_status=()))
 
 
 def test_forget_a_document_removes_it_its_chunks_and_children_everywhere(
@@ -100,16 +100,16 @@ def test_forget_a_document_removes_it_its_chunks_and_children_everywhere(
     def listener(_added: Sequence[IndexObject], removed: Sequence[str]) -> None:
         heard.extend(removed)
 
-    brain.caches.listeners.append(listener)  # how the vector cache follows every change
+    brain._context.caches.listeners.append(listener)  # how the vector cache follows every change
     plan = brain.forget_plan(DOC_ID)
     assert {r.id for r in plan.remove} == {DOC_ID, CHILD_ID}
-    expected = {*brain.caches.catalog.object_ids_of(DOC_ID), CHILD_ID}
+    expected = {*brain._context.caches.catalog.object_ids_of(DOC_ID), CHILD_ID}
     assert expected >= {DOC_ID, f"{DOC_ID}#1", f"{DOC_ID}#2", CHILD_ID}
     removed = brain.forget(DOC_ID)
     assert set(removed) == expected and set(heard) == expected
     assert list((vault / "main/Knowledge").rglob("*report*.md")) == []
     assert not (vault / "main/Knowledge/Docs").exists()
-    assert brain.caches.catalog.count("note_id IN (?, ?)", [DOC_ID, CHILD_ID]) == 0
+    assert brain._context.caches.catalog.count("note_id IN (?, ?)", [DOC_ID, CHILD_ID]) == 0
     for phrase in ("marmalade pipeline", "zebrafish", "zanzibarian", "quokkaberry"):
         assert search(brain, phrase) == [], phrase
         assert brain.recall(phrase) == []
@@ -202,5 +202,5 @@ def test_revert_of_a_thread_index_keeps_its_days(brain: Brain, clock: FixedClock
     day = brain.remember("Watered the tomatillos", kind="thread", title="Garden")
     assert day.parent == new.id
     brain.forget(new.id)
-    assert brain.get(day.id).parent == index.id
+    assert brain._context.get(day.id).parent == index.id
     assert len(brain.forget_plan(index.id).remove) == 4

@@ -31,15 +31,15 @@ def set_yaml(vault: Path, old: str, new: str) -> None:
 
 def status_at(brain: Brain, clock: FixedClock, note_id: str, moment: object) -> str:
     clock.set(moment)  # type: ignore[arg-type]
-    sweep(brain, clock.now())
-    return brain.get(note_id).status
+    sweep(brain._context, clock.now())
+    return brain._context.get(note_id).status
 
 
 def test_active_turns_dormant_at_exactly_21_untouched_days(brain: Brain, clock: FixedClock) -> None:
     note = brain.remember("plan the garden", title="Garden")
     assert status_at(brain, clock, note.id, T0 + 21 * DAY - SECOND) == "active"
     assert status_at(brain, clock, note.id, T0 + 21 * DAY) == "dormant"
-    aged = brain.get(note.id)
+    aged = brain._context.get(note.id)
     assert aged.touched == iso(T0), "aging is not a touch"
     assert aged.path == note.path
 
@@ -49,7 +49,7 @@ def test_dormant_turns_archived_in_place_45_days_later(brain: Brain, clock: Fixe
     assert status_at(brain, clock, note.id, T0 + 21 * DAY) == "dormant"
     assert status_at(brain, clock, note.id, T0 + 66 * DAY - SECOND) == "dormant"
     assert status_at(brain, clock, note.id, T0 + 66 * DAY) == "archived"
-    archived = brain.get(note.id)
+    archived = brain._context.get(note.id)
     assert archived.tags == ("home", "archived", "closed")
     assert archived.path == note.path
     assert archived.body == note.body, "an archived note keeps its content"
@@ -79,18 +79,18 @@ def test_records_and_singletons_never_age(brain: Brain, clock: FixedClock) -> No
     logs = list(brain.list(kind="log"))
     assert logs, "the template's Graph.md is a log note"
     clock.set(T0 + 1000 * DAY)
-    assert sweep(brain, clock.now()) == []
+    assert sweep(brain._context, clock.now()) == []
     for note_id in (session.id, diary.id, bio.id, logs[0].id):
-        assert brain.get(note_id).status == "active"
+        assert brain._context.get(note_id).status == "active"
 
 
 def test_eternal_thread_is_skipped_and_others_age(brain: Brain, clock: FixedClock) -> None:
     kept = brain.remember("context", title="Forever work", kind="thread")
     plain = brain.remember("context", title="Side quest", kind="thread")
-    with brain.lock.hold():
-        brain.save(brain.get(kept.id).with_meta(eternal=True))
+    with brain._context.lock.hold():
+        brain._context.save(brain._context.get(kept.id).with_meta(eternal=True))
     assert status_at(brain, clock, kept.id, T0 + 500 * DAY) == "active"
-    assert brain.get(plain.id).status == "archived"
+    assert brain._context.get(plain.id).status == "archived"
 
 
 def test_a_thread_worked_on_daily_stays_active(brain: Brain, clock: FixedClock) -> None:
@@ -100,7 +100,9 @@ def test_a_thread_worked_on_daily_stays_active(brain: Brain, clock: FixedClock) 
     assert day.parent == thread.id
     assert status_at(brain, clock, thread.id, T0 + 40 * DAY) == "active"
     assert status_at(brain, clock, thread.id, T0 + 51 * DAY) == "dormant"
-    assert brain.get(day.id).status == "active", "a thread's day is a record and never ages"
+    assert brain._context.get(day.id).status == "active", (
+        "a thread's day is a record and never ages"
+    )
 
 
 @pytest.mark.parametrize("terminal", ["resolved", "superseded"])
@@ -108,23 +110,23 @@ def test_resolved_and_superseded_are_terminal(
     brain: Brain, clock: FixedClock, terminal: str
 ) -> None:
     note = brain.remember("done", title="Finished")
-    with brain.lock.hold():
-        brain.save(brain.get(note.id).with_meta(status=terminal))
-    before = brain.store.read_bytes(note.path)
+    with brain._context.lock.hold():
+        brain._context.save(brain._context.get(note.id).with_meta(status=terminal))
+    before = brain._context.store.read_bytes(note.path)
     assert status_at(brain, clock, note.id, T0 + 1000 * DAY) == terminal
-    assert brain.store.read_bytes(note.path) == before
+    assert brain._context.store.read_bytes(note.path) == before
 
 
 def test_a_status_set_by_hand_is_not_undone(brain: Brain, clock: FixedClock) -> None:
     note = brain.remember("shelved", title="Shelved")
-    with brain.lock.hold():
-        brain.save(brain.get(note.id).with_meta(status="archived"))
+    with brain._context.lock.hold():
+        brain._context.save(brain._context.get(note.id).with_meta(status="archived"))
     assert status_at(brain, clock, note.id, T0 + 1 * DAY) == "archived"
 
 
 def test_aging_reads_touched_not_file_times(brain: Brain, clock: FixedClock) -> None:
     note = brain.remember("fresh", title="Fresh")
-    path = brain.store.path(note.path)
+    path = brain._context.store.path(note.path)
     os.utime(path, (0, 0))  # the file looks ancient; `touched` says otherwise
     assert status_at(brain, clock, note.id, T0 + 20 * DAY) == "active"
     os.utime(path, None)  # the file looks brand new; `touched` is what counts
@@ -153,8 +155,8 @@ def test_recall_ranks_archived_lower_but_finds_it(brain: Brain, clock: FixedCloc
     old = brain.remember("the boiler service is due in spring", title="Boiler A")
     clock.set(T0 + 70 * DAY)
     new = brain.remember("the boiler service is due in spring", title="Boiler B")
-    sweep(brain, clock.now())
-    assert brain.get(old.id).status == "archived"
+    sweep(brain._context, clock.now())
+    assert brain._context.get(old.id).status == "archived"
     hits = brain.recall("boiler service spring")
     assert [h.id for h in hits[:2]] == [new.id, old.id]
 
@@ -183,7 +185,7 @@ def test_zero_or_negative_days_are_refused_by_name(
 def test_sweep_skips_a_broken_note_and_ages_the_rest(brain: Brain, clock: FixedClock) -> None:
     good = brain.remember("fine", title="Fine")
     bad = brain.remember("will break", title="Broken")
-    path = brain.store.path(bad.path)
+    path = brain._context.store.path(bad.path)
     path.write_text("---\ntitle: [unclosed\n---\nbody\n")
     assert status_at(brain, clock, good.id, T0 + 30 * DAY) == "dormant"
     assert path.read_text().startswith("---\ntitle: [unclosed")

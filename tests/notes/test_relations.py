@@ -32,19 +32,21 @@ def test_relate_stores_the_edge_by_id_in_the_source_front_matter(brain: Brain, v
     text = (vault / note.path).read_text()
     assert f"- {{type: supports, target: {b}, weight: 0.8}}" in text
     brain.relate(a, "supports", b, weight=0.5)  # the same edge again: re-weighed, not doubled
-    assert [(r.type, r.target, r.weight) for r in brain.get(a).relations] == [("supports", b, 0.5)]
+    assert [(r.type, r.target, r.weight) for r in brain._context.get(a).relations] == [
+        ("supports", b, 0.5)
+    ]
     brain.unrelate(a, "supports", b)
-    assert brain.get(a).relations == () and "relations" not in brain.get(a).meta
+    assert brain._context.get(a).relations == () and "relations" not in brain._context.get(a).meta
 
 
 def test_relations_survive_renames_and_moves(brain: Brain, vault: Path) -> None:
     a, b = two(brain)
     brain.relate(a, "extends", b)
-    source = vault / brain.get(a).path
+    source = vault / brain._context.get(a).path
     moved = vault / "main/Knowledge/Domains/Gadgets/Renamed.md"
     moved.parent.mkdir(parents=True)
     shutil.move(source, moved)
-    target = vault / brain.get(b).path
+    target = vault / brain._context.get(b).path
     shutil.move(target, target.with_name("Tiny.md"))
     links = brain.links(b)
     assert [(e.source, e.type) for e in links.incoming] == [(a, "extends")]
@@ -117,7 +119,7 @@ def test_a_dangling_target_after_a_hand_edit_is_reported_not_fatal(
 ) -> None:
     a, b = two(brain)
     brain.relate(a, "supports", b)
-    (vault / brain.get(b).path).unlink()  # deleted by hand
+    (vault / brain._context.get(b).path).unlink()  # deleted by hand
     report = brain.doctor()
     assert not report.ok and len(report.dangling) == 1 and b in report.dangling[0]
     assert brain.recall("widget")  # everything else keeps working
@@ -163,7 +165,7 @@ def test_graph_writes_mermaid_in_place_deterministically(
     assert inner == "Say #34;hi#34; #60;b#62;#35;1#60;/b#62; #124; #91;x#93; #123;y#125;"
     assert graph.label('a "b"') == "a #34;b#34;"
     # Regenerated in place: one Graph.md, same id, and the same bytes while nothing changed.
-    note_id = brain.get(brain.list(node="Insights")[0].id).id
+    note_id = brain._context.get(brain.list(node="Insights")[0].id).id
     assert cli.invoke(app, ["graph"]).exit_code == 0
     assert path.read_bytes() == first
     again = open_vault(vault, clock=clock)
@@ -209,12 +211,12 @@ def test_an_older_catalog_is_rebuilt_once_with_the_relations(
 ) -> None:
     a, b = two(brain)
     brain.relate(a, "supports", b)
-    brain.caches.catalog.db.execute("DELETE FROM relations")
-    brain.caches.catalog.set_info("schema", "1")
+    brain._context.caches.catalog.db.execute("DELETE FROM relations")
+    brain._context.caches.catalog.set_info("schema", "1")
     brain.close()
     again = open_vault(vault, clock=clock)  # an older schema: rebuilt from the files
     assert [e.source for e in again.links(b).incoming] == [a]
     again.close()
     third = open_vault(vault, clock=clock)
-    assert not third.caches.catalog.stale  # and only once
+    assert not third._context.caches.catalog.stale  # and only once
     third.close()

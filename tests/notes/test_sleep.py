@@ -56,7 +56,7 @@ def test_dry_run_changes_nothing_and_says_what_it_would_do(brain: Brain, clock: 
     assert [(a.id, a.after) for a in report.aged] == [(note.id, "dormant")]
     assert report.logs and not report.compacted
     assert tree_digest(brain.root) == digest
-    assert brain.get(note.id).status == "active"
+    assert brain._context.get(note.id).status == "active"
 
 
 def test_the_daily_log_is_one_snapshot_regenerated_in_place(
@@ -67,7 +67,7 @@ def test_the_daily_log_is_one_snapshot_regenerated_in_place(
     clock.set(T0 + 21 * DAY)
     day = f"{clock.now():%Y-%m-%d}"
     created = brain.remember("a new idea", title="New idea")
-    with brain.lock.hold():  # a correction, as the corrections use case writes one
+    with brain._context.lock.hold():  # a correction, as the corrections use case writes one
         fixed = Note(
             meta={
                 "id": new_id(clock.now()),
@@ -81,8 +81,8 @@ def test_the_daily_log_is_one_snapshot_regenerated_in_place(
             body="corrected thing\n",
             path="main/Knowledge/Inbox/Old thing (corrected).md",
         )
-        brain.save(fixed)
-        brain.save(brain.get(old.id).with_meta(status="superseded"))
+        brain._context.save(fixed)
+        brain._context.save(brain._context.get(old.id).with_meta(status="superseded"))
     brain.forget(doomed.id)
     brain.sleep()
     log_file = brain.root / f"main/Insights/Logs/{day}.md"
@@ -92,12 +92,12 @@ def test_the_daily_log_is_one_snapshot_regenerated_in_place(
     assert "## Forgotten (1)\n\n- 1 note(s); neither ids nor titles are kept" in text
     assert "zorblaxquint" not in text and doomed.id not in text, "forgotten: counted alone"
     assert "## Aged" not in text
-    log_id = brain.store.read(f"main/Insights/Logs/{day}.md").id
+    log_id = brain._context.store.read(f"main/Insights/Logs/{day}.md").id
     # Later that day more happens: the same file is rewritten, not appended to.
     clock.set(T0 + 21 * DAY + timedelta(hours=2))
     brain.remember("another idea", title="Another idea")
     brain.sleep()
-    again = brain.store.read(f"main/Insights/Logs/{day}.md")
+    again = brain._context.store.read(f"main/Insights/Logs/{day}.md")
     assert again.id == log_id and again.kind == "log"
     assert again.body.count("## Created") == 1 and "## Created (3)" in again.body
     assert again.body.count("# Log") == 1
@@ -176,23 +176,26 @@ def test_a_crowded_node_gets_a_split_suggestion(brain: Brain, clock: FixedClock)
 def test_split_apply_moves_files_and_nothing_else(brain: Brain, cli: CliRunner) -> None:
     groups = crowd(brain, "Knowledge/Domains/Cooking")
     before = {
-        oid: (brain.row(oid).path, brain.store.read_bytes(brain.row(oid).path))
+        oid: (
+            brain._context.row(oid).path,
+            brain._context.store.read_bytes(brain._context.row(oid).path),
+        )
         for ids in groups.values()
         for oid in ids
     }
     other = {p: p.read_bytes() for p in brain.root.rglob("*.md") if "Cooking" not in str(p)}
     result = cli.invoke(app, ["split", "Knowledge/Domains/Cooking", "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["applied"] is False
-    assert all(brain.store.exists(path) for path, _ in before.values())
+    assert all(brain._context.store.exists(path) for path, _ in before.values())
     _suggestion, moves = brain.split("Knowledge/Domains/Cooking", apply=True)
     assert len(moves) == 60
     for topic, ids in groups.items():
         for oid in ids:
-            row = brain.row(oid)
+            row = brain._context.row(oid)
             old_path, old_bytes = before[oid]
             assert row.node == f"Knowledge/Domains/Cooking/{topic.title()}"
-            assert brain.store.read_bytes(row.path) == old_bytes
-            assert not brain.store.exists(old_path)
+            assert brain._context.store.read_bytes(row.path) == old_bytes
+            assert not brain._context.store.exists(old_path)
     assert {p: p.read_bytes() for p in other} == other
     assert brain.recall("bread recipe", node="Knowledge/Domains/Cooking/Bread")
     assert brain.doctor().ok
@@ -235,7 +238,7 @@ def test_cli_sleep_table_json_quiet_and_bad_now(vault: Path, cli: CliRunner) -> 
 
 
 def test_a_second_sleep_waits_for_the_first(brain: Brain, vault: Path) -> None:
-    with sleep_lock(brain):
+    with sleep_lock(brain._context):
         proc = subprocess.Popen(
             [sys.executable, "-m", "brain", "sleep", "--vault", str(vault)],
             stdout=subprocess.PIPE,

@@ -47,17 +47,19 @@ def test_sql_lives_in_the_indexes_and_the_hosted_storage_only() -> None:
 
 
 def test_a_partition_view_is_a_value_the_brain_keeps_its_own(brain: Brain) -> None:
-    partitions.create(brain, "work")
+    partitions.create(brain._context, "work")
     work = brain.at("work")
     assert (work.partition, brain.partition) == ("work", "main")
-    assert work.caches is brain.caches and work.lock is brain.lock  # one opened vault
+    assert (
+        work._context.caches is brain._context.caches and work._context.lock is brain._context.lock
+    )  # one opened vault
     work.remember("Quarterly planning happens in March", title="Planning")
     assert "Planning" in [r.title for r in work.list()]
     assert "Planning" not in [r.title for r in brain.list()]
 
 
 def test_sleep_draws_every_partition_and_leaves_the_brain_where_it_was(brain: Brain) -> None:
-    partitions.create(brain, "work")
+    partitions.create(brain._context, "work")
     brain.sleep()
     assert brain.partition == "main"
     for name in ("main", "work"):
@@ -68,7 +70,7 @@ def test_the_mcp_server_takes_a_model_view_and_changes_nothing_of_the_brain_hand
     brain: Brain,
 ) -> None:
     build_server(brain)
-    assert brain.for_model is False and brain.defer_commits is False
+    assert brain.for_model is False and brain._context.defer_commits is False
     model = brain.at(for_model=True, defer_commits=True)
     assert model.for_model and not brain.for_model
 

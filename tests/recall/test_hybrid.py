@@ -55,17 +55,17 @@ def test_unchanged_notes_are_never_embedded_twice(vault: Path, clock: FixedClock
     brain.remember("They also use tools", title="Otters")  # changed: embedded again
     brain.recall("otters")
     assert sum("They also use tools" in t for t in embedder.seen) == 1
-    assert brain.caches.vectors.ids().count(note.id) == 1
+    assert brain._context.caches.vectors.ids().count(note.id) == 1
     brain.close()
 
 
 def test_forget_removes_the_vector(brain: Brain) -> None:
     note = brain.remember("Quokkas smile at tourists", title="Quokka")
     brain.recall("quokka")
-    assert note.id in brain.caches.vectors.ids()
+    assert note.id in brain._context.caches.vectors.ids()
     brain.forget(note.id)
     brain.recall("anything at all")
-    assert note.id not in brain.caches.vectors.ids()
+    assert note.id not in brain._context.caches.vectors.ids()
     assert brain.recall("quokkas smile", mode="vector") == []
 
 

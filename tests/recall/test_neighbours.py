@@ -95,8 +95,8 @@ def test_full_text_finds_the_reply_through_its_neighbour(brain: Brain, clock: Fi
     ids = _converse(brain, clock)
     reply = ids[TALK[1]]
     everywhere = Filters(partition=brain.partition)
-    brain.flush()
-    plain = TextRetriever(brain.caches.fulltext).search(QUERY, 10, everywhere)
+    brain._context.flush()
+    plain = TextRetriever(brain._context.caches.fulltext).search(QUERY, 10, everywhere)
     assert reply not in [oid for oid, _ in plain]  # no word of the question in the reply
     found = [h.id for h in brain.recall(QUERY, mode="text", k=5)]
     # The reply leads the question it borrowed from: one asks, the other tells (answers.py).
@@ -108,9 +108,11 @@ def test_vectors_find_the_reply_through_its_neighbour(brain: Brain, clock: Fixed
     ids = _converse(brain, clock)
     reply = ids[TALK[1]]
     everywhere = Filters(partition=brain.partition)
-    brain.flush()
-    assert brain.embedder is not None
-    plain = VectorRetriever(brain.caches, brain.embedder).search(QUERY, 10, everywhere)
+    brain._context.flush()
+    assert brain._context.embedder is not None
+    plain = VectorRetriever(brain._context.caches, brain._context.embedder).search(
+        QUERY, 10, everywhere
+    )
     assert reply not in [oid for oid, _ in plain]
     assert reply in [h.id for h in brain.recall(QUERY, mode="vector", k=5)]
 
@@ -119,7 +121,7 @@ def test_a_private_neighbour_lends_nothing_to_a_model(brain: Brain, clock: Fixed
     ids = _converse(brain, clock)
     brain.set_field(ids[TALK[0]], "visibility", "private")
     assert ids[TALK[1]] in [h.id for h in brain.recall(QUERY, mode="text", k=5)]
-    brain.for_model = True  # the MCP server's view: private notes do not exist for it
+    brain._context.for_model = True  # the MCP server's view: private notes do not exist for it
     found = [h.id for h in brain.recall(QUERY, mode="text", k=5)]
     assert ids[TALK[1]] not in found and ids[TALK[0]] not in found
 
@@ -188,7 +190,9 @@ def test_neighbours_share_node_and_minute(brain: Brain, clock: FixedClock) -> No
         clock.set(T0 + timedelta(milliseconds=ms))
         ids.append(brain.remember(f"memory number {ms}", node=node).id)
     first, other_node, next_one, much_later = ids
-    around = Neighbourhood(brain.caches.catalog).around([first], Filters(partition=brain.partition))
+    around = Neighbourhood(brain._context.caches.catalog).around(
+        [first], Filters(partition=brain.partition)
+    )
     assert around[first] == (next_one,)
     assert other_node not in around and much_later not in around
 
@@ -201,7 +205,7 @@ def test_a_window_reaches_past_every_hidden_neighbour(brain: Brain, clock: Fixed
     for hidden in ids[1:6]:  # five private turns in a row after the first
         brain.set_field(hidden, "visibility", "private")
     seen = Filters(partition=brain.partition, visibility=("normal",))  # a model's view
-    around = Neighbourhood(brain.caches.catalog).around([ids[0]], seen)
+    around = Neighbourhood(brain._context.caches.catalog).around([ids[0]], seen)
     assert around[ids[0]] == (ids[6], ids[7])  # the window skips all five, not only some
     assert not set(ids[1:6]) & {n for near in around.values() for n in near}
 
@@ -215,10 +219,12 @@ def test_sections_of_a_document_neighbour_in_order(brain: Brain, tmp_path: Path)
     (folder / "long.md").write_text("# Long\n\n" + "\n".join(parts))
     attach(brain, folder)
     brain.sync()
-    chunks = sorted((row.id for row in brain.caches.catalog.select("kind='chunk'")), key=order_key)
+    chunks = sorted(
+        (row.id for row in brain._context.caches.catalog.select("kind='chunk'")), key=order_key
+    )
     assert len(chunks) >= 12
     middle = chunks[9]
-    around = Neighbourhood(brain.caches.catalog).around([middle], Filters(partition=None))
+    around = Neighbourhood(brain._context.caches.catalog).around([middle], Filters(partition=None))
     assert around[middle] == (chunks[7], chunks[8], chunks[10], chunks[11])
 
 
@@ -275,11 +281,13 @@ def test_documents_synced_together_lend_nothing(
         (folder / f"{name}.md").write_text(f"# {name.title()}\n\nAll about the {name}.\n")
     attach(brain, folder)
     brain.sync()
-    docs = list(brain.caches.catalog.select("kind='document'"))
+    docs = list(brain._context.caches.catalog.select("kind='document'"))
     assert len(docs) == 3 and len({row.node for row in docs}) == 1
     clock.set(T0 + timedelta(milliseconds=5))
     memory = brain.remember("A note beside them", node=docs[0].node).id
     everyone = Filters(partition=brain.partition)
-    around = Neighbourhood(brain.caches.catalog).around([r.id for r in docs] + [memory], everyone)
+    around = Neighbourhood(brain._context.caches.catalog).around(
+        [r.id for r in docs] + [memory], everyone
+    )
     assert all(around[row.id] == () for row in docs)
     assert around[memory] == ()

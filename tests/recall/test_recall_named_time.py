@@ -91,16 +91,16 @@ def test_a_broad_time_is_left_to_the_prior(
 def test_each_retriever_keeps_to_the_ids_it_is_given(vault: Path, clock: FixedClock) -> None:
     brain, said = _vault(vault, clock)
     try:
-        brain.flush()  # what recall does first: the queued text and vectors indexed
-        some = {o.id for o in brain.caches.catalog.select("title IN ('Log 3', 'Log 40')")}
+        brain._context.flush()  # what recall does first: the queued text and vectors indexed
+        some = {o.id for o in brain._context.caches.catalog.select("title IN ('Log 3', 'Log 40')")}
         allowed = Filters(partition=brain.partition, ids=frozenset({*some, said}))
-        briefs = Briefs(brain.caches.catalog)
-        text = TextRetriever(brain.caches.fulltext, briefs=briefs)
-        vector = VectorRetriever(brain.caches, HashingEmbedder(), briefs=briefs)
+        briefs = Briefs(brain._context.caches.catalog)
+        text = TextRetriever(brain._context.caches.fulltext, briefs=briefs)
+        vector = VectorRetriever(brain._context.caches, HashingEmbedder(), briefs=briefs)
         for retriever in (text, vector):
             found = retriever.search("lighthouse weather", 50, allowed)
             assert found and {oid for oid, _ in found} <= allowed.ids  # type: ignore[operator]
-        assert brain.caches.catalog.ids_matching(allowed) == allowed.ids
+        assert brain._context.caches.catalog.ids_matching(allowed) == allowed.ids
     finally:
         brain.close()
 
@@ -108,7 +108,7 @@ def test_each_retriever_keeps_to_the_ids_it_is_given(vault: Path, clock: FixedCl
 def test_the_named_days_are_read_by_the_catalogs_index(vault: Path, clock: FixedClock) -> None:
     brain, said = _vault(vault, clock)
     try:
-        catalog = brain.caches.catalog
+        catalog = brain._context.caches.catalog
         found = catalog.written_between(brain.partition, "2023-05-09", "2023-05-17", 10)
         assert [b.id for b in found] == [said]
         plan = " ".join(

@@ -178,7 +178,7 @@ def test_a_rare_speakers_name_stays_a_search_word(brain: Brain, clock: FixedCloc
     clock.set(clock.now() + timedelta(hours=1))
     said = brain.remember("Caroline: I painted a lake at sunrise.", node="Knowledge/Talks")
     scope = Filters(partition="main", nodes=("Knowledge/Talks",))
-    assert brain.caches.fulltext.share("Caroline", scope) < NAMES_COMMON
+    assert brain._context.caches.fulltext.share("Caroline", scope) < NAMES_COMMON
     hits = brain.recall("What did Caroline paint at sunrise?", k=3, mode="text", explain=True)
     assert hits[0].id == said.id
     assert hits[0].explain is not None

@@ -118,7 +118,7 @@ def test_a_brief_is_read_once_a_recall(talked: Brain) -> None:
             asked.extend(ids)
             return super().briefs(ids)
 
-    catalog = Counting(talked.caches.catalog.path)
+    catalog = Counting(talked._context.caches.catalog.path)
     some = catalog.object_ids()[:3]
     briefs = Briefs(catalog)
     first = briefs.of([*some, "no-such-id"])
@@ -130,7 +130,7 @@ def test_a_brief_is_read_once_a_recall(talked: Brain) -> None:
 def test_a_recalls_texts_are_read_in_one_search(
     talked: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fulltext = talked.caches.fulltext
+    fulltext = talked._context.caches.fulltext
     ids = [hit.id for hit in talked.recall("pottery workshop lake", k=5)]
     texts = fulltext.stored_many([ids[1], "no-such-id", *ids, ids[1]])
     assert list(texts) == [ids[1], "no-such-id", *[oid for oid in ids if oid != ids[1]]]
@@ -166,7 +166,7 @@ def test_the_full_text_is_reloaded_only_after_a_commit(talked: Brain) -> None:
         def __getattr__(self, name: str) -> Any:
             return getattr(self.index, name)
 
-    fulltext = talked.caches.fulltext
+    fulltext = talked._context.caches.fulltext
     fulltext.index = Counted(fulltext.index)
     talked.recall("pottery workshop")
     reloads.clear()
@@ -189,11 +189,11 @@ def test_the_full_text_is_reloaded_only_after_a_commit(talked: Brain) -> None:
             )
         ]
     )
-    assert talked.caches.fulltext_whole() and reloads == [1]
+    assert talked._context.caches.fulltext_whole() and reloads == [1]
     assert fulltext.stored("x1") == {"title": "Quinces", "body": "Quinces ripen in October."}
-    assert talked.caches.fulltext_whole() and reloads == [1]
+    assert talked._context.caches.fulltext_whole() and reloads == [1]
     shutil.rmtree(fulltext.folder)
-    assert not talked.caches.fulltext_whole()
+    assert not talked._context.caches.fulltext_whole()
 
 
 class _Rows:
@@ -425,7 +425,11 @@ def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(
     catches up with hand edits and flushes what is pending, so those overlap it too."""
     brain.remember("The otters returned to the weir in March", node="Nature")
     steps: list[str] = []
-    real_start, real_catch_up, real_flush = Ahead.start, brain.catch_up, brain.flush
+    real_start, real_catch_up, real_flush = (
+        Ahead.start,
+        brain._context.catch_up,
+        brain._context.flush,
+    )
 
     def start(self: Ahead[Any], query: str, then: Any = None) -> None:
         steps.append("encode")
@@ -440,8 +444,8 @@ def test_the_query_is_encoded_ahead_before_the_vault_is_caught_up_and_flushed(
         return real_flush(**kwargs)
 
     monkeypatch.setattr(Ahead, "start", start)
-    monkeypatch.setattr(brain, "catch_up", catch_up)
-    monkeypatch.setattr(brain, "flush", flush)
+    monkeypatch.setattr(brain._context, "catch_up", catch_up)
+    monkeypatch.setattr(brain._context, "flush", flush)
     hits = brain.recall("when did the otters come back", mode="hybrid")
     assert steps[0] == "encode"  # the vector retriever's model (this vault has no sparse one)
     assert steps.index("catch up") > 0 and steps.index("flush") > 0
@@ -519,9 +523,9 @@ def test_nothing_is_searched_ahead_before_the_indexes_are_caught_up(
 ) -> None:
     from brain.recall.sparse import SparseInContext
 
-    talked.flush(vectors=True)
+    talked._context.flush(vectors=True)
     filters = Filters(partition=talked.partition)
-    retriever = SparseInContext(talked.caches, HashingSparse())
+    retriever = SparseInContext(talked._context.caches, HashingSparse())
     searches = _sparse_searches(monkeypatch)
     current = threading.Event()  # not set: the vault was not caught up when encoded
     retriever.start("pottery workshop", CANDIDATES, current)

@@ -39,7 +39,7 @@ def busy(vault: Path, clock: FixedClock) -> Iterator[Brain]:
             said = " ".join(chance.choice(WORDS) for _ in range(chance.randint(4, 14)))
             who = chance.choice(("Ada", "Bo", "Cy"))
             brain.remember(f"{who}: {said}", title=f"{who}: note {i}")
-    brain.flush()
+    brain._context.flush()
     yield brain
     brain.close()
 

@@ -31,22 +31,22 @@ def test_every_write_reaches_the_caches_at_once(
 ) -> None:
     note = brain.remember("The wifi password is hunter2", title="Wifi")
     # The catalog knows it and its text waits in the durable queue for one batched commit...
-    assert brain.caches.catalog.get(note.id) is not None
-    assert brain.caches.text_pending()
+    assert brain._context.caches.catalog.get(note.id) is not None
+    assert brain._context.caches.text_pending()
     # ...which any reader, in any process, applies before it searches.
     other = open_vault(vault, clock=clock)
     assert [h.id for h in other.recall("hunter2")] == [note.id]
-    assert not other.caches.text_pending()
+    assert not other._context.caches.text_pending()
     brain.forget(note.id)
     assert other.recall("hunter2") == []
     other.close()
 
 
 def test_the_text_queue_is_flushed_in_batches(brain: Brain) -> None:
-    brain.caches.MAX_QUEUE = 10  # type: ignore[misc]
+    brain._context.caches.MAX_QUEUE = 10  # type: ignore[misc]
     for n in range(25):
         brain.remember(f"batch memory {n}")
-    assert brain.caches.catalog.pending("text_queue") < 10
+    assert brain._context.caches.catalog.pending("text_queue") < 10
     assert len(brain.recall("batch memory", k=30)) == 25
 
 
@@ -123,7 +123,7 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     from brain.indexes.fulltext import Filters
     from brain.recall.rank import TextRetriever
 
-    partitions.create(brain, "work")
+    partitions.create(brain._context, "work")
     work = open_vault(vault, clock=clock, partition="work")
     with work.bulk():  # the other partition holds every one of the bare query's best hits
         for n in range(260):
@@ -133,8 +133,8 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     old = brain.remember("Otters nest under the bridge", title="Bridge")
     new = brain.correct(old.id, "Otters nest under the old mill bridge")
     brain.remember("A heron by the otter holt", title="Holt", node="Knowledge/Birds")
-    brain.flush()
-    fulltext, catalog = brain.caches.fulltext, brain.caches.catalog
+    brain._context.flush()
+    fulltext, catalog = brain._context.caches.fulltext, brain._context.caches.catalog
     cases = [
         Filters(partition="main"),  # too few pass: asked again with the clauses
         Filters(partition="work"),  # enough pass among the bare hits

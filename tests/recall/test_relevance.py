@@ -87,18 +87,22 @@ def test_relevance_is_the_share_of_the_question_a_note_holds(brain: Brain) -> No
     """Each word weighs by its rarity: a word no memory holds weighs most, the chatter of
     conversations and the calendar nothing."""
     filled(brain)
-    brain.flush()  # the counts are the full text's
-    asked = relevance.asked(brain.caches.fulltext, "When did Ana bake sourdough in July 2023?")
+    brain._context.flush()  # the counts are the full text's
+    asked = relevance.asked(
+        brain._context.caches.fulltext, "When did Ana bake sourdough in July 2023?"
+    )
     assert set(asked.weights) == {"ana", "bake", "sourdough"}  # "July", "2023": the time's
     note = NOTES[0]
     assert asked.held("", note, "2026-12-02") == 1.0
     assert 0 < asked.held("", "Ana was here.", "2026-12-02") < 0.5
     assert asked.held("Sourdough", "", "2026-12-02") == asked.held("", "sourdough", "x")
     # The vault knows no Zoltan: a question about him is about nothing in it.
-    about = relevance.asked(brain.caches.fulltext, "What bread does Zoltan bake on Sunday?")
+    about = relevance.asked(
+        brain._context.caches.fulltext, "What bread does Zoltan bake on Sunday?"
+    )
     assert not about.known and about.held("", note, "2026-12-02") == 0.0
     # A capitalised first word is how a question opens, not a name.
-    opens = relevance.asked(brain.caches.fulltext, "Summarise the sourdough notes")
+    opens = relevance.asked(brain._context.caches.fulltext, "Summarise the sourdough notes")
     assert opens.known and opens.held("", note, "2026-12-02") > relevance.FLOOR
 
 

@@ -53,15 +53,20 @@ def test_hot_cold_hot_gives_identical_bytes(cold: Brain) -> None:
     # A hand-written note with idiosyncratic formatting must survive exactly, too.
     odd = cold.root / "main/Knowledge/Inbox/Odd.md"
     odd.write_bytes(b"---\r\ntitle:   Odd  \r\nkind: titled\r\n---\r\nCRLF body \xc3\xa9\r\n\r\n")
-    cold.catch_up()
+    cold._context.catch_up()
     row = next(r for r in cold.list() if r.title == "Odd")
-    original = cold.store.read_bytes(row.path)
+    original = cold._context.store.read_bytes(row.path)
     move = cold.tier_move(row.id, "cold")
     assert move is not None and move.target == cold_path(row.path)
     assert not (cold.root / row.path).exists()
     frame = (cold.root / move.target).read_bytes()
-    assert zstandard.get_frame_parameters(frame).dict_id == cold.store.cold.dictionaries.newest()
-    assert cold.store.cold.dictionaries.newest() != 0, "a dictionary was trained on the vault"
+    assert (
+        zstandard.get_frame_parameters(frame).dict_id
+        == cold._context.store.cold.dictionaries.newest()
+    )
+    assert cold._context.store.cold.dictionaries.newest() != 0, (
+        "a dictionary was trained on the vault"
+    )
     back = cold.tier_move(row.id, "hot")
     assert back is not None and back.target == row.path
     assert (cold.root / row.path).read_bytes() == original
@@ -71,20 +76,20 @@ def test_hot_cold_hot_gives_identical_bytes(cold: Brain) -> None:
 
 def test_cold_notes_stay_recallable_and_expand_decompresses(cold: Brain) -> None:
     ids = fill(cold, 12)
-    note = cold.get(ids[3])
+    note = cold._context.get(ids[3])
     cold.tier_move(note.id, "cold")
     hit = next(h for h in cold.recall("taxes item number 3") if h.id == note.id)
     assert is_cold(hit.path) and hit.node == "Knowledge/Inbox"
     peek = cold.expand(note.id, touch=False)
     assert peek.body == note.body and is_cold(peek.path)
-    assert cold.row(note.id).path == hit.path
+    assert cold._context.row(note.id).path == hit.path
 
 
 def test_a_touch_moves_a_cold_note_back_hot(cold: Brain, clock: FixedClock) -> None:
     ids = fill(cold, 12)
-    note = cold.get(ids[0])
-    with cold.lock.hold():
-        cold.save(note.with_meta(status="archived", tags=["archived", "closed"]))
+    note = cold._context.get(ids[0])
+    with cold._context.lock.hold():
+        cold._context.save(note.with_meta(status="archived", tags=["archived", "closed"]))
     cold.tier_move(note.id, "cold")
     clock.set(T0 + 200 * DAY)
     back = cold.expand(note.id)
@@ -96,35 +101,38 @@ def test_a_touch_moves_a_cold_note_back_hot(cold: Brain, clock: FixedClock) -> N
 
 def test_writing_to_a_cold_note_moves_it_back(cold: Brain) -> None:
     ids = fill(cold, 12)
-    note = cold.get(ids[1])
+    note = cold._context.get(ids[1])
     cold.tier_move(note.id, "cold")
     again = cold.remember("one more line", title=note.title)
     assert again.id == note.id and again.path == note.path
-    assert "one more line" in cold.store.read(note.path).body
-    assert cold.caches.catalog.files().get(cold_path(note.path)) is None
+    assert "one more line" in cold._context.store.read(note.path).body
+    assert cold._context.caches.catalog.files().get(cold_path(note.path)) is None
 
 
 def test_a_taken_hot_path_gets_a_free_neighbour(cold: Brain) -> None:
     ids = fill(cold, 12)
-    note = cold.get(ids[2])
+    note = cold._context.get(ids[2])
     cold.tier_move(note.id, "cold")
     (cold.root / note.path).write_text("someone else took this name\n")
-    cold.catch_up()
+    cold._context.catch_up()
     back = cold.tier_move(note.id, "hot")
     assert back is not None and back.target == note.path[: -len(".md")] + " 2.md"
-    assert cold.get(note.id).body == note.body
+    assert cold._context.get(note.id).body == note.body
 
 
 def test_retrain_never_makes_an_old_cold_note_unreadable(cold: Brain) -> None:
     ids = fill(cold, 12)
-    first = cold.get(ids[0])
+    first = cold._context.get(ids[0])
     cold.tier_move(first.id, "cold")
-    old_dict = cold.store.cold.dictionaries.newest()
+    old_dict = cold._context.store.cold.dictionaries.newest()
     fill(cold, 30, prefix="More")
     new_dict = cold.tier_retrain()
     assert new_dict != old_dict
-    assert [i for _v, i, _p in cold.store.cold.dictionaries.listing()] == [old_dict, new_dict]
-    second = cold.get(ids[1])
+    assert [i for _v, i, _p in cold._context.store.cold.dictionaries.listing()] == [
+        old_dict,
+        new_dict,
+    ]
+    second = cold._context.get(ids[1])
     cold.tier_move(second.id, "cold")
     frames = {
         n.id: zstandard.get_frame_parameters((cold.root / cold_path(n.path)).read_bytes()).dict_id
@@ -138,8 +146,8 @@ def test_retrain_never_makes_an_old_cold_note_unreadable(cold: Brain) -> None:
     shutil.copytree(cold.root, clone, ignore=shutil.ignore_patterns(".brain"))
     other = open_vault(clone)
     assert other.reindex() > 0
-    assert other.get(first.id).body == first.body
-    assert other.get(second.id).body == second.body
+    assert other._context.get(first.id).body == first.body
+    assert other._context.get(second.id).body == second.body
     assert other.doctor().ok
     other.close()
 
@@ -152,7 +160,7 @@ def test_sleep_moves_long_untouched_archived_notes_to_cold(cold: Brain, clock: F
     clock.set(T0 + 90 * DAY)
     report = cold.sleep()
     assert sorted(m.id for m in report.moved) == sorted(ids)
-    assert all(is_cold(cold.row(i).path) for i in ids)
+    assert all(is_cold(cold._context.row(i).path) for i in ids)
     assert cold.recall("bicycle budget")
     log = (cold.root / f"main/Insights/Logs/{(T0 + 90 * DAY):%Y-%m-%d}.md").read_text()
     assert "## Moved between tiers (12)" in log and "hot → cold" in log
@@ -179,7 +187,7 @@ def test_a_damaged_cold_file_is_reported_and_the_rest_keeps_working(
     cold: Brain, cli: CliRunner
 ) -> None:
     ids = fill(cold, 12)
-    damaged, fine = cold.get(ids[0]), cold.get(ids[1])
+    damaged, fine = cold._context.get(ids[0]), cold._context.get(ids[1])
     for note in (damaged, fine):
         cold.tier_move(note.id, "cold")
     target = cold.root / cold_path(damaged.path)
@@ -198,11 +206,11 @@ def test_a_damaged_cold_file_is_reported_and_the_rest_keeps_working(
 
 def test_a_missing_dictionary_is_named(cold: Brain) -> None:
     ids = fill(cold, 12)
-    note = cold.get(ids[0])
+    note = cold._context.get(ids[0])
     cold.tier_move(note.id, "cold")
-    dict_id = cold.store.cold.dictionaries.newest()
+    dict_id = cold._context.store.cold.dictionaries.newest()
     shutil.rmtree(cold.root / "cold/dictionaries")
-    cold.store.cold.dictionaries._loaded.clear()
+    cold._context.store.cold.dictionaries._loaded.clear()
     reasons = [r for _p, r in cold.doctor().broken]
     assert reasons and f"dictionary {dict_id}" in reasons[0]
 
@@ -251,17 +259,19 @@ def test_local_only_and_private_notes_never_leave_the_machine(cold: Brain) -> No
             f"---\nid: {new_id(T0)}\ntitle: {title}\nkind: titled\nvisibility: {visibility}\n"
             f"---\n" + f"{word} codeword {word} again and {word}.\n" * 20
         )
-    cold.catch_up()
+    cold._context.catch_up()
     rows = {r.title: r for r in cold.list() if r.title in ("Secret", "Private")}
     dict_id = cold.tier_retrain()
-    dictionary = next(p for _v, i, p in cold.store.cold.dictionaries.listing() if i == dict_id)
+    dictionary = next(
+        p for _v, i, p in cold._context.store.cold.dictionaries.listing() if i == dict_id
+    )
     assert b"quasarbloom" not in dictionary.read_bytes()
     assert b"nebulafrost" not in dictionary.read_bytes()
     move = cold.tier_move(rows["Secret"].id, "cold")
     assert move is not None
     assert move.target == "cold/local-only/main/Knowledge/Inbox/quasarbloom 0.md.zst"
-    assert cold.row(rows["Secret"].id).partition == "main"
-    assert cold.row(rows["Secret"].id).visibility == "local-only"
+    assert cold._context.row(rows["Secret"].id).partition == "main"
+    assert cold._context.row(rows["Secret"].id).visibility == "local-only"
     if shutil.which("git"):
         subprocess.run(["git", "init", "-q"], cwd=cold.root, check=True)
         ignored = subprocess.run(

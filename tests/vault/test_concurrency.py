@@ -38,7 +38,7 @@ def test_two_processes_remember_500_each_and_all_1000_are_whole(vault: Path) -> 
         titles.add(note.title)
     assert len(titles) == 1000
     brain = open_vault(vault)
-    assert brain.caches.catalog.count("node='Knowledge/Inbox'") == 1000
+    assert brain._context.caches.catalog.count("node='Knowledge/Inbox'") == 1000
     assert len(brain.recall("memory writer", k=100)) == 100
     assert brain.doctor().ok
     brain.close()

@@ -27,7 +27,7 @@ PLACES = {
 
 def _vault_with_references(brain: Brain) -> tuple[Note, Note, Note]:
     """A note, one relating to it, and a corrected one whose new version supersedes it."""
-    partitions.create(brain, "work")
+    partitions.create(brain._context, "work")
     zebra = brain.remember("Zebras are striped, black on white.", title="Zebra")
     fan = brain.remember("I like the striped ones best.", title="Fan")
     brain.relate(fan.id, "references", zebra.id)
@@ -53,7 +53,7 @@ def _catch_up(brain: Brain, how: str) -> None:
     if how == "reindex":
         brain.reindex(embed=False)
     else:
-        brain.catch_up()
+        brain._context.catch_up()
 
 
 @pytest.mark.parametrize("how", ["reindex", "catch-up"])
@@ -62,22 +62,25 @@ def test_the_original_keeps_its_id_and_references(
     brain: Brain, vault: Path, place: str, how: str
 ) -> None:
     zebra, fan, fixed = _vault_with_references(brain)
-    old = brain.get(fixed.supersedes or "")
+    old = brain._context.get(fixed.supersedes or "")
     rel, created = PLACES[place]
     copies = [
         _copy(vault, zebra.path, rel, created),
         _copy(vault, old.path, rel.replace("Zebra", "Zoo").replace("A copy", "Zoo copy"), created),
     ]
     _catch_up(brain, how)
-    assert brain.get(zebra.id).path == zebra.path
-    assert brain.get(zebra.id).body == "Zebras are striped, black on white.\n"
-    assert brain.get(old.id).path == old.path and brain.get(fixed.id).supersedes == old.id
-    assert [r.target for r in brain.get(fan.id).relations] == [zebra.id]
+    assert brain._context.get(zebra.id).path == zebra.path
+    assert brain._context.get(zebra.id).body == "Zebras are striped, black on white.\n"
+    assert (
+        brain._context.get(old.id).path == old.path
+        and brain._context.get(fixed.id).supersedes == old.id
+    )
+    assert [r.target for r in brain._context.get(fan.id).relations] == [zebra.id]
     assert [e.target for e in brain.links(fan.id).outgoing] == [zebra.id]
     for copy, original in zip(copies, (zebra, old), strict=True):
         renewed = notefile.parse(copy.read_text(), copy.name)
         assert renewed.id not in (zebra.id, old.id) and renewed.meta["copy_of"] == original.id
-        assert brain.get(renewed.id).body.startswith("My copy. ")
+        assert brain._context.get(renewed.id).body.startswith("My copy. ")
     report = brain.doctor()
     assert report.ok and not report.copies
     said = [
@@ -124,8 +127,8 @@ def test_with_no_catalog_the_earlier_created_keeps_the_id(
     shutil.rmtree(vault / ".brain")
     fresh = open_vault(vault, clock=clock)  # rebuilds from the files
     try:
-        assert fresh.get(zebra.id).path == zebra.path and _id_of(copy) != zebra.id
-        assert fresh.get(zebra.id).path == zebra.path
+        assert fresh._context.get(zebra.id).path == zebra.path and _id_of(copy) != zebra.id
+        assert fresh._context.get(zebra.id).path == zebra.path
     finally:
         fresh.close()
 
@@ -140,8 +143,8 @@ def test_a_catch_up_meeting_two_new_files_keeps_the_id_with_the_earlier_created(
         (vault / f"{INBOX}/A copy.md").write_text(  # first in the walk, created later
             head.format("Zebra", "created: 2027-01-01T00:00:00Z", "The copy.")
         )
-        brain.catch_up()
-        assert brain.get("01JE2Z3K4M5N6P7Q8R9S0T1V2W").path == f"{INBOX}/Zebra.md"
+        brain._context.catch_up()
+        assert brain._context.get("01JE2Z3K4M5N6P7Q8R9S0T1V2W").path == f"{INBOX}/Zebra.md"
         assert _id_of(vault / f"{INBOX}/A copy.md") != "01JE2Z3K4M5N6P7Q8R9S0T1V2W"
     finally:
         brain.close()
@@ -154,5 +157,5 @@ def test_a_renamed_original_keeps_its_id_over_a_copy_made_at_the_same_time(
     original = vault / zebra.path
     copy = _copy(vault, zebra.path, f"{INBOX}/A copy.md", CREATED)  # sorts first, same created
     original.rename(original.with_name("Zebras.md"))  # the catalog knew its inode
-    brain.catch_up()
-    assert brain.get(zebra.id).path == f"{INBOX}/Zebras.md" and _id_of(copy) != zebra.id
+    brain._context.catch_up()
+    assert brain._context.get(zebra.id).path == f"{INBOX}/Zebras.md" and _id_of(copy) != zebra.id

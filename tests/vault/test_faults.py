@@ -114,9 +114,9 @@ def _check_whole(vault: Path, clock: FixedClock, acked: list[str]) -> None:
     brain = open_vault(vault, clock=clock, embedder=None)
     try:
         tokens: dict[str, set[str]] = {}  # each test word on disk → the notes holding it
-        for rel, _st in brain.store.walk():
+        for rel, _st in brain._context.store.walk():
             try:
-                note = brain.store.read(rel)
+                note = brain._context.store.read(rel)
             except BrokenNote as exc:  # the failure being tested for
                 pytest.fail(f"torn note {rel}: {exc}")
             for token in _TOKEN.findall(note.body):
@@ -128,8 +128,8 @@ def _check_whole(vault: Path, clock: FixedClock, acked: list[str]) -> None:
             hits = brain.recall(token, mode="text", k=100)
             found = {h.id.split("#")[0] for h in hits}
             assert holders <= found, f"text recall does not find {token} in {holders - found}"
-        brain.flush(vectors=False)
-        assert brain.caches.catalog.count() == len(brain.caches.fulltext)
+        brain._context.flush(vectors=False)
+        assert brain._context.caches.catalog.count() == len(brain._context.caches.fulltext)
     finally:
         brain.close()
 
@@ -148,8 +148,8 @@ def test_three_processes_opening_at_once_never_lose_the_full_text(
             assert worker.returncode == 0, err
         brain = open_vault(vault, clock=clock, embedder=None)
         try:
-            brain.flush(vectors=False)
-            assert len(brain.caches.fulltext) == brain.caches.catalog.count() > 12
+            brain._context.flush(vectors=False)
+            assert len(brain._context.caches.fulltext) == brain._context.caches.catalog.count() > 12
             assert len(brain.recall("apple", mode="text", k=50)) == 12
         finally:
             brain.close()
@@ -168,8 +168,8 @@ def test_a_damaged_full_text_index_is_rebuilt_on_open_and_doctor_says_so(
         shutil.rmtree(folder)
     elif damage == "empty it":
         brain = open_vault(vault, clock=clock, embedder=None)
-        brain.flush(vectors=False)
-        brain.caches.fulltext.clear()  # what a lost race used to leave: 0 documents
+        brain._context.flush(vectors=False)
+        brain._context.caches.fulltext.clear()  # what a lost race used to leave: 0 documents
         brain.close()
     elif damage == "another schema":
         (folder / "schema").write_text("0")
@@ -177,12 +177,12 @@ def test_a_damaged_full_text_index_is_rebuilt_on_open_and_doctor_says_so(
         (folder / "schema").unlink()
     else:
         brain = open_vault(vault, clock=clock, embedder=None)
-        brain.caches.catalog.set_info("rebuilding", "1")  # a reindex killed halfway
+        brain._context.caches.catalog.set_info("rebuilding", "1")  # a reindex killed halfway
         brain.close()
     brain = open_vault(vault, clock=clock, embedder=None)
     try:
         assert len(brain.recall("apple", mode="text")) == 3
-        assert len(brain.caches.fulltext) == brain.caches.catalog.count()
+        assert len(brain._context.caches.fulltext) == brain._context.caches.catalog.count()
         report = brain.doctor()
         assert report.ok and report.rebuilt and "2026-12-02" in report.rebuilt
         assert not list(vault.joinpath(".brain").glob("fulltext.old-*"))
@@ -290,6 +290,6 @@ def test_a_lost_vector_index_is_rebuilt_by_the_next_vector_recall(
     again = open_vault(vault, clock=clock)
     try:
         assert again.recall("quince tree", mode="vector")[0].id == note.id
-        assert again.caches.vector_problem() is None
+        assert again._context.caches.vector_problem() is None
     finally:
         again.close()

@@ -62,7 +62,7 @@ def every_kind(vault: Path, clock: FixedClock, tmp_path: Path) -> Brain:
     old = brain.remember("An old plan for the shed.", title="Shed plan")
     brain.tier_move(old.id, "cold")
     brain.tier_move(old.id, "hot")  # a cold note restored
-    gate = Gate(brain, {"via": "mcp", "session": "s1"})
+    gate = Gate(brain._context, {"via": "mcp", "session": "s1"})
     gate.session()
     gate.addendum("Talked about the widget.")
     clock.set(clock.now() + timedelta(days=30))
@@ -77,7 +77,7 @@ def test_every_note_parses_to_the_fields_brain_reads(
     kinds: set[str] = set()
     for path in sorted(vault.glob("main/**/*.md")):
         rel = path.relative_to(vault).as_posix()
-        note = brain.store.read(rel)
+        note = brain._context.store.read(rel)
         post = frontmatter.load(path)
         assert _plain(post.metadata) == dict(note.meta), rel
         assert post.content == note.body.strip(), rel
@@ -152,7 +152,7 @@ def test_brain_reads_relations_from_relations_not_the_links(vault: Path, clock: 
     assert f"{LINKS_FIELD}: ['[[main/Knowledge/Inbox/Alpha|Alpha]]']" in text
     # A hand edit of the derived field changes nothing brain knows; the next write redoes it.
     path.write_text(text.replace("Inbox/Alpha|Alpha", "Inbox/Nowhere|Nowhere"))
-    brain.catch_up()
+    brain._context.catch_up()
     assert [(e.type, e.target) for e in brain.links(b.id).outgoing] == [("extends", a.id)]
     brain.unrelate(b.id, "extends", a.id)
     after = frontmatter.load(path).metadata

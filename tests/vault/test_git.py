@@ -182,7 +182,7 @@ def test_sleep_is_one_commit_with_a_summary(gbrain: Brain, repo: Path, clock: Fi
 def test_nothing_from_brain_folder_or_local_only_is_committed(gbrain: Brain, repo: Path) -> None:
     note = gbrain.remember("my passport number is 123", title="Passport")
     gbrain.set_field(note.id, "visibility", "local-only")
-    moved = gbrain.get(note.id)
+    moved = gbrain._context.get(note.id)
     assert moved.path.startswith("local-only/")
     assert subjects(repo)[0] == f"brain: set visibility=local-only on a local-only note ({note.id})"
     tracked = git(repo, "log", "--all", "--name-only", "--format=").splitlines()
@@ -219,7 +219,7 @@ def test_a_failed_commit_keeps_the_write_and_the_next_operation_retries(
     lock = repo / ".git/index.lock"
     lock.write_text("")  # another git process holds the index: commits fail
     first = gbrain.remember("kept on disk", title="First")
-    assert (repo / first.path).exists() and gbrain.get(first.id).body == "kept on disk\n"
+    assert (repo / first.path).exists() and gbrain._context.get(first.id).body == "kept on disk\n"
     report = githistory.status(repo, gbrain.settings)
     assert report.pending == (first.path,) and "index.lock" in (report.pending_error or "")
     lock.unlink()
@@ -276,7 +276,7 @@ def test_log_of_a_note_follows_it_across_a_rename(
 
     note = gbrain.remember("The launch is on March 3.", title="Launch date")
     gbrain.remember("unrelated", title="Other")
-    partitions.rename(gbrain, "main", "work")
+    partitions.rename(gbrain._context, "main", "work")
     assert subjects(repo)[0] == "brain: partition rename main to work"
     monkeypatch.setenv("BRAIN_VAULT", str(repo))
     result = CliRunner().invoke(app, ["log", note.id, "--json"])
@@ -413,7 +413,7 @@ def test_two_clones_remember_write_diaries_sleep_and_merge_both_ways(
             diary.index(f"diary from {o}") for o in order
         )
         assert diary.count("## 10:3") == 4 - diary.count("## 10:4")
-        doc = brain.node_index.document("main", "Projects")
+        doc = brain._context.node_index.document("main", "Projects")
         assert doc is not None and doc["total_memory_count"] == 8
         assert (root / "main/Projects/index.json").read_bytes() == render(doc)
         report = brain.doctor()

@@ -33,22 +33,22 @@ def test_notes_wait_in_the_group_and_brain_still_sees_them(
     with brain.bulk():
         first = brain.remember("Pears ripen off the tree.", title="Pears", node="Garden")
         assert not (brain.root / first.path).exists()  # written, not yet in place
-        assert brain.store.exists(first.path)
-        assert brain.store.read(first.path).body == "Pears ripen off the tree.\n"
-        assert brain.store.stat(first.path).st_size > 0
+        assert brain._context.store.exists(first.path)
+        assert brain._context.store.read(first.path).body == "Pears ripen off the tree.\n"
+        assert brain._context.store.stat(first.path).st_size > 0
         # The same title again: the pending note is read and extended, not written twice.
         again = brain.remember("Pick them hard and green.", title="Pears", node="Garden")
         assert again.path == first.path
         # Untitled, named by their first words: the name a pending note took is not free.
         jam = brain.remember("Pear jam needs lemon and time.", node="Garden")
         other = brain.remember("Pear jam needs lemon and time, said Ana.", node="Garden")
-        assert other.path != jam.path and brain.store.exists(other.path)
+        assert other.path != jam.path and brain._context.store.exists(other.path)
         assert len(hidden_temps(brain.root)) == 3  # one a note: the rewrite replaced its own
     on_disk = (brain.root / first.path).read_text()
     assert "Pears ripen off the tree." in on_disk and "Pick them hard and green." in on_disk
     assert (brain.root / other.path).exists() and not hidden_temps(brain.root)
     # The catalog's stamps are those of the files now in place: a full catch-up finds nothing.
-    found = brain.catch_up(force=True)
+    found = brain._context.catch_up(force=True)
     assert not found.changed and not found.removed and not found.broken
     assert {h.id for h in brain.recall("pear jam lemon", mode="text")} >= {jam.id, other.id}
 
@@ -71,7 +71,7 @@ def test_anything_that_lists_or_moves_files_sees_the_group_in_place(
     with brain.bulk():
         note = brain.remember("Quinces want a long summer.", title="Quinces", node="Garden")
         assert not (brain.root / note.path).exists()
-        walked = [rel for rel, _st in brain.store.walk()]
+        walked = [rel for rel, _st in brain._context.store.walk()]
         assert note.path in walked and (brain.root / note.path).exists()
 
 
@@ -92,14 +92,14 @@ def test_a_failed_sync_loses_the_group_and_leaves_no_row_without_its_file(
     assert not (vault / lost.path).exists() and not hidden_temps(vault)
     assert (vault / kept.path).is_file()
     # The rows that named the lost note were rolled back with its batch.
-    assert brain.caches.catalog.get(lost.id) is None
+    assert brain._context.caches.catalog.get(lost.id) is None
     brain.close()
     again = open_vault(vault, clock=clock)
     try:
         assert again.recall("plum tree planted", mode="text")[0].id == kept.id
         assert lost.id not in {h.id for h in again.recall("fig tree warm wall", mode="text")}
-        again.flush(vectors=False)
-        assert again.caches.catalog.count() == len(again.caches.fulltext)
+        again._context.flush(vectors=False)
+        assert again._context.caches.catalog.count() == len(again._context.caches.fulltext)
     finally:
         again.close()
 
@@ -109,9 +109,9 @@ def test_with_git_each_operation_puts_its_files_in_place(
 ) -> None:
     """git commits each operation's own files, so a bulk block under autocommit groups none."""
     brain = open_vault(vault, clock=clock)
-    monkeypatch.setattr(brain.changes, "enabled", True)
+    monkeypatch.setattr(brain._context.changes, "enabled", True)
     monkeypatch.setattr(catalog_module, "BATCH_SECONDS", 3600.0)
-    monkeypatch.setattr(type(brain.changes), "operation", lambda self, **kw: _no_git())
+    monkeypatch.setattr(type(brain._context.changes), "operation", lambda self, **kw: _no_git())
     try:
         with brain.bulk():
             note = brain.remember("Walnuts drop in October.", title="Walnuts")

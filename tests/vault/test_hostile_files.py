@@ -58,7 +58,7 @@ def test_a_shallow_alias_is_refused_too(vault: Path, clock: FixedClock) -> None:
     (vault / INBOX / "Alias.md").write_text(_bomb(2))
     brain = open_vault(vault, clock=clock)
     try:
-        brain.catch_up()
+        brain._context.catch_up()
         broken = dict(brain.doctor().broken)
         assert "alias" in broken[f"{INBOX}/Alias.md"]
         assert "Bomb" not in [r.title for r in brain.list()]
@@ -86,9 +86,9 @@ def test_a_number_python_will_not_build_is_a_broken_note_not_a_crash() -> None:
 def test_a_note_with_an_empty_id_is_given_one(brain: Brain, vault: Path, empty: str) -> None:
     path = vault / INBOX / "Empty id.md"
     path.write_text(f"---\ntitle: Empty id\n{empty}\n---\nA body of mine.\n")
-    brain.catch_up()
+    brain._context.catch_up()
     note = notefile.parse(path.read_text(), "x")
-    assert is_id(note.id) and brain.get(note.id).body == "A body of mine.\n"
+    assert is_id(note.id) and brain._context.get(note.id).body == "A body of mine.\n"
     assert list(note.meta)[:2] == ["title", "id"]  # where the person left it
 
 
@@ -117,24 +117,24 @@ def test_a_copied_note_never_steals_the_id_on_reindex(brain: Brain, vault: Path)
     report = brain.doctor()
     assert report.copies and "A draft.md" in report.copies[0] and not report.ok
     brain.reindex(embed=False)
-    assert brain.get(zebra).path == original.relative_to(vault).as_posix()
+    assert brain._context.get(zebra).path == original.relative_to(vault).as_posix()
     found = [h.id for h in brain.recall("striped black white", mode="text")]
     renewed = notefile.parse(copy.read_text(), "copy")
     assert renewed.id and renewed.id != zebra and renewed.meta["copy_of"] == zebra
     # The copy, renewed in the same node within the minute, may follow as the original's
     # neighbour (recall/neighbours.py); it never comes first.
     assert found[0] == zebra and found[1:] in ([], [renewed.id])
-    assert "A draft of mine." in brain.get(renewed.id).body
+    assert "A draft of mine." in brain._context.get(renewed.id).body
     after = brain.doctor()
     assert after.ok and not after.broken and "A draft.md" in after.renewed[0]
 
 
 def test_a_copied_note_found_by_catch_up_gets_its_own_id(brain: Brain, vault: Path) -> None:
     zebra, _original, copy = _copy(brain, vault)
-    brain.catch_up()
-    assert brain.get(zebra).path.endswith("/Zebra.md")
+    brain._context.catch_up()
+    assert brain._context.get(zebra).path.endswith("/Zebra.md")
     renewed = notefile.parse(copy.read_text(), "copy")
-    assert renewed.id != zebra and brain.get(renewed.id).path.endswith("/A draft.md")
+    assert renewed.id != zebra and brain._context.get(renewed.id).path.endswith("/A draft.md")
 
 
 def test_a_fresh_reindex_keeps_the_id_with_the_earlier_created(
@@ -149,7 +149,7 @@ def test_a_fresh_reindex_keeps_the_id_with_the_earlier_created(
     shutil.rmtree(vault / ".brain")
     again = open_vault(vault, clock=clock)
     try:
-        assert again.get(zebra).path.endswith("/Zebra.md")
+        assert again._context.get(zebra).path.endswith("/Zebra.md")
         assert notefile.parse(copy.read_text(), "copy").id != zebra
     finally:
         again.close()

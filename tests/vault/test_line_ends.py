@@ -102,14 +102,16 @@ def test_a_hand_written_note_with_a_bom_gets_its_front_matter_after_the_mark(
 ) -> None:
     path = vault / "main/Knowledge/Inbox/Typed in Notepad.md"
     path.write_bytes(BOM + b"Written on Windows.\r\nSecond line.\r\n")
-    brain.catch_up()
+    brain._context.catch_up()
     data = path.read_bytes()
     assert (
         in_style("bom+crlf", data)
         and body_bytes(data) == b"Written on Windows.\r\nSecond line.\r\n"
     )
     note = notefile.parse(data.decode("utf-8"), "x")
-    assert note.title == "Typed in Notepad" and brain.get(note.id).body.startswith("Written on")
+    assert note.title == "Typed in Notepad" and brain._context.get(note.id).body.startswith(
+        "Written on"
+    )
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -139,12 +141,12 @@ def test_relate_and_correct_write_the_persons_style_back(brain: Brain, vault: Pa
     note, other = _two_related(brain)
     path = vault / note.path
     path.write_bytes(saved_as("bom+crlf", path.read_bytes()))
-    brain.catch_up()
+    brain._context.catch_up()
     brain.unrelate(note.id, "references", other.id)
     assert in_style("bom+crlf", path.read_bytes())
     fixed = brain.correct(note.id, "Zebras are striped, black on white.")
     assert fixed.path == note.path and in_style("bom+crlf", path.read_bytes())
-    old = brain.get(note.id)
+    old = brain._context.get(note.id)
     assert in_style("bom+crlf", (vault / old.path).read_bytes())  # the old version, moved
 
 
@@ -164,11 +166,11 @@ def test_a_hand_edit_seen_by_the_daemon_keeps_the_note(
         path.write_bytes(data)
 
         def seen() -> bool:
-            row = reader.caches.catalog.file(note.path)
+            row = reader._context.caches.catalog.file(note.path)
             return row is not None and row.hash == content_hash(data)
 
         until(seen, "the daemon's watcher to index the edit")
-        row = reader.caches.catalog.get(note.id)
+        row = reader._context.caches.catalog.get(note.id)
         assert row is not None and row.path == note.path and row.title == "Zebra"
         assert path.read_bytes() == data
         reader.close()

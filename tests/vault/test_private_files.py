@@ -124,7 +124,7 @@ def test_owner_only_restores_the_umask_after_nested_use() -> None:
 # leftovers ------------------------------------------------------------------------------
 def _leftover(brain: Brain, name: str, age: timedelta) -> Path:
     """A temp file as a killed `atomic_write` leaves it, last changed `age` before the clock."""
-    path = brain.store.path("main/Inbox") / name
+    path = brain._context.store.path("main/Inbox") / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("---\nid: x\n---\nhalf a note\n")
     when = (brain.clock.now() - age).timestamp()

@@ -281,7 +281,7 @@ def test_mcp_forget_has_no_purge_and_a_model_cannot_purge(vault: Path, clock: Fi
         model = brain.at(for_model=True)
         rows = model.forget_plan(note_id).remove
         with pytest.raises(InvalidInput, match="for the person at a terminal"):
-            purging.purge(model, rows, lambda: model.forget(note_id), lambda _s: True)
+            purging.purge(model._context, rows, lambda: model.forget(note_id), lambda _s: True)
     finally:
         brain.close()
     assert git(vault, "log", "--all", "--format=%s").count("Quillfeather") == 1
@@ -323,7 +323,7 @@ def test_disconnect_forget_purge_takes_every_document_out_of_history(
 def documents_of_one(brain: object) -> str:
     from brain.sources import documents
 
-    [row] = documents.documents_of(brain, "docs").values()  # type: ignore[arg-type]
+    [row] = documents.documents_of(brain._context, "docs").values()  # type: ignore[arg-type]
     return row.id
 
 

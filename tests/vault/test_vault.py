@@ -158,7 +158,7 @@ def test_threads_have_an_index_and_a_child_per_active_day(brain: Brain, clock: F
     again = brain.remember("Signed.", kind="thread", title="Launch")
     assert day.path == "main/Memory/Threads/Launch/2026-12-03.md" == again.path
     assert day.parent == index.id
-    assert "Vendor agreed." not in brain.get(index.id).body
+    assert "Vendor agreed." not in brain._context.get(index.id).body
 
 
 def test_touched_moves_on_write_and_expand_never_from_mtime(
@@ -169,7 +169,7 @@ def test_touched_moves_on_write_and_expand_never_from_mtime(
     clock.set(T0 + timedelta(days=3))
     path = vault / note.path
     path.touch()  # a newer mtime alone is not a touch
-    assert brain.get(note.id).touched == "2026-12-02T10:31:00Z"
+    assert brain._context.get(note.id).touched == "2026-12-02T10:31:00Z"
     assert brain.expand(note.id).touched == "2026-12-05T10:31:00Z"
     clock.set(T0 + timedelta(days=4))
     assert brain.remember("More.", title="Touchy").touched == "2026-12-06T10:31:00Z"
@@ -240,7 +240,7 @@ def test_adopting_a_hand_written_note_keeps_its_fields(brain: Brain, vault: Path
     path.write_text(
         "---\ntitle: Grandma's recipes\ntags: [food]\nvisibility: private\n---\nFlan.\n"
     )
-    brain.catch_up()
+    brain._context.catch_up()
     note = notefile.parse(path.read_text(), "x")
     assert is_id(note.id) and note.title == "Grandma's recipes"
     assert note.tags == ("food",) and note.visibility == "private"
