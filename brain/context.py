@@ -25,7 +25,7 @@ from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
-from brain.model import Note, Relation, Steps, is_id, iso, normalise_title
+from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
 from brain.obsidian import linked
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
@@ -228,7 +228,7 @@ class Context:
         owner = self.caches.catalog.file(note.path)
         held = self.caches.catalog.get(owner.note_id) if owner and owner.note_id else None
         rows = [r for r in (before, held) if r is not None]
-        if note.visibility != "normal" or not all(self.shows(r) for r in rows):
+        if note.visibility != Visibility.NORMAL or not all(self.shows(r) for r in rows):
             raise InvalidInput(
                 "that note is kept by the person to themselves; it cannot be written over MCP",
                 "write it under another title, or ask the person",
@@ -314,7 +314,7 @@ class Context:
         """Whether this Brain may show the object (always, unless opened for a model)."""
         if not self.for_model:
             return True
-        return row.visibility == "normal" and row.partition == self.partition
+        return row.visibility == Visibility.NORMAL and row.partition == self.partition
 
     def shown_relations(self, note: Note) -> list[Relation]:
         """A note's relations whose targets this Brain may show (for a model: not an id of a
@@ -331,7 +331,7 @@ class Context:
     def touched(self, note: Note) -> Note:
         """The note marked as used now; a dormant or archived note comes back to life."""
         changes: dict[str, Any] = {"touched": iso(self.clock.now())}
-        if note.status in ("dormant", "archived"):
+        if note.status in (Status.DORMANT, Status.ARCHIVED):
             changes["status"] = "active"
             kept = [t for t in note.tags if t not in ("archived", "closed")]
             changes["tags"] = kept or None

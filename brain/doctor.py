@@ -11,7 +11,7 @@ from brain.indexes import catchup
 from brain.indexes.catalog import REBUILT
 from brain.indexes.copies import Holders
 from brain.indexes.rows import FileRow
-from brain.model import Note, content_hash
+from brain.model import Note, Visibility, content_hash
 from brain.notes import relations
 from brain.sources import documents
 from brain.vault import leftovers
@@ -219,7 +219,7 @@ def _hidden(brain: Context, rel: str, row: FileRow | None) -> bool:
     if cached is not None and not brain.shows(cached):
         return True
     try:
-        return brain.store.read(rel).visibility != "normal"
+        return brain.store.read(rel).visibility != Visibility.NORMAL
     except (OSError, BrainError):
         return False  # gone, or broken: it has no visibility to keep (doctor names it)
 

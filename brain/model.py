@@ -9,11 +9,47 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, TypedDict
 
-KINDS = ("singleton", "dated", "titled", "thread", "recall", "document", "chunk", "log")
-STATUSES = ("active", "dormant", "archived", "resolved", "superseded")
-VISIBILITIES = ("normal", "private", "local-only")
+
+# A note's kind, status and visibility, each defined once. Members are strings equal to their
+# values ("active" == Status.ACTIVE), so the files, the catalog and JSON hold the plain words.
+class Kind(StrEnum):
+    """What a note is, and so how `remember` writes it (notes/writing.py)."""
+
+    SINGLETON = "singleton"
+    DATED = "dated"
+    TITLED = "titled"
+    THREAD = "thread"
+    RECALL = "recall"
+    DOCUMENT = "document"
+    CHUNK = "chunk"
+    LOG = "log"
+
+
+class Status(StrEnum):
+    """Where a note is in its life (upkeep/lifecycle.py); superseded: a correction replaced it."""
+
+    ACTIVE = "active"
+    DORMANT = "dormant"
+    ARCHIVED = "archived"
+    RESOLVED = "resolved"
+    SUPERSEDED = "superseded"
+
+
+class Visibility(StrEnum):
+    """Who may see a note: anyone; the person only (never a model); the person on this machine
+    only (never a model, never git)."""
+
+    NORMAL = "normal"
+    PRIVATE = "private"
+    LOCAL_ONLY = "local-only"
+
+
+KINDS = tuple(k.value for k in Kind)
+STATUSES = tuple(s.value for s in Status)
+VISIBILITIES = tuple(v.value for v in Visibility)
 DEFINING = ("decision", "milestone", "event")
 RELATION_TYPES = (
     "extends",
@@ -73,7 +109,7 @@ def parse_iso(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-LOCAL_ONLY = "local-only"
+LOCAL_ONLY = Visibility.LOCAL_ONLY.value
 COLD_TIER = "cold"  # compressed notes keep their hot path under it: cold/<hot path>.zst
 
 

@@ -12,7 +12,7 @@ import re
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import Catalog
-from brain.model import Note
+from brain.model import Note, Visibility
 from brain.vault.cold import is_cold
 
 LINKS_FIELD = "brain_links"
@@ -44,7 +44,7 @@ def linked(catalog: Catalog, note: Note) -> Note:
         row = catalog.get(relation.target.split("#", 1)[0])
         if row is None or is_cold(row.path) or _UNLINKABLE & set(row.path):
             continue  # no such note (doctor reports it), compressed, or not linkable
-        if row.visibility != "normal":
+        if row.visibility != Visibility.NORMAL:
             continue  # a hidden note's title and path never stand in another note's file
         target = row.path.removesuffix(".md")
         title = row.title if not _UNLINKABLE & set(row.title) else ""

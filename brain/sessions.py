@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import ObjectRow
-from brain.model import LOCAL_ONLY, Note, parse_iso
+from brain.model import LOCAL_ONLY, Note, Status, Visibility, parse_iso
 from brain.notes.writing import SINGLETONS, THREADS, Request, check_text, plan
 from brain.vault.archive import check_writable
 
@@ -96,7 +96,7 @@ class Gate:
         if not self.brain.store.exists(path):
             return None
         note = self.brain.store.read(path)
-        if self.brain.for_model and note.visibility != "normal":
+        if self.brain.for_model and note.visibility != Visibility.NORMAL:
             # The person has hidden today's session note: its label, id and text stay theirs.
             raise self._closed("session")
         return note
@@ -228,7 +228,7 @@ class Gate:
         suspect = [
             r
             for r in today
-            if r.status != "superseded"
+            if r.status != Status.SUPERSEDED
             and (_session_of(r), r.created[:10]) in sessions
             and not r.supersedes
         ]

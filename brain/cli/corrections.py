@@ -12,6 +12,7 @@ from brain.cli.app import JsonOpt, VaultOpt, command, emit_json, open_brain, out
 from brain.cli.daemon import open_backend
 from brain.daemon.backend import note_from_json
 from brain.errors import InvalidInput
+from brain.model import Status
 
 
 @command()
@@ -165,7 +166,7 @@ def print_history(note_id: str, versions: list[dict[str, Any]], as_json: bool) -
         emit_json({"id": note_id, "history": versions})
         return
     for n, version in enumerate(note_from_json(v) for v in versions):
-        mark = "current" if version.status != "superseded" else "superseded"
+        mark = "current" if version.status != Status.SUPERSEDED else "superseded"
         out.print(
             f"[bold]{n + 1}. {version.created}[/bold]  {version.id}  [yellow]{mark}[/yellow]  "
             f"[dim]{escape(version.path)}[/dim]"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from brain import terms as keywords
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
-from brain.model import LOCAL_ONLY
+from brain.model import LOCAL_ONLY, Status, Visibility
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
 
@@ -67,9 +67,9 @@ def note_stats(objects: Sequence[IndexObject]) -> NoteStats | None:
     """
     note = next((o.row for o in objects if o.row.id == o.row.note_id), objects[0].row)
     local = note.path.startswith(LOCAL_ONLY + "/") or note.visibility == LOCAL_ONLY
-    if local or note.status == "superseded" or not note.node:
+    if local or note.status == Status.SUPERSEDED or not note.node:
         return None
-    if note.visibility == "private":
+    if note.visibility == Visibility.PRIVATE:
         return NoteStats(note.partition, note.node, note.created[:10], (), ())
     text = keywords.memory_text(o.text for o in objects)
     return NoteStats(

@@ -19,7 +19,7 @@ import yaml
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import Catalog, ObjectRow
-from brain.model import Note, Relation, iso, new_id, parse_iso
+from brain.model import Kind, Note, Relation, Status, iso, new_id, parse_iso
 from brain.notes import defining
 from brain.notes.writing import check_text, own_pass
 from brain.safeyaml import load_yaml
@@ -105,7 +105,7 @@ def correct(
             raise InvalidInput(f"{note_id} is a chunk of a document; correct notes, not chunks")
         row = brain.row(note_id)
         latest = chain(brain.caches.catalog, row.id)[-1]
-        if row.status == "superseded" or latest.id != row.id:
+        if row.status == Status.SUPERSEDED or latest.id != row.id:
             raise InvalidInput(
                 f"note {row.id} is superseded; the current version is {latest.id}",
                 "correct the current version",
@@ -159,7 +159,7 @@ def new_version(
 
 
 def _body(old: Note, text: str) -> str:
-    if old.kind != "singleton":
+    if old.kind != Kind.SINGLETON:
         return text.strip() + "\n"
     # A singleton keeps the purpose engraved at its top (a blockquote), as remember does.
     lines = old.body.splitlines(keepends=True)

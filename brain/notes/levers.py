@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
-from brain.model import DEFINING, LOCAL_ONLY, VISIBILITIES, Note
+from brain.model import DEFINING, LOCAL_ONLY, VISIBILITIES, Kind, Note, Status, Visibility
 from brain.vault.archive import check_writable
 from brain.vault.files import fsync_dir
 
@@ -37,7 +37,7 @@ def set_field(brain: Context, note_id: str, field: str, value: str) -> Note:
             chosen = _choice(field, value, (*DEFINING, "none"))
             changes = {"defining": None if chosen == "none" else chosen}
         elif field == "eternal":
-            if note.kind != "thread":
+            if note.kind != Kind.THREAD:
                 raise InvalidInput(
                     f"eternal applies to threads only; {note_id} is a {note.kind} note"
                 )
@@ -62,12 +62,12 @@ def _boolean(value: str) -> bool:
 
 def _status(note: Note, status: str) -> dict[str, Any]:
     kept = [t for t in note.tags if t not in ("archived", "closed")]
-    if status == "superseded" or note.status == "superseded":
+    if status == Status.SUPERSEDED or note.status == Status.SUPERSEDED:
         raise InvalidInput(
             f"note {note.id} is superseded; only a correction or a revert changes that"
         )
     # Archived in place, as the lifecycle sweep does it: marked by tags, content kept.
-    tags = [*kept, "archived", "closed"] if status == "archived" else kept
+    tags = [*kept, "archived", "closed"] if status == Status.ARCHIVED else kept
     return {"status": status, "tags": tags or None}
 
 
@@ -80,7 +80,7 @@ def hidden_path(path: str) -> str:
 def _visibility(brain: Context, note: Note, visibility: str) -> Note:
     was_local = note.path.startswith(LOCAL_ONLY + "/")
     to_local = visibility == LOCAL_ONLY
-    value = None if visibility == "normal" else visibility
+    value = None if visibility == Visibility.NORMAL else visibility
     if was_local == to_local:
         return brain.save(note.with_meta(visibility=value))
     if not brain.store.hand_edits:  # a database leaves nothing on this machine alone

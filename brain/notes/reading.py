@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import ObjectRow
-from brain.model import STATUSES, Note
+from brain.model import STATUSES, Note, Status
 from brain.vault.archive import is_archived
 from brain.vault.paths import check_node
 
@@ -72,7 +72,7 @@ def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:
     brain.catch_up()
     note = brain.get(note_id)
     # History stays byte for byte as it was; an archived partition is read-only.
-    if not touch or note.status == "superseded" or is_archived(brain.store, note.partition):
+    if not touch or note.status == Status.SUPERSEDED or is_archived(brain.store, note.partition):
         return note
     with brain.lock.hold():
         note = brain.get(note_id)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput, NotFound
 from brain.indexes.catalog import Catalog, RelationRow
-from brain.model import RELATION_TYPES, Note, Relation
+from brain.model import RELATION_TYPES, Note, Relation, Status
 from brain.notes.corrections import current
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _source(brain: Context, note_id: str) -> Note:
     if "#" in note_id:
         raise InvalidInput(f"{note_id} is a chunk; a relation starts from a whole note")
     row = brain.row(note_id)
-    if row.status == "superseded":
+    if row.status == Status.SUPERSEDED:
         latest = current(brain.caches.catalog, row.id)
         raise InvalidInput(
             f"note {row.id} is superseded (kept as history); the current version is "

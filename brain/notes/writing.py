@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput, broken_in_the_way
 from brain.indexes.catalog import Catalog, ObjectRow
-from brain.model import KINDS, Note, iso, new_id, normalise_title
+from brain.model import KINDS, Kind, Note, iso, new_id, normalise_title
 from brain.notes import defining
 from brain.obsidian import check_tag
 from brain.scoping import place
@@ -113,13 +113,13 @@ def plan(
     kind = check_kind(request.kind)
     if kind is None:
         kind = _kind_for(node, request.title)
-    if node is None and kind == "titled" and placer is not None:
+    if node is None and kind == Kind.TITLED and placer is not None:
         node = placer(request)
-    if kind == "dated":
+    if kind == Kind.DATED:
         return _dated(request, node or "Memory/Sessions", store, now)
-    if kind == "thread":
+    if kind == Kind.THREAD:
         return _thread(request, node or THREADS, store, catalog, now)
-    if kind == "singleton":
+    if kind == Kind.SINGLETON:
         return _singleton(request, node or INBOX, store, catalog, now)
     return _titled(request, node or INBOX, store, catalog, now)
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from brain.errors import BrokenNote
-from brain.model import Note, iso, new_id
+from brain.model import Note, Visibility, iso, new_id
 from brain.upkeep.splits import Suggestion
 from brain.vault.archive import is_archived
 from brain.vault.journal import Event
@@ -164,7 +164,7 @@ def _section(heading: str, items: list[tuple[str, str, str]]) -> str:
     lines = [f"## {heading} ({len(items)})", ""]
     hidden = 0
     for title, visibility, detail in items:
-        if visibility != "normal":
+        if visibility != Visibility.NORMAL:
             hidden += 1
         elif title:
             lines.append(f"- {title}: {detail}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import Catalog, ObjectRow, RelationRow
-from brain.model import Note, iso, new_id
+from brain.model import Note, Status, iso, new_id
 
 if TYPE_CHECKING:
     from brain.context import Context
@@ -91,7 +91,7 @@ def render(drawn: Drawn) -> str:
     for e in drawn.edges:
         text = e.type if e.weight is None else f"{e.type} {e.weight:g}"
         lines.append(f"  {key[e.source]} -->|{text}| {key[e.target]}")
-    old = [key[r.id] for r in drawn.nodes if r.status == "superseded"]
+    old = [key[r.id] for r in drawn.nodes if r.status == Status.SUPERSEDED]
     if old:
         lines.append("  classDef superseded stroke-dasharray: 4 4,color:#888")
         lines.append(f"  class {','.join(old)} superseded")

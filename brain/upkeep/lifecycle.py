@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote
 from brain.indexes.catalog import ObjectRow
-from brain.model import parse_iso
+from brain.model import Kind, Status, parse_iso
 from brain.settings import Settings
 from brain.vault.archive import is_archived
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from brain.context import Context
 
 AGING_KINDS = ("titled", "thread")
-_STAGES = ("active", "dormant", "archived")
+_STAGES = (Status.ACTIVE.value, Status.DORMANT.value, Status.ARCHIVED.value)
 ARCHIVE_TAGS = ("archived", "closed")
 
 
@@ -62,7 +62,7 @@ def stage(untouched: timedelta, settings: Settings) -> str:
 def last_touch(brain: Context, row: ObjectRow) -> datetime | None:
     """`touched`, or for a thread the latest touch of the thread or any of its days."""
     stamps = [row.touched]
-    if row.kind == "thread":
+    if row.kind == Kind.THREAD:
         stamps += [child.touched for child in brain.caches.catalog.below(row.id)]
     moments = []
     for stamp in stamps:
@@ -106,7 +106,7 @@ def sweep(brain: Context, now: datetime, *, dry_run: bool = False) -> list[Aging
             if dry_run:
                 continue
             changes: dict[str, Any] = {"status": after}
-            if after == "archived":
+            if after == Status.ARCHIVED:
                 changes["tags"] = list(note.tags) + [t for t in ARCHIVE_TAGS if t not in note.tags]
             brain.save(note.with_meta(**changes))
             brain.record_event("aged", note.id, note, detail=f"{row.status} → {after}")

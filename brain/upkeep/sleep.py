@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from brain.model import iso
+from brain.model import Status, iso
 from brain.upkeep import dailylog, graph, lifecycle, splits, tiers, wikilinks
 from brain.vault.journal import Event
 
@@ -66,7 +66,7 @@ def _catch_up(brain: Context, now: datetime, report: SleepReport) -> str:
 
 def _lifecycle(brain: Context, now: datetime, report: SleepReport) -> str:
     report.aged = lifecycle.sweep(brain, now, dry_run=report.dry_run)
-    dormant = sum(1 for a in report.aged if a.after == "dormant")
+    dormant = sum(1 for a in report.aged if a.after == Status.DORMANT)
     return f"{dormant} to dormant, {len(report.aged) - dormant} to archived"
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import ObjectRow
+from brain.model import Visibility
 from brain.terms import content_words
 from brain.upkeep.tiers import Move, relocate
 from brain.vault.paths import check_node, check_segment
@@ -81,7 +82,7 @@ def suggest(brain: Context, partition: str, node: str) -> Suggestion | None:
     if len(rows) < SPLIT_AT:
         return None
     keywords = {row.id: _keywords(brain, row) for row in rows}
-    named = [row.id for row in rows if row.visibility == "normal"]
+    named = [row.id for row in rows if row.visibility == Visibility.NORMAL]
     in_node = {w for part in node.split("/") for w in content_words(part)}
     df = Counter(w for oid in named for w in keywords[oid])
     limit = COMMON * len(rows)

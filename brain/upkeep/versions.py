@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from brain.errors import InvalidInput
 from brain.git import history as githistory
+from brain.model import Visibility
 
 if TYPE_CHECKING:
     from brain.context import Context
@@ -17,7 +18,7 @@ def log(brain: Context, note_id: str | None = None, limit: int = 20) -> Sequence
     path = None
     if note_id is not None:
         row = brain.row(note_id)
-        if row.visibility == "local-only":
+        if row.visibility == Visibility.LOCAL_ONLY:
             raise InvalidInput(f"note {note_id} is local-only; git never carries it")
         path = row.path
     return githistory.log(brain.root, path, limit)
