@@ -5,19 +5,87 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from brain.brain import Brain, open_vault
-    from brain.errors import BrainError
-    from brain.model import Hit, Note
+    from brain.brain import Brain, init_vault, open_vault
+    from brain.clock import Clock, FixedClock, SystemClock
+    from brain.doctor import DoctorReport
+    from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, VaultBusy, VaultMissing
+    from brain.indexes.rows import ObjectRow
+    from brain.model import (
+        Hit,
+        Kind,
+        ListOptions,
+        Note,
+        RecallOptions,
+        Relation,
+        RememberOptions,
+        Status,
+        Visibility,
+    )
+    from brain.notes.relations import Links
+    from brain.sources.conversations import ImportReport
+    from brain.sources.documents import SyncReport
+    from brain.upkeep.sleep import SleepReport
 
-__all__ = ["Brain", "BrainError", "Hit", "Note", "open_vault"]
-
+# The public API (docs/python-api.md); everything else in the package is internal.
 _HOMES = {
     "Brain": "brain.brain",
     "open_vault": "brain.brain",
-    "BrainError": "brain.errors",
-    "Hit": "brain.model",
+    "init_vault": "brain.brain",
     "Note": "brain.model",
+    "Hit": "brain.model",
+    "Relation": "brain.model",
+    "Kind": "brain.model",
+    "Status": "brain.model",
+    "Visibility": "brain.model",
+    "RecallOptions": "brain.model",
+    "RememberOptions": "brain.model",
+    "ListOptions": "brain.model",
+    "ObjectRow": "brain.indexes.rows",
+    "Links": "brain.notes.relations",
+    "SyncReport": "brain.sources.documents",
+    "ImportReport": "brain.sources.conversations",
+    "SleepReport": "brain.upkeep.sleep",
+    "DoctorReport": "brain.doctor",
+    "Clock": "brain.clock",
+    "SystemClock": "brain.clock",
+    "FixedClock": "brain.clock",
+    "BrainError": "brain.errors",
+    "InvalidInput": "brain.errors",
+    "NotFound": "brain.errors",
+    "VaultMissing": "brain.errors",
+    "VaultBusy": "brain.errors",
+    "BrokenNote": "brain.errors",
 }
+
+__all__ = [
+    "Brain",
+    "BrainError",
+    "BrokenNote",
+    "Clock",
+    "DoctorReport",
+    "FixedClock",
+    "Hit",
+    "ImportReport",
+    "InvalidInput",
+    "Kind",
+    "Links",
+    "ListOptions",
+    "NotFound",
+    "Note",
+    "ObjectRow",
+    "RecallOptions",
+    "Relation",
+    "RememberOptions",
+    "SleepReport",
+    "Status",
+    "SyncReport",
+    "SystemClock",
+    "VaultBusy",
+    "VaultMissing",
+    "Visibility",
+    "init_vault",
+    "open_vault",
+]
 
 
 def __getattr__(name: str) -> Any:
