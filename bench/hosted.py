@@ -22,6 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +150,16 @@ async def first_calls(server: Server, tokens: list[str]) -> dict[str, Any]:
 
 
 async def load(
-    servers: list[Server], tokens: list[str], clients: int, seconds: float, *, write: bool
+    servers: list[Server],
+    tokens: list[str],
+    clients: int,
+    seconds: float,
+    *,
+    write: bool,
+    at_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """`clients` concurrent clients for `seconds`: latencies of each call, calls a second."""
+    """`clients` concurrent clients for `seconds`: latencies of each call, calls a second.
+    `at_start` is called once, when every client is connected and the clock starts."""
     asked = queries(500)
     took: list[float] = []
     errors = 0
@@ -164,6 +172,9 @@ async def load(
             ready.append(n)
             while len(ready) < clients:
                 await anyio.sleep(0.01)
+            if at_start is not None and not started:
+                started.append(n)
+                at_start()
             stop = time.perf_counter() + seconds
             i = n
             while time.perf_counter() < stop:
@@ -179,6 +190,7 @@ async def load(
                 errors += bool(result.is_error)
 
     ready: list[int] = []
+    started: list[int] = []
     async with anyio.create_task_group() as tg:
         for n in range(clients):
             tg.start_soon(client, n)

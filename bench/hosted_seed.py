@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 
 from bench.scale import memories
-from brain.hosted.schema import _INDEXES, VECTOR_DIMS, init
+from brain.hosted.schema import _INDEXES, TENANT_TABLES, VECTOR_DIMS, init
 from brain.hosted.tenants import PgTenants
 
 DIM = 256  # the hashing embedder's
@@ -59,9 +59,11 @@ def tables(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, list[str]]
     rows = conn.execute(
         "SELECT table_name, column_name FROM information_schema.columns c "
         "WHERE table_schema = 'public' AND column_name <> 'tenant' AND is_generated = 'NEVER' "
-        "AND coalesce(column_default, '') NOT LIKE 'nextval%' AND EXISTS (SELECT 1 FROM "
+        "AND coalesce(column_default, '') NOT LIKE 'nextval%%' AND EXISTS (SELECT 1 FROM "
         "information_schema.columns t WHERE t.table_name = c.table_name "
-        "AND t.column_name = 'tenant') ORDER BY table_name, ordinal_position"
+        "AND t.column_name = 'tenant') AND table_name = ANY(%s) "
+        "ORDER BY table_name, ordinal_position",
+        (list(TENANT_TABLES),),  # not brain_tokens: a token is never copied to another user
     ).fetchall()
     found: dict[str, list[str]] = {}
     for table, column in rows:
@@ -120,37 +122,53 @@ def main() -> None:
         parser.error("name --db or --data")
     dsn = args.db or start_embedded(args.data)
     print(dsn, flush=True)
-    init(dsn)
     names = [f"t{n:03d}" for n in range(args.tenants)]
+    took = seed_tenants(dsn, names, args.memories, args.real, args.maintenance_mem)
+    print(f"real write path: {took['real_per_s']} memories a second", flush=True)
+    print(f"copies: {took['copy_s']:.0f} s", flush=True)
+    print(f"HNSW build: {took['hnsw_s']:.0f} s", flush=True)
+    print(f"seeded in {took['seed_s']:.0f} s", flush=True)
+
+
+def seed_tenants(
+    dsn: str, names: list[str], count: int, real: int, maintenance_mem: str = "3GB"
+) -> dict[str, float | None]:
+    """`names` seeded with `count` memories each: the first `real` by the product, the rest
+    copied, the HNSW indexes built after; the seconds each step took."""
+    init(dsn)
     with psycopg.connect(dsn, autocommit=True) as conn:
         for dims in VECTOR_DIMS:
             conn.execute(f"DROP INDEX IF EXISTS vectors_hnsw_{dims}")
     began = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
         have = {str(r[0]) for r in conn.execute("SELECT name FROM tenants")}
-    if not set(names[: args.real]) <= have:  # a rerun goes on where the last one stopped
-        real = write_real(dsn, names[: args.real], args.memories)
-        print(f"real write path: {real:.1f} memories a second", flush=True)
+    rate = None
+    if not set(names[:real]) <= have:  # a rerun goes on where the last one stopped
+        rate = round(write_real(dsn, names[:real], count), 1)
     copied = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SET synchronous_commit = off")
         columns = tables(conn)
-        for n, name in enumerate(names[args.real :], start=args.real):
+        for n, name in enumerate(names[real:], start=real):
             if name in have:
                 continue
-            copy_tenant(conn, columns, names[n % args.real], name, random.Random(n))
+            copy_tenant(conn, columns, names[n % real], name, random.Random(n))
             if n % 10 == 9:
                 print(f"  copied {n + 1} tenants", file=sys.stderr, flush=True)
         copy_s = time.perf_counter() - copied
-        print(f"copies: {copy_s:.0f} s", flush=True)
         built = time.perf_counter()
-        conn.execute(f"SET maintenance_work_mem = '{args.maintenance_mem}'")
+        conn.execute(f"SET maintenance_work_mem = '{maintenance_mem}'")
         conn.execute("SET max_parallel_maintenance_workers = 1")
         for statement in HNSW:
             conn.execute(statement)
-        print(f"HNSW build: {time.perf_counter() - built:.0f} s", flush=True)
+        hnsw_s = time.perf_counter() - built
         conn.execute("VACUUM ANALYZE")
-    print(f"seeded in {time.perf_counter() - began:.0f} s", flush=True)
+    return {
+        "real_per_s": rate,
+        "copy_s": round(copy_s, 1),
+        "hnsw_s": round(hnsw_s, 1),
+        "seed_s": round(time.perf_counter() - began, 1),
+    }
 
 
 if __name__ == "__main__":

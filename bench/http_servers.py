@@ -83,8 +83,10 @@ def start(dsn: str, vaults: Path | None, *extra: str, source: Path = ROOT) -> Se
         *extra,
     ]
     env = {**ENV, "PYTHONPATH": str(source)}
+    own = source / ".venv" / "bin" / "python"  # another checkout runs in its own venv
+    python = str(own) if source != ROOT and own.is_file() else sys.executable
     proc = subprocess.Popen(
-        [sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env, cwd=str(source)
+        [python, *args], stderr=subprocess.PIPE, text=True, env=env, cwd=str(source)
     )
     assert proc.stderr is not None
     seen: list[str] = []

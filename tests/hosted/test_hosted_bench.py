@@ -76,3 +76,27 @@ def test_the_hosted_serving_bench_runs_on_postgresql_at_a_tiny_size(pg_dsn: str)
     assert [r["clients"] for r in result["recall"]] == [1, 8, 32]
     assert all(r["errors"] == 0 and r["calls"] > 0 for r in result["recall"])
     assert result["remember"]["errors"] == 0
+
+
+def test_the_two_server_scaling_bench_runs_at_a_tiny_size(pg_dsn: str) -> None:
+    said = run_bench(
+        "bench.hosted_scaling",
+        "--db",
+        pg_dsn,
+        "--tenants",
+        "3",
+        "--memories",
+        "4",
+        "--real",
+        "1",
+        "--cold",
+        "2",
+        "--seconds",
+        "0.2",
+    )
+    [run] = json.loads(said)["runs"]
+    assert [r["clients"] for r in run["recall"]] == [1, 8, 32]
+    for phase in run["recall"]:
+        assert phase["errors"] == 0 and phase["calls"] > 0
+        assert phase["server_cpu_ms_per_recall"] > 0 and phase["database_cpu_ms_per_recall"] > 0
+    assert run["cold_open"]["tenants"] == 2
