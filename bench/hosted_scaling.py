@@ -6,8 +6,9 @@ python -m bench.hosted_scaling [--tenants 100] [--memories 1000] [--real 2] [--s
 The users' brains are seeded in bulk (bench.hosted_seed: the first --real tenants written by
 the product, the rest copied with their own vectors; hashing vectors). Two servers from this
 checkout (and, with --baseline, two from DIR, run in DIR's own .venv when it has one) serve the
-same database on loopback. Each side first answers --cold tenants' first recall (their brains
-opened) and a second one; then 1, 8 and 32 clients, each with its own tenant's token,
+same database on loopback. Each side first recalls once for each of --cold tenants, on servers
+that have not opened their brains, then a second round: the CPU the first round took beyond the
+second is a cold open's. Then 1, 8 and 32 clients, each with its own tenant's token,
 alternating servers, recall for --seconds, the sides taking turns at each client count. Each
 phase reads the CPU the servers and the PostgreSQL processes used (/proc, utime + stime)
 between the moment every client is connected and the end. Prints one JSON object.
@@ -81,23 +82,38 @@ def ms(took: list[float]) -> dict[str, float]:
     return {"p50_ms": round(percentile(got, 50), 1), "p95_ms": round(percentile(got, 95), 1)}
 
 
-async def cold_opens(servers: list[Server], tokens: list[str]) -> dict[str, Any]:
-    """Each tenant's first recall on a server that has not opened its brain, then a second."""
-    asked = queries(2 * len(tokens))
-    cold: list[float] = []
-    warm: list[float] = []
+async def recall_each(servers: list[Server], tokens: list[str], asked: list[str]) -> list[float]:
+    """One recall for each tenant in turn, on its own connection: the seconds each took."""
+    took = []
     for n, token in enumerate(tokens):
         async with connect(servers[n % len(servers)].url, token) as mcp:
-            for took, query in ((cold, asked[2 * n]), (warm, asked[2 * n + 1])):
-                begun = time.perf_counter()
-                await call(mcp, "recall", {"query": query, "k": 5})
-                took.append(time.perf_counter() - begun)
+            begun = time.perf_counter()
+            await call(mcp, "recall", {"query": asked[n], "k": 5})
+            took.append(time.perf_counter() - begun)
+    return took
+
+
+def cold_opens(servers: list[Server], tokens: list[str], master: int) -> dict[str, Any]:
+    """Each tenant's first recall on a server that has not opened its brain, then a second
+    round on the same servers: latency, and the CPU a round took beyond the warm one."""
+    asked = queries(2 * len(tokens))
+    rounds = []
+    for part in (asked[: len(tokens)], asked[len(tokens) :]):
+        before = (sum(cpu(s.process.pid) for s in servers), database_cpu(master))
+        took = anyio.run(recall_each, servers, tokens, part)
+        after = (sum(cpu(s.process.pid) for s in servers), database_cpu(master))
+        rounds.append(
+            (took, [(b - a) * 1000 / len(tokens) for a, b in zip(before, after, strict=True)])
+        )
+    (cold, (cold_server, cold_db)), (warm, (warm_server, warm_db)) = rounds
     first, then = ms(cold), ms(warm)
     return {
         "tenants": len(tokens),
         "first_recall": first,
         "second_recall": then,
         "open_cost_p50_ms": round(first["p50_ms"] - then["p50_ms"], 1),
+        "open_server_cpu_ms": round(cold_server - warm_server, 1),
+        "open_database_cpu_ms": round(cold_db - warm_db, 1),
         "load": round(os.getloadavg()[0], 2),
     }
 
@@ -141,7 +157,7 @@ def measure(db: str, tokens: list[str], sources: list[Path], args: argparse.Name
     try:
         runs: dict[str, Any] = {s: {"recall": []} for s in sides}
         for source, servers in sides.items():
-            runs[source]["cold_open"] = anyio.run(cold_opens, servers, tokens[-args.cold :])
+            runs[source]["cold_open"] = cold_opens(servers, tokens[-args.cold :], master)
             print(f"  {source} cold open: {runs[source]['cold_open']}", file=sys.stderr)
             anyio.run(partial(load, servers, tokens, 32, 1.0, write=False))  # brains opened
         for clients in (1, 8, 32):
