@@ -9,7 +9,8 @@ checkout (and, with --baseline, two from DIR, run in DIR's own .venv when it has
 same database on loopback. Each side first recalls once for each of --cold tenants, on servers
 that have not opened their brains, then a second round: the CPU the first round took beyond the
 second is a cold open's. Then 1, 8 and 32 clients, each with its own tenant's token,
-alternating servers, recall for --seconds, the sides taking turns at each client count. Each
+alternating servers, recall for --seconds (one side after the other: four servers at once,
+each connection a brain, would pass PostgreSQL's default 100 connections). Each
 phase reads the CPU the servers and the PostgreSQL processes used (/proc, utime + stime)
 between the moment every client is connected and the end. Prints one JSON object.
 """
@@ -75,6 +76,16 @@ def database_cpu(master: int) -> float:
             if got and got[1] == str(master):
                 total += cpu(int(entry.name))
     return total
+
+
+def rss_mb(servers: list[Server]) -> float:
+    """The servers' resident memory together, MB."""
+    total = 0
+    for server in servers:
+        for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
 
 
 def ms(took: list[float]) -> dict[str, float]:
@@ -146,30 +157,39 @@ def phase(
     }
 
 
-def measure(db: str, tokens: list[str], sources: list[Path], args: argparse.Namespace) -> Any:
-    """Both sides' servers up at once, cold opens first, then the phases taking turns."""
+def connections(dsn: str) -> dict[str, int]:
+    """Connections to the database now (this one's not counted), and the server's limit."""
+    with psycopg.connect(dsn) as conn:
+        held = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        ).fetchone()
+        limit = conn.execute("SHOW max_connections").fetchone()
+    return {"held": int(held[0]) if held else 0, "max": int(limit[0]) if limit else 0}
+
+
+def measure(db: str, tokens: list[str], source: Path, args: argparse.Namespace) -> Any:
+    """One side's two servers: cold opens first, then 1, 8 and 32 clients."""
     extra = ("--rate", "100000", "--burst", "100000", "--max-open", str(len(tokens) + 1))
-    sides = {
-        str(s): [start(db, None, *extra, source=s), start(db, None, *extra, source=s)]
-        for s in sources
-    }
+    servers = [start(db, None, *extra, source=source), start(db, None, *extra, source=source)]
     master = postmaster(db)
     try:
-        runs: dict[str, Any] = {s: {"recall": []} for s in sides}
-        for source, servers in sides.items():
-            runs[source]["cold_open"] = cold_opens(servers, tokens[-args.cold :], master)
-            print(f"  {source} cold open: {runs[source]['cold_open']}", file=sys.stderr)
-            anyio.run(partial(load, servers, tokens, 32, 1.0, write=False))  # brains opened
+        got: dict[str, Any] = {"source": str(source), "recall": []}
+        idle = rss_mb(servers)
+        got["cold_open"] = cold_opens(servers, tokens[-args.cold :], master)
+        print(f"  {source} cold open: {got['cold_open']}", file=sys.stderr)
+        anyio.run(partial(load, servers, tokens, 32, 1.0, write=False))  # brains opened
         for clients in (1, 8, 32):
-            for source, servers in sides.items():
-                got = phase(servers, tokens, clients, args.seconds, master)
-                runs[source]["recall"].append(got)
-                print(f"  {source} recall x{clients}: {got}", file=sys.stderr)
-        return [{"source": s, **r} for s, r in runs.items()]
+            got["recall"].append(phase(servers, tokens, clients, args.seconds, master))
+            print(f"  {source} recall x{clients}: {got['recall'][-1]}", file=sys.stderr)
+        opened = {(n % 2, tokens[n % len(tokens)]) for n in range(32)}  # (server, tenant)
+        opened |= {(n % 2, token) for n, token in enumerate(tokens[-args.cold :])}
+        got["connections"] = {**connections(db), "brains_open": len(opened)}
+        got["memory_mb"] = {"servers_idle": round(idle), "servers_after": round(rss_mb(servers))}
+        return got
     finally:
-        for servers in sides.values():
-            for server in servers:
-                server.stop()
+        for server in servers:
+            server.stop()
 
 
 def main() -> None:
@@ -206,7 +226,7 @@ def main() -> None:
             "cores": os.cpu_count(),
             "seed": seeded,
             "load_before": round(os.getloadavg()[0], 2),
-            "runs": measure(db, tokens, sources, args),
+            "runs": [measure(db, tokens, source, args) for source in sources],
             "load_after": round(os.getloadavg()[0], 2),
         }
         print(json.dumps(result, indent=2))

@@ -100,3 +100,4 @@ def test_the_two_server_scaling_bench_runs_at_a_tiny_size(pg_dsn: str) -> None:
         assert phase["errors"] == 0 and phase["calls"] > 0
         assert phase["server_cpu_ms_per_recall"] > 0 and phase["database_cpu_ms_per_recall"] > 0
     assert run["cold_open"]["tenants"] == 2
+    assert run["connections"]["held"] >= 2  # one a server at least
