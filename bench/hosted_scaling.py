@@ -202,8 +202,8 @@ def main() -> None:
     parser.add_argument("--db", help="a local PostgreSQL to use (else an embedded one)")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure beside")
     args = parser.parse_args()
-    if args.cold > args.tenants or args.real > args.tenants:
-        parser.error("--cold and --real may not exceed --tenants")
+    if not (1 <= args.cold <= args.tenants and 1 <= args.real <= args.tenants):
+        parser.error("--cold and --real must be between 1 and --tenants")
     work = Path(tempfile.mkdtemp(prefix="brain-scaling-bench-"))
     pg = None
     if args.db is None:
