@@ -27,6 +27,7 @@ from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
 from brain.obsidian import linked
+from brain.ports import Capabilities, JournalPort, LockPort
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
@@ -43,6 +44,8 @@ NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised 
 class Storage(Protocol):
     """Where an opened vault keeps its parts, when not in files: it sets the context's store,
     caches, lock, journal, node indexes and change recording (brain/hosted: PostgreSQL)."""
+
+    capabilities: Capabilities
 
     def attach(self, context: Context) -> None: ...
 
@@ -66,7 +69,7 @@ class Context:
     defer_commits: bool = False
     store: NoteStore = field(init=False)
     caches: Caches = field(init=False)
-    lock: WriterLock = field(init=False)
+    lock: LockPort = field(init=False)
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
@@ -75,7 +78,7 @@ class Context:
     # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
     walks: int = field(default=0, init=False)  # full walks of the files by this process
-    journal: Journal = field(init=False)
+    journal: JournalPort = field(init=False)
     node_index: NodeIndex = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
     _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
@@ -84,10 +87,13 @@ class Context:
     id_owners: dict[str, str] | None = field(default=None, init=False)
     # None: the vault's own files and the caches under `.brain/`.
     storage: Storage | None = None
+    # What the storage can do (ports.Capabilities): a files vault can do everything.
+    capabilities: Capabilities = field(default_factory=Capabilities, init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         if self.storage is not None:
+            self.capabilities = self.storage.capabilities
             self.storage.attach(self)
             return
         self.store = NoteStore(self.root)
@@ -251,7 +257,8 @@ class Context:
         and keep salted hashes of it for the forgetting check (vault/forgotten.py)."""
         self.journal.forget(note.id)
         self.record_event("forgotten", "", note, anonymous=True)
-        if self.store.hand_edits:  # a vault of files; a database keeps no file to check
+        # A files vault, where the note could come back by hand; a database keeps no file.
+        if self.capabilities.hand_edits:
             forgotten.record(self.root, note.id, note.title, note.body, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:
@@ -306,7 +313,7 @@ class Context:
         """For a model: whether any of these files changed since the caches saw them, caught
         up now if so. A note rewritten in place (made private, say) changes no folder, and a
         catch-up may trust the folders for minutes, or the daemon's first walk run aside."""
-        if not self.for_model or not self.store.hand_edits:
+        if not self.for_model or not self.capabilities.hand_edits:
             return False
         return self.catch_up_paths(paths) != CatchUp()
 
@@ -369,7 +376,7 @@ class Context:
         full walk runs when forced, when nothing was recorded, or when the last one is older
         than `catchup.FULL_WALK_EVERY` (what the folders cannot show: an edit in place).
         """
-        if not self.store.hand_edits:  # nobody edits a database's rows by hand
+        if not self.capabilities.hand_edits:  # nobody edits a database's rows by hand
             return CatchUp()
         if not force and self.catch_up_every > 0:
             now = time.monotonic()
@@ -402,7 +409,7 @@ class Context:
         reads leave the rest to the walk aside (catch_up_walked) instead of walking. False,
         with nothing done, where only a full walk can tell, or its count was below `above`."""
         catalog = self.caches.catalog
-        if not self.store.hand_edits or catchup.walked_files(catalog) < max(above, 1):
+        if not self.capabilities.hand_edits or catchup.walked_files(catalog) < max(above, 1):
             return False
         started = time.perf_counter()
         look = catchup.look_by_folders(self.store, catalog)
@@ -465,7 +472,7 @@ class Context:
     def _refresh_title(self, folder: str, title: str) -> list[str]:
         """Catch up the files of a folder whose names match a title (cheap: no stat calls);
         returns those of them that do not parse."""
-        if not self.store.hand_edits:
+        if not self.capabilities.hand_edits:
             return []
         broken = []
         for name in self._names_by_title(folder).get(normalise_title(title), ()):
@@ -533,7 +540,7 @@ class Context:
                 self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
-            if self.store.hand_edits:  # what the next catch-up of hand edits compares with
+            if self.capabilities.hand_edits:  # what the next catch-up of hand edits compares with
                 catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()

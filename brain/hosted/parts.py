@@ -14,18 +14,23 @@ from brain.hosted.catalog import PgCatalog
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
 from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, index_path
-from brain.vault.files import WriterLock
-from brain.vault.journal import KEEP_DAYS, Event, Journal
+from brain.vault.journal import KEEP_DAYS, Event
 
 
-class PgLock(WriterLock):
+class PgLock:
     """One writer per tenant across every process and machine: the outermost hold is one
     transaction that first takes the tenant's advisory lock, so everything written under it
-    commits together or not at all (a killed process loses only what was not acknowledged)."""
+    commits together or not at all (a killed process loses only what was not acknowledged).
+    Re-entrant within one process, as the files vault's lock is (ports.LockPort)."""
 
     def __init__(self, db: TenantDatabase, timeout: float = 60.0) -> None:
-        super().__init__(Path(), timeout)
         self.db = db
+        self.timeout = timeout
+        self._depth = 0
+
+    @property
+    def held(self) -> bool:
+        return self._depth > 0
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -79,11 +84,10 @@ class PgLock(WriterLock):
             self.db.execute(sql.format("pg_advisory_unlock"), key)
 
 
-class PgJournal(Journal):
-    """The journal as rows: appended under the writer lock, trimmed by sleep."""
+class PgJournal:
+    """The journal as rows: appended under the writer lock, trimmed by sleep (ports.JournalPort)."""
 
     def __init__(self, db: TenantDatabase) -> None:
-        super().__init__(Path())
         self.db = db
 
     def append(self, event: Event) -> None:
@@ -100,6 +104,15 @@ class PgJournal(Journal):
         ).fetchall()
         for row in rows:
             yield Event(*(str(v) for v in row))
+
+    def on(self, day: str) -> list[Event]:
+        """The events of one day (`YYYY-MM-DD`), in order."""
+        rows = self.db.execute(
+            "SELECT at, kind, id, title, partition, visibility, detail FROM journal "
+            "WHERE substr(at, 1, 10) = ? ORDER BY seq",
+            (day,),
+        ).fetchall()
+        return [Event(*(str(v) for v in row)) for row in rows]
 
     def forget(self, note_id: str) -> None:
         self.db.execute("DELETE FROM journal WHERE id = ? OR detail = ?", (note_id, note_id))

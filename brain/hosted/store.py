@@ -41,8 +41,6 @@ class PgStore(NoteStore):
     the caches never walk them to catch up; a note's row carries its id, kind, status,
     visibility and dates beside its bytes."""
 
-    hand_edits = False
-
     def __init__(self, db: TenantDatabase, root: Path) -> None:
         super().__init__(root)  # the root only names the vault in messages: nothing is on disk
         self.db = db

@@ -31,8 +31,6 @@ Folders = list[tuple[str, os.stat_result]]  # folders a walk looked into, each w
 class NoteStore:
     """The Markdown files of one vault, addressed by vault-relative POSIX paths."""
 
-    hand_edits = True  # a person may change the files beside brain: caches catch up with them
-
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
