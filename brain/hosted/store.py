@@ -57,7 +57,7 @@ class PgStore(NoteStore):
         """Every note file of the partitions, by path (local-only notes are never stored).
 
         Rows have no folders, so `folders` receives none: nothing is edited here by hand,
-        and no catch-up looks at folders (`hand_edits`)."""
+        and no catch-up looks at folders (`Capabilities.hand_edits`)."""
         partitions = set(self.partitions())
         rows = self.db.execute(
             "SELECT path, length(data), stamp FROM vault_files WHERE path LIKE ? ORDER BY path",
