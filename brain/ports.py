@@ -324,16 +324,25 @@ class NodeIndexPort(Protocol):
 class CachesPort(Protocol):
     """Everything rebuildable from the notes: catalog, full text, vectors, sparse terms."""
 
-    # Whether recall filters full-text hits on the catalog's rows (the index cannot itself).
-    filter_text_hits: bool
-    search_ahead: bool  # whether the sparse index may be searched on another thread
-    embedder: Embedder | None
-    sparse_encoder: SparseEncoder | None
     steps: Steps | None
-    catalog: CatalogPort
-    fulltext: FullTextPort
     listeners: list[Callable[[Sequence[IndexObject], Sequence[str]], None]]
 
+    @property
+    def filter_text_hits(self) -> bool:
+        """Whether recall filters full-text hits on the catalog's rows (the index cannot)."""
+
+    @property
+    def search_ahead(self) -> bool:
+        """Whether the sparse index may be searched on another thread."""
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+    @property
+    def sparse_encoder(self) -> SparseEncoder | None: ...
+    @property
+    def catalog(self) -> CatalogPort: ...
+    @property
+    def fulltext(self) -> FullTextPort: ...
     @property
     def vectors(self) -> VectorsPort: ...
     @property
