@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from brain.hosted.sql import OBJECT_COLUMNS as _COLUMNS
+from brain.hosted.dialect import POSTGRESQL
 from brain.hosted.sql import TenantDatabase
 from brain.indexes.catalog import SCHEMA_VERSION, Catalog, FileRow, ObjectRow
+from brain.indexes.dialect import OBJECT_COLUMNS as _COLUMNS
 
 
 class PgCatalog(Catalog):
-    """`Catalog` over a tenant's connection: its SQL is reused as far as it is portable
-    (sql.translate), and the statements SQLite spells its own way are written here again."""
+    """`Catalog` over a tenant's connection: its named reads are shared, with PostgreSQL's
+    spelling of what differs (hosted/dialect.py); its writes are PostgreSQL's own, here."""
+
+    dialect = POSTGRESQL
 
     def __init__(self, db: TenantDatabase) -> None:
         self.db = db
@@ -45,14 +48,14 @@ class PgCatalog(Catalog):
     def set_info(self, key: str, value: str) -> None:
         self.db.execute(
             "INSERT INTO info (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
 
     def put_file(self, row: FileRow) -> None:
         self.db.execute(
             "INSERT INTO files (path, note_id, hash, mtime_ns, size, error) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, path) DO UPDATE SET "
             "note_id = excluded.note_id, hash = excluded.hash, mtime_ns = excluded.mtime_ns, "
             "size = excluded.size, error = excluded.error",
             (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error),
@@ -63,7 +66,7 @@ class PgCatalog(Catalog):
         update = ", ".join(f"{c} = excluded.{c}" for c in columns if c != "id")
         self.db.executemany(
             f"INSERT INTO objects ({_COLUMNS}) VALUES ({','.join('?' * len(columns))}) "
-            f"ON CONFLICT (id) DO UPDATE SET {update}",
+            f"ON CONFLICT (tenant, id) DO UPDATE SET {update}",
             [row.values() for row in rows],
         )
 

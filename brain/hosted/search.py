@@ -45,8 +45,8 @@ class PgFullText(FullText):
 
     def upsert(self, docs: Sequence[TextDoc]) -> None:
         self.db.executemany(
-            "INSERT INTO texts (id, title, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
-            "SET title = excluded.title, body = excluded.body",
+            "INSERT INTO texts (id, title, body) VALUES (?, ?, ?) "
+            "ON CONFLICT (tenant, id) DO UPDATE SET title = excluded.title, body = excluded.body",
             [(d.id, d.title, d.body) for d in docs],
         )
 
@@ -77,7 +77,6 @@ class PgFullText(FullText):
         if not terms or k <= 0:
             return []
         where, params = filter_sql(filters, "o.id")
-        where = "true" + where[1:]  # filter_sql opens with SQLite's `1`
         rows = self.db.execute(
             "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
             "JOIN objects o ON o.id = t.id, to_tsquery('english', ?) q "
@@ -93,7 +92,6 @@ class PgFullText(FullText):
         if not words:
             return 0.0
         where, params = filter_sql(filters, "o.id")
-        where = "true" + where[1:]
         row = self.db.execute(
             "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "
             f"FROM texts t JOIN objects o ON o.id = t.id WHERE ({where})",
@@ -144,7 +142,7 @@ class PgVectors(VectorIndex):
         hashes = list(hashes) or [""] * len(ids)
         self.db.executemany(
             "INSERT INTO vectors (id, hash, dims, embedding) VALUES (?, ?, ?, ?::vector) "
-            "ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, dims = excluded.dims, "
+            "ON CONFLICT (tenant, id) DO UPDATE SET hash = excluded.hash, dims = excluded.dims, "
             "embedding = excluded.embedding",
             [
                 (oid, h, self.dim, _literal(v))

@@ -132,7 +132,8 @@ class PgStore(NoteStore):
                 pass
         self.db.execute(
             "INSERT INTO vault_files (path, data, note_id, kind, status, visibility, created, "
-            "touched, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+            "touched, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, path) DO UPDATE SET "
             "data = excluded.data, note_id = excluded.note_id, kind = excluded.kind, "
             "status = excluded.status, visibility = excluded.visibility, "
             "created = excluded.created, touched = excluded.touched, stamp = excluded.stamp, "

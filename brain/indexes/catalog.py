@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from brain.indexes.dialect import OBJECT_COLUMNS
 from brain.indexes.held import Holding
 from brain.indexes.queries import Database
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
@@ -309,7 +310,8 @@ class Catalog(Holding):
         return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
 
     def get(self, object_id: str) -> ObjectRow | None:
-        row = self.db.execute("SELECT * FROM objects WHERE id=?", (object_id,)).fetchone()
+        query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id=?"
+        row = self.db.execute(query, (object_id,)).fetchone()
         return ObjectRow.from_sql(row) if row else None
 
     def get_many(self, ids: Sequence[str]) -> dict[str, ObjectRow]:
@@ -317,7 +319,8 @@ class Catalog(Holding):
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
-            for row in self.db.execute(f"SELECT * FROM objects WHERE id IN ({marks})", batch):
+            query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id IN ({marks})"
+            for row in self.db.execute(query, batch):
                 out[row[0]] = ObjectRow.from_sql(row)
         return out
 
@@ -339,7 +342,7 @@ class Catalog(Holding):
     ) -> ObjectRow | None:
         visible = " AND visibility='normal'" if visible_only else ""
         row = self.db.execute(
-            "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE partition=? AND node=? AND norm_title=? "
             f"AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
             (partition, node, norm_title),
         ).fetchone()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from brain.indexes.dialect import OBJECT_COLUMNS, SQLITE, Dialect
 from brain.indexes.rows import Brief, ObjectRow, RelationRow
 from brain.ingest.sections import SECTIONED_KINDS
 
@@ -55,7 +56,7 @@ def scopes(filters: Filters) -> list[tuple[str, ...]]:
 def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]:
     """The filters as a WHERE clause over the catalog's objects (`id_column`: their id where
     another table joined holds an `id` too)."""
-    where, params = ["1"], []
+    where, params = ["TRUE"], []
     if filters.partition is not None:
         where.append("partition=?")
         params.append(filters.partition)
@@ -131,10 +132,11 @@ class Queries:
     """The reads of the catalog (its subclass holds the schema and the writes)."""
 
     db: Database
+    dialect: Dialect = SQLITE  # the SQL each database spells its own way
 
     # as a WHERE clause (for the named reads below, and for tests) --------------------
-    def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
-        for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
+    def select(self, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
+        for row in self.db.execute(f"SELECT {OBJECT_COLUMNS} FROM objects WHERE {where}", params):
             yield ObjectRow.from_sql(row)
 
     def notes(
@@ -184,12 +186,12 @@ class Queries:
         )
         return next(found, None)
 
-    def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
+    def count(self, where: str = "TRUE", params: Sequence[Any] = ()) -> int:
         return int(
             self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]
         )
 
-    def relations(self, where: str = "1", params: Sequence[Any] = ()) -> list[RelationRow]:
+    def relations(self, where: str = "TRUE", params: Sequence[Any] = ()) -> list[RelationRow]:
         sql = f"SELECT source, type, target, weight FROM relations WHERE {where}"
         return [
             RelationRow(*row)
@@ -253,18 +255,17 @@ class Queries:
 
     def documents_of(self, connector: str) -> list[ObjectRow]:
         """The document notes one connector wrote."""
+        connector_of = self.dialect.json_text("source", "connector")
         return list(
-            self.select(
-                "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?",
-                [connector],
-            )
+            self.select(f"kind='document' AND id=note_id AND {connector_of}=?", [connector])
         )
 
     def conversation(self, platform: str, external_id: str) -> ObjectRow | None:
         """The recall note of one imported conversation, if it was imported before."""
+        field = self.dialect.json_text
         rows = self.select(
-            "kind='recall' AND id=note_id AND json_extract(source, '$.platform')=? "
-            "AND json_extract(source, '$.external_id')=? LIMIT 1",
+            f"kind='recall' AND id=note_id AND {field('source', 'platform')}=? "
+            f"AND {field('source', 'external_id')}=? LIMIT 1",
             [platform, external_id],
         )
         return next(iter(rows), None)
@@ -411,9 +412,9 @@ class Queries:
         shown.append(f"kind NOT IN ({_marks(SECTIONED_KINDS)})")  # a sync's files are no talk
         params.extend(SECTIONED_KINDS)
         where = "".join(f" AND {condition}" for condition in shown)
+        no_section = self.dialect.position("id", "'#'") + "=0"
         side = (
-            "SELECT id FROM objects "
-            "WHERE partition=? AND node=? AND instr(id, '#')=0" + where + " "
+            f"SELECT id FROM objects WHERE partition=? AND node=? AND {no_section}{where} "
             "AND id {} ? AND id {} ? ORDER BY id {} LIMIT ?"
         )
         query = (
