@@ -23,11 +23,18 @@ from brain.indexes.catchup import CatchUp
 from brain.indexes.copies import Holders
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.ports import (
+    CachesPort,
+    Capabilities,
+    JournalPort,
+    LockPort,
+    NodeIndexPort,
+    NotesPort,
+)
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
 from brain.obsidian import linked
-from brain.ports import Capabilities, JournalPort, LockPort
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
@@ -67,8 +74,8 @@ class Context:
     for_model: bool = False
     # A model's session (the MCP server): its writes are committed at its close, not one by one.
     defer_commits: bool = False
-    store: NoteStore = field(init=False)
-    caches: Caches = field(init=False)
+    store: NotesPort = field(init=False)
+    caches: CachesPort = field(init=False)
     lock: LockPort = field(init=False)
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
@@ -79,7 +86,7 @@ class Context:
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
     walks: int = field(default=0, init=False)  # full walks of the files by this process
     journal: JournalPort = field(init=False)
-    node_index: NodeIndex = field(init=False)
+    node_index: NodeIndexPort = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
     _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
     # While reindexing: which file held each id before the caches were cleared, so a copied
@@ -137,11 +144,12 @@ class Context:
             return True
 
     def _open_caches(self, folder: Path) -> None:
-        self.caches = Caches(
+        caches = Caches(
             folder, embedder=self.embedder, sparse_encoder=self.sparse, steps=self.steps
         )
-        self.node_index = NodeIndex(self.root, self.caches.catalog)
-        self.caches.listeners.append(self.node_index.on_change)
+        self.caches = caches
+        self.node_index = NodeIndex(self.root, caches.catalog)
+        caches.listeners.append(self.node_index.on_change)
 
     def close(self) -> None:
         self.caches.close()
@@ -423,7 +431,9 @@ class Context:
         """A full walk of the files against the catalog, safe on any thread: it reads
         through a catalog connection of its own and writes nothing."""
         try:
-            catalog = Catalog(self.caches.catalog.path)
+            own = self.caches.catalog
+            assert isinstance(own, Catalog), "only a files vault is walked aside"
+            catalog = Catalog(own.path)
             try:
                 return catchup.walk_against(self.store, catalog, self.clock.now())
             finally:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from brain.errors import InvalidInput
+from brain.indexes.ports import CatalogReads
 from brain.model import Note, Visibility
-from brain.ports import CatalogReads
 from brain.vault.cold import is_cold
 
 LINKS_FIELD = "brain_links"

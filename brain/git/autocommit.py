@@ -30,8 +30,8 @@ from brain.git.repo import (
     run,
     snapshot,
 )
+from brain.indexes.ports import LockPort
 from brain.model import LOCAL_ONLY
-from brain.ports import LockPort
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR
 

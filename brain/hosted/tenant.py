@@ -17,8 +17,8 @@ from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase, require_tenant
 from brain.hosted.store import PgStore
 from brain.indexes.embedder import Embedder
+from brain.indexes.ports import Capabilities
 from brain.indexes.sparse import SparseEncoder
-from brain.ports import Capabilities
 from brain.settings import SETTINGS_FILE
 from brain.vault.paths import check_segment
 

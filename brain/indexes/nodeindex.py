@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from brain import terms as keywords
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
+from brain.indexes.ports import NotesPort
+from brain.indexes.rows import Settled
 from brain.model import LOCAL_ONLY, Status, Visibility
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
@@ -26,7 +28,6 @@ from brain.vault.paths import inside
 if TYPE_CHECKING:
     from brain.indexes.caches import IndexObject
     from brain.indexes.catalog import Catalog
-    from brain.vault.store import NoteStore
 
 INDEX_FILE = "index.json"
 TOP_LEVEL_THRESHOLD = 5  # a node right under the partition gets an index at 5 memories
@@ -37,14 +38,6 @@ KEY_ENTITIES = 12
 
 # node_id is derived from the node's place, so it never churns while the folder keeps its path.
 _NODE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "brain:node")
-
-
-@dataclass(frozen=True)
-class Settled:
-    """What a full pass over the index files did (vault-relative paths)."""
-
-    written: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
 
 
 def threshold(node: str) -> int:
@@ -138,7 +131,7 @@ class NodeIndex:
             self.flush()
 
     @contextlib.contextmanager
-    def rebuilding(self, store: NoteStore) -> Iterator[None]:
+    def rebuilding(self, store: NotesPort) -> Iterator[None]:
         """Start the statistics from nothing; the body feeds every note (through the listener);
         then every index file is settled. Callers hold the vault lock."""
         self.clear()
@@ -152,7 +145,7 @@ class NodeIndex:
                 self._batch_read.clear()
         self.last_settled = self.settle(store.partitions())
 
-    def resume(self, store: NoteStore) -> None:
+    def resume(self, store: NotesPort) -> None:
         """On opening: statistics missing or from an older brain are rebuilt from the notes the
         catalog knows; if it knows none yet, the next catch-up feeds them note by note."""
         if self.catalog.note_count() == 0:
@@ -160,7 +153,7 @@ class NodeIndex:
         else:
             self.rebuild(store)
 
-    def rebuild(self, store: NoteStore) -> Settled:
+    def rebuild(self, store: NotesPort) -> Settled:
         """Recompute every statistic from the note files the catalog knows, then settle the files.
 
         Callers hold the vault lock.

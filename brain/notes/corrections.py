@@ -19,10 +19,10 @@ import yaml
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Kind, Note, Relation, Status, iso, new_id, parse_iso
 from brain.notes import defining
 from brain.notes.writing import check_text, own_pass
-from brain.ports import CatalogReads
 from brain.safeyaml import load_yaml
 from brain.vault import notefile
 from brain.vault.paths import file_stem

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
 from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Relation
 from brain.notes.corrections import PRIOR_FIELD, chain, restore
-from brain.ports import CatalogReads
 
 if TYPE_CHECKING:
     from brain.context import Context

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput, NotFound
 from brain.indexes.catalog import RelationRow
+from brain.indexes.ports import CatalogReads
 from brain.model import RELATION_TYPES, Note, Relation, Status
 from brain.notes.corrections import current
-from brain.ports import CatalogReads
 
 if TYPE_CHECKING:
     from brain.context import Context

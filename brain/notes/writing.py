@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput, broken_in_the_way
 from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads, NotesPort
 from brain.model import KINDS, Kind, Note, iso, new_id, normalise_title
 from brain.notes import defining
 from brain.obsidian import check_tag
-from brain.ports import CatalogReads, NotesPort
 from brain.scoping import place
 from brain.vault.archive import check_writable
 from brain.vault.paths import check_node, check_segment, file_stem

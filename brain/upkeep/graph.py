@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brain.indexes.catalog import ObjectRow, RelationRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Note, Status, iso, new_id
-from brain.ports import CatalogReads
 
 if TYPE_CHECKING:
     from brain.context import Context

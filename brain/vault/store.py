@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
@@ -356,7 +357,13 @@ class NoteStore:
             return False
 
 
-def free_hot_path(store: NoteStore, cold: str) -> str:
+class Exists(Protocol):
+    """A store that can say whether a path is taken (either storage's)."""
+
+    def exists(self, rel: str) -> bool: ...
+
+
+def free_hot_path(store: Exists, cold: str) -> str:
     """Where a cold note goes back to: its old path, or a free neighbour if that is taken."""
     hot = hot_path(cold)
     stem, n = hot[: -len(".md")], 2

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from brain import ports
 from brain.hosted.caches import PgCaches
 from brain.hosted.catalog import PgCatalog
 from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
 from brain.hosted.search import PgFullText, PgVectors
 from brain.hosted.sparse import PgSparse
 from brain.hosted.store import PgStore
+from brain.indexes import ports
 from brain.indexes.caches import Caches
 from brain.indexes.catalog import Catalog
 from brain.indexes.fulltext import FullText

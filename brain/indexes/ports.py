@@ -1,5 +1,8 @@
 """What the use cases need from a storage: its parts as Protocols, and what it can do."""
 
+# Here in indexes/, not above it: the code both storages share here (catch-up, the node index)
+# takes the parts by these ports too. It imports only values, and nothing imports it back here.
+
 from __future__ import annotations
 
 import os
@@ -16,10 +19,11 @@ if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder
     from brain.indexes.fulltext import Filters, TextDoc
     from brain.indexes.held import Held
-    from brain.indexes.nodeindex import Settled
-    from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
+    from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Settled, Stamp
     from brain.indexes.sparse import SparseEncoder, Terms
+    from brain.indexes.vectors import Found
     from brain.model import Note, Steps
+    from brain.vault.cold import ColdCodec
     from brain.vault.journal import Event
     from brain.vault.store import Folders
 
@@ -45,6 +49,7 @@ class NotesPort(Protocol):
     """The notes themselves, by vault-relative POSIX path: the source of truth."""
 
     root: Path
+    cold: ColdCodec  # the cold tier's compression (used where Capabilities.cold_tier)
 
     def grouped(self) -> AbstractContextManager[None]: ...
     def commit_group(self) -> None: ...
@@ -219,6 +224,10 @@ class CatalogPort(CatalogReads, Protocol):
 class FullTextPort(Protocol):
     """Full-text search over the objects' titles and bodies, with their stored text."""
 
+    @property
+    def problem(self) -> str | None:
+        """Why the index cannot be served as it is (None: it can)."""
+
     def create(self) -> None: ...
     def writing(self) -> AbstractContextManager[None]: ...
     def upsert(self, docs: Sequence[TextDoc]) -> None: ...
@@ -240,21 +249,26 @@ class FullTextPort(Protocol):
 class VectorsPort(Protocol):
     """The objects' embeddings, searched by nearness."""
 
-    def upsert(self, ids: Sequence[str], vectors: Any, hashes: Sequence[str] = ()) -> None: ...
+    def upsert(self, ids: Sequence[str], vectors: Any) -> None: ...
     def remove(self, ids: Iterable[str]) -> int: ...
     def search(
         self, vector: Any, k: int, allowed: set[str] | None = None
     ) -> list[tuple[str, float]]: ...
     def ranked(
         self, vector: Any, k: int, allowed: set[str] | None = None
-    ) -> list[tuple[str, float]]: ...
+    ) -> Found | list[tuple[str, float]]:
+        """`search`, its ids named as they are read (a list where the storage names them)."""
+
     def stacked(self, ids: Sequence[str]) -> tuple[list[str], Any]: ...
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]: ...
     def ids(self) -> list[str]: ...
     def __len__(self) -> int: ...
     def kind(self) -> str: ...
     def rebuild(self, target: str | None = None) -> bool: ...
-    def begin_rebuild(self, target: str | None = None) -> None: ...
+    def begin_rebuild(self, target: str | None = None) -> Any:
+        """A plan to build aside and then `finish_rebuild` (None: nothing to do)."""
+
+    def finish_rebuild(self, plan: Any, built: Any) -> None: ...
     def save(self) -> None: ...
     def clear(self) -> None: ...
     def close(self) -> None: ...
