@@ -26,8 +26,8 @@ from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
 
 if TYPE_CHECKING:
-    from brain.indexes.caches import IndexObject
     from brain.indexes.catalog import Catalog
+    from brain.indexes.rows import IndexObject
 
 INDEX_FILE = "index.json"
 TOP_LEVEL_THRESHOLD = 5  # a node right under the partition gets an index at 5 memories

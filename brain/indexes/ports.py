@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from brain.errors import BrokenNote
-    from brain.indexes.caches import IndexObject
     from brain.indexes.embedder import Embedder
     from brain.indexes.fulltext import Filters, TextDoc
     from brain.indexes.held import Held
-    from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Settled, Stamp
+    from brain.indexes.rows import (
+        Brief,
+        FileRow,
+        IndexObject,
+        ObjectRow,
+        RelationRow,
+        Settled,
+        Stamp,
+    )
     from brain.indexes.sparse import SparseEncoder, Terms
     from brain.indexes.vectors import Found
     from brain.model import Note, Steps
@@ -283,7 +290,6 @@ class SparsePort(Protocol):
         self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]], batch: int = 256
     ) -> int: ...
     def remove(self, ids: Iterable[str]) -> int: ...
-    def prune(self, keep: Iterable[str]) -> int: ...
     def search(
         self, query: Terms, k: int, allowed: set[str] | None = None
     ) -> list[tuple[str, float]]: ...

@@ -125,3 +125,11 @@ class Settled:
 
     written: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexObject:
+    """One recallable thing made from a note: its catalog row and its searchable text."""
+
+    row: ObjectRow
+    text: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 from typing import Any
 
 import pytest
@@ -37,7 +38,7 @@ PARTS: list[tuple[Any, type, type]] = [
 ]
 # The PostgreSQL parts built by composition: nothing of the files storage under them, so a
 # port member they lack is a member PostgreSQL has no implementation of.
-OWN = {PgLock, PgJournal}
+OWN = {PgCaches, PgFullText, PgJournal, PgLock, PgSparse, PgStore, PgVectors}
 
 
 def members(port: Any) -> set[str]:
@@ -52,13 +53,16 @@ def members(port: Any) -> set[str]:
 
 
 def has(cls: type, name: str) -> bool:
-    """Defined on the class, or set on each instance in its __init__ (a plain attribute)."""
+    """Defined on the class, or a plain attribute one of its methods sets (`self.name = …`)."""
     for c in cls.__mro__:
         if name in vars(c) or name in getattr(c, "__annotations__", {}):
             return True
-        code = getattr(vars(c).get("__init__"), "__code__", None)
-        if code is not None and name in code.co_names:
-            return True
+        for method in vars(c).values():
+            code = getattr(method, "__code__", None)
+            if code is not None and any(
+                i.opname == "STORE_ATTR" and i.argval == name for i in dis.get_instructions(code)
+            ):
+                return True
     return False
 
 
