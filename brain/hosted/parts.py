@@ -1,4 +1,4 @@
-"""The rest of a tenant's vault in PostgreSQL: the writer lock, the journal, the node indexes."""
+"""The rest of a tenant's vault in PostgreSQL: the writer lock, the journal, the index files."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ import contextlib
 import json
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from brain.errors import VaultBusy
-from brain.hosted.catalog import PgCatalog
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
-from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, index_path
+from brain.indexes.nodeindex import INDEX_FILE
 from brain.vault.journal import KEEP_DAYS, Event
 
 
@@ -123,35 +121,35 @@ class PgJournal:
         return int(cursor.rowcount or 0)
 
 
-class PgNodeIndex(NodeIndex):
-    """index.json files kept as rows of the store, made from the same statistics."""
+class IndexRows:
+    """index.json files kept as rows of the store (nodeindex.IndexFiles), made from the same
+    statistics as the files vault's."""
 
-    def __init__(self, root: Path, catalog: PgCatalog, store: PgStore) -> None:
-        super().__init__(root, catalog)
+    def __init__(self, store: PgStore) -> None:
         self.store = store
 
-    def _owned(self, rel: str) -> bool:
+    def owned(self, rel: str) -> bool:
         return True  # a row has no link to follow out of the vault
 
-    def _current(self, rel: str) -> bytes | None:
+    def current(self, rel: str) -> bytes | None:
         return self.store.read_bytes(rel) if self.store.exists(rel) else None
 
-    def _put(self, rel: str, data: bytes) -> None:
+    def put(self, rel: str, data: bytes) -> None:
         self.store.write_bytes(rel, data)
 
-    def _drop(self, rel: str, partition: str) -> None:
+    def drop(self, rel: str, partition: str) -> None:
         self.store.delete(rel)
 
-    def _index_files(self, partition: str) -> Iterator[str]:
+    def listing(self, partition: str) -> Iterator[str]:
         rows = self.store.db.execute(
             "SELECT path FROM vault_files WHERE path >= ? AND path < ? AND path LIKE ?",
             (partition + "/", partition + "0", "%/" + INDEX_FILE),
         )
         return iter([str(r[0]) for r in rows])
 
-    def read(self, partition: str, node: str) -> dict[str, Any] | None:
+    def load(self, rel: str) -> dict[str, Any] | None:
         try:
-            doc = json.loads(self.store.read_bytes(index_path(partition, node)))
+            doc = json.loads(self.store.read_bytes(rel))
         except (FileNotFoundError, ValueError):
             return None
         return doc if isinstance(doc, dict) else None

@@ -12,11 +12,12 @@ from brain.context import Context
 from brain.errors import NotFound
 from brain.git.autocommit import Autocommit
 from brain.hosted.caches import PgCaches
-from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
+from brain.hosted.parts import IndexRows, PgJournal, PgLock
 from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase, require_tenant
 from brain.hosted.store import PgStore
 from brain.indexes.embedder import Embedder
+from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.ports import Capabilities
 from brain.indexes.sparse import SparseEncoder
 from brain.settings import SETTINGS_FILE
@@ -51,7 +52,7 @@ class PgStorage:
         context.changes = Autocommit(root, context.settings, context.lock)
         context.changes.enabled = self.capabilities.git
         context.caches = caches = PgCaches(self.db, self.embedder, self.sparse)
-        context.node_index = PgNodeIndex(root, caches.pg_catalog, store)
+        context.node_index = NodeIndex(root, caches.pg_catalog, where=IndexRows(store))
         caches.listeners.append(context.node_index.on_change)
         if context.node_index.stale:
             with context.lock.hold():

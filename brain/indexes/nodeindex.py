@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from brain import terms as keywords
 from brain.errors import BrokenNote, InvalidInput
@@ -80,17 +80,17 @@ class NodeIndex:
 
     root: Path
     catalog: Catalog
+    where: IndexFiles | None = None  # None: in the vault's folders (IndexFolders)
+    files: IndexFiles = field(init=False)
     stats: NodeStats = field(init=False)
     last_settled: Settled = field(default_factory=Settled, init=False)
     _depth: int = field(default=0, init=False)
     _dirty: set[tuple[str, str]] = field(default_factory=set, init=False)
-    _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
-        default_factory=dict, init=False
-    )
     # Inside a batch, each index file as first read: none is written before the batch ends.
     _batch_read: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        self.files = self.where or IndexFolders(self.root)
         self.stats = NodeStats(self.catalog)
 
     @property
@@ -179,19 +179,19 @@ class NodeIndex:
     def write(self, partition: str, node: str) -> str | None:
         """Write (or remove) one node's index.json; returns its path if the file changed."""
         rel = index_path(partition, node)
-        if not self._owned(rel):
+        if not self.files.owned(rel):
             return None
         doc = self.document(partition, node)
-        current = self._current(rel)
+        current = self.files.current(rel)
         if doc is None:
             if current is None:
                 return None
-            self._drop(rel, partition)
+            self.files.drop(rel, partition)
             return rel
         data = render(doc)
         if current == data:
             return None
-        self._put(rel, data)
+        self.files.put(rel, data)
         return rel
 
     def settle(self, partitions: Sequence[str]) -> Settled:
@@ -203,41 +203,12 @@ class NodeIndex:
                 wanted.add(index_path(partition, node))
                 if self.write(partition, node):
                     written.append(index_path(partition, node))
-            for rel in self._index_files(partition):
+            for rel in self.files.listing(partition):
                 if rel not in wanted:
-                    self._drop(rel, partition)
+                    self.files.drop(rel, partition)
                     removed.append(rel)
         self._dirty.clear()
         return Settled(tuple(written), tuple(removed))
-
-    # where the index files live (the hosted storage keeps them as rows instead) --------
-    def _owned(self, rel: str) -> bool:
-        """False for a path that leaves the vault (a folder replaced by a link out of it)."""
-        try:
-            inside(self.root, rel)
-        except InvalidInput:
-            return False
-        return True
-
-    def _current(self, rel: str) -> bytes | None:
-        try:
-            return (self.root / rel).read_bytes()
-        except FileNotFoundError:
-            return None
-
-    def _put(self, rel: str, data: bytes) -> None:
-        atomic_write(self.root / rel, data)
-
-    def _drop(self, rel: str, partition: str) -> None:
-        remove_file(self.root / rel)
-        _tidy((self.root / rel).parent, self.root / partition)
-
-    def _index_files(self, partition: str) -> Iterator[str]:
-        """Every index.json inside a partition (hidden folders and symlinks are not followed)."""
-        for folder, dirs, files in os.walk(self.root / partition):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            if INDEX_FILE in files:
-                yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()
 
     def indexed_nodes(self, partition: str) -> list[str]:
         """Nodes of a partition that have (or should have) an index.json."""
@@ -283,6 +254,68 @@ class NodeIndex:
         return doc
 
     def _read_file(self, rel: str) -> dict[str, Any] | None:
+        return self.files.load(rel)
+
+
+class IndexFiles(Protocol):
+    """Where the index.json files live: in the vault's folders (`IndexFolders`), or as rows
+    of the hosted store (brain/hosted/parts.py)."""
+
+    def owned(self, rel: str) -> bool:
+        """False for a path the index may not write (it leaves the vault)."""
+        ...
+
+    def current(self, rel: str) -> bytes | None: ...
+    def put(self, rel: str, data: bytes) -> None: ...
+    def drop(self, rel: str, partition: str) -> None: ...
+    def listing(self, partition: str) -> Iterator[str]:
+        """Every index.json inside a partition."""
+        ...
+
+    def load(self, rel: str) -> dict[str, Any] | None:
+        """One index.json parsed (None if missing or not a JSON object)."""
+        ...
+
+
+@dataclass
+class IndexFolders:
+    """The index.json files in the vault's own folders."""
+
+    root: Path
+    _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
+        default_factory=dict, init=False
+    )
+
+    def owned(self, rel: str) -> bool:
+        """False for a path that leaves the vault (a folder replaced by a link out of it)."""
+        try:
+            inside(self.root, rel)
+        except InvalidInput:
+            return False
+        return True
+
+    def current(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put(self, rel: str, data: bytes) -> None:
+        atomic_write(self.root / rel, data)
+
+    def drop(self, rel: str, partition: str) -> None:
+        remove_file(self.root / rel)
+        _tidy((self.root / rel).parent, self.root / partition)
+
+    def listing(self, partition: str) -> Iterator[str]:
+        """Hidden folders and symlinks are not followed."""
+        for folder, dirs, files in os.walk(self.root / partition):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if INDEX_FILE in files:
+                yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()
+
+    def load(self, rel: str) -> dict[str, Any] | None:
+        """Parsed once per version of the file (its mtime and size)."""
         try:
             path = inside(self.root, rel)
             st = path.stat()

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import dis
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
 from brain.hosted.caches import PgCaches
 from brain.hosted.catalog import PgCatalog
-from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
+from brain.hosted.parts import IndexRows, PgJournal, PgLock
 from brain.hosted.search import PgFullText, PgVectors
 from brain.hosted.sparse import PgSparse
 from brain.hosted.store import PgStore
-from brain.indexes import ports
+from brain.indexes import nodeindex, ports
 from brain.indexes.caches import Caches
 from brain.indexes.catalog import Catalog
 from brain.indexes.fulltext import FullText
-from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.postings import SparseIndex
 from brain.indexes.vectors import VectorIndex
 from brain.vault.files import WriterLock
@@ -34,18 +33,18 @@ PARTS: list[tuple[Any, type, type]] = [
     (ports.SparsePort, SparseIndex, PgSparse),
     (ports.LockPort, WriterLock, PgLock),
     (ports.JournalPort, Journal, PgJournal),
-    (ports.NodeIndexPort, NodeIndex, PgNodeIndex),
+    (nodeindex.IndexFiles, nodeindex.IndexFolders, IndexRows),
 ]
 # The PostgreSQL parts built by composition: nothing of the files storage under them, so a
 # port member they lack is a member PostgreSQL has no implementation of.
-OWN = {PgCaches, PgFullText, PgJournal, PgLock, PgSparse, PgStore, PgVectors}
+OWN = {IndexRows, PgCaches, PgFullText, PgJournal, PgLock, PgSparse, PgStore, PgVectors}
 
 
 def members(port: Any) -> set[str]:
     """A Protocol's members, its bases' too: methods, properties and declared attributes."""
     found: set[str] = set()
     for cls in port.__mro__:
-        if cls.__module__ != ports.__name__:
+        if Protocol not in cls.__bases__ and cls is not port:
             continue
         found |= {n for n in vars(cls) if not n.startswith("_") or n == "__len__"}
         found |= set(getattr(cls, "__annotations__", {}))
