@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from brain import terms as keywords
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
-from brain.indexes.ports import NotesPort
+from brain.indexes.ports import NotesPort, SqlCatalogPort
 from brain.indexes.rows import Settled
 from brain.model import LOCAL_ONLY, Status, Visibility
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
 
 if TYPE_CHECKING:
-    from brain.indexes.catalog import Catalog
     from brain.indexes.rows import IndexObject
 
 INDEX_FILE = "index.json"
@@ -79,7 +78,7 @@ class NodeIndex:
     """Node statistics in the catalog database and the index.json files made from them."""
 
     root: Path
-    catalog: Catalog
+    catalog: SqlCatalogPort
     where: IndexFiles | None = None  # None: in the vault's folders (IndexFolders)
     files: IndexFiles = field(init=False)
     stats: NodeStats = field(init=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brain.indexes.catalog import Catalog
+    from brain.indexes.ports import SqlCatalogPort
 
 SCHEMA = "1"
 KEYWORD, ENTITY = "k", "e"
@@ -68,7 +68,7 @@ def ancestors(node: str) -> list[str]:
 class NodeStats:
     """The statistics tables, on the catalog's connection (so they share its transactions)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: SqlCatalogPort) -> None:
         self.catalog = catalog
         self.db = catalog.db
         self.db.executescript(_TABLES)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from brain.indexes.dialect import OBJECT_COLUMNS, SQLITE, Dialect
-from brain.indexes.rows import Brief, ObjectRow, RelationRow
+from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.ingest.sections import SECTIONED_KINDS
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ class Database(Protocol):
 
 
 BRIEF_COLUMNS = "id, partition, node, status, visibility, kind, created, defining"
+FILE_COLUMNS = "path, note_id, hash, mtime_ns, size, error, inode"  # a FileRow's, in order
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -133,6 +134,98 @@ class Queries:
 
     db: Database
     dialect: Dialect = SQLITE  # the SQL each database spells its own way
+
+    # info, files and objects by key ------------------------------------------------------
+    def info(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    # files
+    def files(self) -> dict[str, FileRow]:
+        return {
+            row[0]: FileRow(*row) for row in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files")
+        }
+
+    def stamps(self) -> dict[str, Stamp]:
+        """Every file's (mtime_ns, size, inode) by path: what a walk compares, and no more."""
+        query = "SELECT path, mtime_ns, size, inode FROM files"
+        return {row[0]: (row[1], row[2], row[3]) for row in self.db.execute(query)}
+
+    def file(self, path: str) -> FileRow | None:
+        row = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path=?", (path,)).fetchone()
+        return FileRow(*row) if row else None
+
+    def inodes_in(self, folder: str) -> dict[str, int]:
+        """The files right in a folder (not below it), each with its inode (0: not known)."""
+        start = f"{folder}/"
+        return {
+            path: inode
+            for path, inode in self.db.execute(
+                "SELECT path, inode FROM files WHERE path > ? AND path < ?",
+                (start, f"{folder}/\U0010ffff"),
+            )
+            if "/" not in path[len(start) :]
+        }
+
+    def files_under(self, folder: str) -> dict[str, FileRow]:
+        """The files at any depth below a folder (vault-relative, no trailing slash)."""
+        return {
+            row[0]: FileRow(*row)
+            for row in self.db.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE path > ? AND path < ?",
+                (f"{folder}/", f"{folder}/\U0010ffff"),
+            )
+        }
+
+    def broken_files(self) -> list[FileRow]:
+        return [
+            FileRow(*row)
+            for row in self.db.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE error IS NOT NULL ORDER BY path"
+            )
+        ]
+
+    def object_ids_of(self, note_id: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
+
+    def get(self, object_id: str) -> ObjectRow | None:
+        query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id=?"
+        row = self.db.execute(query, (object_id,)).fetchone()
+        return ObjectRow.from_sql(row) if row else None
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, ObjectRow]:
+        out: dict[str, ObjectRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id IN ({marks})"
+            for row in self.db.execute(query, batch):
+                out[row[0]] = ObjectRow.from_sql(row)
+        return out
+
+    def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
+        return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
+
+    def titles(self, ids: Sequence[str]) -> dict[str, str]:
+        """The title of each of these objects (those the catalog holds)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            sql = f"SELECT id, title FROM objects WHERE id IN ({marks})"
+            out.update(self.db.execute(sql, batch))
+        return out
+
+    def find_title(
+        self, partition: str, node: str, norm_title: str, *, visible_only: bool = False
+    ) -> ObjectRow | None:
+        visible = " AND visibility='normal'" if visible_only else ""
+        row = self.db.execute(
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE partition=? AND node=? AND norm_title=? "
+            f"AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
+            (partition, node, norm_title),
+        ).fetchone()
+        return ObjectRow.from_sql(row) if row else None
 
     # as a WHERE clause (for the named reads below, and for tests) --------------------
     def select(self, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
@@ -370,16 +463,6 @@ class Queries:
 
     # recall's neighbour context (recall/neighbours.py) -----------------------------------
     # the change log and the briefs' rows, for the briefs held in memory (held.py)
-    def last_change(self) -> int:
-        """The number of the last change logged (0: none yet)."""
-        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
-        return int(row[0]) if row else 0
-
-    def changes_since(self, seq: int, limit: int) -> list[tuple[int, str]]:
-        """Up to `limit` (number, object id) logged after `seq`, in order."""
-        query = "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
-        return [(int(n), oid) for n, oid in self.db.execute(query, (seq, limit))]
-
     def brief_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """The BRIEF_COLUMNS of each of these ids the catalog holds."""
         out: dict[str, tuple[Any, ...]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dis
+import inspect
 from typing import Any, Protocol
 
 import pytest
@@ -18,6 +19,7 @@ from brain.indexes.caches import Caches
 from brain.indexes.catalog import Catalog
 from brain.indexes.fulltext import FullText
 from brain.indexes.postings import SparseIndex
+from brain.indexes.queries import Queries
 from brain.indexes.vectors import VectorIndex
 from brain.vault.files import WriterLock
 from brain.vault.journal import Journal
@@ -37,7 +39,7 @@ PARTS: list[tuple[Any, type, type]] = [
 ]
 # The PostgreSQL parts built by composition: nothing of the files storage under them, so a
 # port member they lack is a member PostgreSQL has no implementation of.
-OWN = {IndexRows, PgCaches, PgFullText, PgJournal, PgLock, PgSparse, PgStore, PgVectors}
+OWN = {IndexRows, PgCaches, PgCatalog, PgFullText, PgJournal, PgLock, PgSparse, PgStore, PgVectors}
 
 
 def members(port: Any) -> set[str]:
@@ -75,11 +77,20 @@ def test_both_storages_have_every_member_of_a_port(port: Any, files: type, pg: t
 @pytest.mark.parametrize("pg", sorted(OWN, key=lambda c: c.__name__), ids=lambda c: c.__name__)
 def test_a_postgresql_part_takes_nothing_from_the_files_storage(pg: type) -> None:
     borrowed = [
-        c.__name__ for c in pg.__mro__ if c.__module__.startswith(("brain.vault", "brain.indexes"))
+        c.__name__
+        for c in pg.__mro__
+        if c.__module__.startswith(("brain.vault", "brain.indexes")) and c is not Queries
     ]
     assert borrowed == []
     port = next(p for p, _, part in PARTS if part is pg)
     assert sorted(n for n in members(port) if not has(pg, n)) == []
+
+
+def test_the_shared_reads_spell_nothing_only_one_database_knows() -> None:
+    """`Queries`, the named reads both catalogs share, asks its dialect for what differs."""
+    source = inspect.getsource(Queries)
+    for sqlite_only in ("json_extract", "instr(", "sqlite_", "INSERT OR", "WHERE 1"):
+        assert sqlite_only not in source
 
 
 def test_the_check_sees_a_member_a_postgresql_part_lacks() -> None:
