@@ -10,7 +10,7 @@ from typing import Any
 from brain.hosted.schema import VECTOR_DIMS, HostedError
 from brain.hosted.sql import TenantDatabase
 from brain.indexes.fulltext import Filters, TextDoc
-from brain.indexes.queries import filter_sql
+from brain.indexes.where import filter_sql
 from brain.terms import content_words
 
 _WORD = re.compile(r"\w+")

@@ -1,136 +1,32 @@
-"""The catalog's reads by name: every query over the objects and relations outside its writes.
+"""The catalog's reads by name, shared by both databases: what a caller means, as SQL.
 
 Callers ask for what they mean (a note's children, a connector's documents, the notes due
-to age); the WHERE clauses live here, so SQL never leaves indexes/.
+to age); the WHERE clauses live here (and in where.py), so no caller writes SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from brain.indexes.dialect import OBJECT_COLUMNS, SQLITE, Dialect
 from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
+from brain.indexes.where import BRIEF_COLUMNS as BRIEF_COLUMNS
+from brain.indexes.where import FILE_COLUMNS as FILE_COLUMNS
+from brain.indexes.where import Database as Database
+from brain.indexes.where import filter_sql, marks, notes_where, shown_sql
+from brain.indexes.where import scopes as scopes
+from brain.indexes.where import shows as shows
 from brain.ingest.sections import SECTIONED_KINDS
 
 if TYPE_CHECKING:
     from brain.indexes.fulltext import Filters
 
 
-class Rows(Protocol):
-    """What a statement gives back: rows as tuples."""
-
-    def fetchone(self) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Database(Protocol):
-    """The connection the catalog's SQL runs on: SQLite here, PostgreSQL in brain/hosted."""
-
-    @property
-    def in_transaction(self) -> bool: ...
-    def execute(self, sql: str, parameters: Any = (), /) -> Rows: ...
-    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
-    def executescript(self, script: str, /) -> Any: ...
-    def close(self) -> None: ...
-
-
-BRIEF_COLUMNS = "id, partition, node, status, visibility, kind, created, defining"
-FILE_COLUMNS = "path, note_id, hash, mtime_ns, size, error, inode"  # a FileRow's, in order
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
-
-
-def scopes(filters: Filters) -> list[tuple[str, ...]]:
-    """Each restriction to a set of subtrees; a row must fall in one subtree of every set."""
-    found: list[tuple[str, ...]] = []
-    if filters.node:
-        found.append((filters.node.strip("/"),))
-    if filters.nodes is not None:
-        found.append(tuple(n.strip("/") for n in filters.nodes))
-    return found
-
-
-def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]:
-    """The filters as a WHERE clause over the catalog's objects (`id_column`: their id where
-    another table joined holds an `id` too)."""
-    where, params = ["TRUE"], []
-    if filters.partition is not None:
-        where.append("partition=?")
-        params.append(filters.partition)
-    for nodes in scopes(filters):
-        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
-        for n in nodes:
-            params += [n, n.replace("%", r"\%") + "/%"]
-    shown, shown_params = shown_sql(filters)
-    where += shown
-    params += shown_params
-    if filters.ids is not None:
-        where.append(f"{id_column} IN ({_marks(sorted(filters.ids)) or 'NULL'})")
-        params += sorted(filters.ids)
-    return " AND ".join(where), params
-
-
-def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
-    """The filters on a memory's own fields (status, visibility, kind) as WHERE conditions."""
-    where, params = [], []
-    if filters.exclude_status:
-        where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
-        params += list(filters.exclude_status)
-    for name, allowed in (("visibility", filters.visibility), ("kind", filters.kinds)):
-        if allowed is not None:
-            where.append(f"{name} IN ({','.join('?' * len(allowed))})")
-            params += list(allowed)
-    if filters.exclude_kinds:
-        where.append(f"kind NOT IN ({','.join('?' * len(filters.exclude_kinds))})")
-        params += list(filters.exclude_kinds)
-    return where, params
-
-
-def shows(brief: Brief, filters: Filters) -> bool:
-    """`shown_sql` and `written_near`'s own condition on a brief in memory: the filters'
-    status, visibility and kinds let it through, and it is no section or document."""
-    if brief.kind in SECTIONED_KINDS or brief.status in filters.exclude_status:
-        return False
-    if filters.visibility is not None and brief.visibility not in filters.visibility:
-        return False
-    if filters.kinds is not None and brief.kind not in filters.kinds:
-        return False
-    return brief.kind not in filters.exclude_kinds
-
-
-def _notes_where(
-    partition: str,
-    normal_only: bool,
-    node: str | None,
-    status: str | None,
-    kind: str | None,
-    defining_only: bool,
-) -> tuple[str, list[Any]]:
-    """The WHERE clause of a partition's notes (not their chunks), with its parameters."""
-    where = ["partition=?", "id=note_id"]
-    params: list[Any] = [partition]
-    if normal_only:
-        where.append("visibility='normal'")
-    if node:
-        where.append("(node=? OR node LIKE ?)")
-        params += [node, node.replace("%", r"\%") + "/%"]
-    if status:
-        where.append("status=?")
-        params.append(status)
-    if kind:
-        where.append("kind=?")
-        params.append(kind)
-    if defining_only:
-        where.append("defining IS NOT NULL")
-    return " AND ".join(where), params
-
-
 class Queries:
-    """The reads of the catalog (its subclass holds the schema and the writes)."""
+    """The named reads both catalogs share: SQLite's (catalog.py) and PostgreSQL's
+    (hosted/catalog.py), each of which holds its own schema and writes. The SQL here is what
+    both accept; what they spell differently is asked of `dialect`."""
 
     db: Database
     dialect: Dialect = SQLITE  # the SQL each database spells its own way
@@ -244,7 +140,7 @@ class Queries:
         defining_only: bool = False,
     ) -> list[ObjectRow]:
         """A partition's notes (not their chunks), newest first; a node includes its sub-nodes."""
-        where, params = _notes_where(partition, normal_only, node, status, kind, defining_only)
+        where, params = notes_where(partition, normal_only, node, status, kind, defining_only)
         sql = where + " ORDER BY created DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -261,7 +157,7 @@ class Queries:
         defining_only: bool = False,
     ) -> int:
         """How many notes `notes` would give without a limit."""
-        return self.count(*_notes_where(partition, normal_only, node, status, kind, defining_only))
+        return self.count(*notes_where(partition, normal_only, node, status, kind, defining_only))
 
     def find_thread(
         self, partition: str, threads: str, norm_title: str, *, visible_only: bool = False
@@ -311,7 +207,7 @@ class Queries:
         """The notes whose `parent` is one of these ids (a thread's days, a document's parts)."""
         if not parents:
             return []
-        return list(self.select(f"id=note_id AND parent IN ({_marks(parents)})", parents))
+        return list(self.select(f"id=note_id AND parent IN ({marks(parents)})", parents))
 
     def below(self, parent: str) -> list[ObjectRow]:
         """Every object whose parent is this note: its chunks and its child notes."""
@@ -326,7 +222,7 @@ class Queries:
         if not days:
             return []
         hide = " AND visibility='normal'" if normal_only else ""
-        where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({_marks(days)})"
+        where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({marks(days)})"
         return list(self.select(where + hide, days))
 
     def superseding(self, note_ids: Sequence[str], *, normal_only: bool = False) -> list[ObjectRow]:
@@ -334,7 +230,7 @@ class Queries:
         if not note_ids:
             return []
         hide = " AND visibility='normal'" if normal_only else ""
-        where = f"id=note_id AND supersedes IN ({_marks(note_ids)}){hide}"
+        where = f"id=note_id AND supersedes IN ({marks(note_ids)}){hide}"
         return list(self.select(where, note_ids))
 
     def placed_title(self, partition: str, norm_title: str, under: str) -> ObjectRow | None:
@@ -371,7 +267,7 @@ class Queries:
         """Notes of these statuses and kinds still in the hot tier, by path."""
         return list(
             self.select(
-                f"id=note_id AND status IN ({_marks(statuses)}) AND kind IN ({_marks(kinds)}) "
+                f"id=note_id AND status IN ({marks(statuses)}) AND kind IN ({marks(kinds)}) "
                 "AND path NOT LIKE 'cold/%' ORDER BY path",
                 (*statuses, *kinds),
             )
@@ -389,7 +285,7 @@ class Queries:
         """Active and dormant notes of these kinds, by path: what the lifecycle sweep looks at."""
         return list(
             self.select(
-                f"id=note_id AND kind IN ({_marks(kinds)}) AND status IN ('active', 'dormant') "
+                f"id=note_id AND kind IN ({marks(kinds)}) AND status IN ('active', 'dormant') "
                 "ORDER BY path",
                 kinds,
             )
@@ -455,7 +351,7 @@ class Queries:
     def relations_to_any(self, targets: Sequence[str]) -> list[RelationRow]:
         if not targets:
             return []
-        return self.relations(f"target IN ({_marks(targets)})", targets)
+        return self.relations(f"target IN ({marks(targets)})", targets)
 
     def relations_to_parts(self, note_id: str) -> list[RelationRow]:
         """Edges into a note's chunks (`<id>#<n>`)."""
@@ -468,7 +364,7 @@ class Queries:
         out: dict[str, tuple[Any, ...]] = {}
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
-            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({_marks(batch)})"
+            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks(batch)})"
             out.update((row[0], tuple(row)) for row in self.db.execute(query, batch))
         return out
 
@@ -492,7 +388,7 @@ class Queries:
         [low, high), that the filters' status, visibility and kinds let through: its
         neighbours. Read from the `objects_order` index alone."""
         shown, params = shown_sql(filters)
-        shown.append(f"kind NOT IN ({_marks(SECTIONED_KINDS)})")  # a sync's files are no talk
+        shown.append(f"kind NOT IN ({marks(SECTIONED_KINDS)})")  # a sync's files are no talk
         params.extend(SECTIONED_KINDS)
         where = "".join(f" AND {condition}" for condition in shown)
         no_section = self.dialect.position("id", "'#'") + "=0"
