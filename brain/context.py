@@ -17,12 +17,10 @@ from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, broken_in_the_way
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
-from brain.indexes.caches import Caches
 from brain.indexes.catalog import REBUILDING, REBUILT, Catalog, ObjectRow
 from brain.indexes.catchup import CatchUp
 from brain.indexes.copies import Holders
 from brain.indexes.embedder import Embedder
-from brain.indexes.nodeindex import NodeIndex
 from brain.indexes.ports import (
     CachesPort,
     Capabilities,
@@ -35,13 +33,13 @@ from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
 from brain.obsidian import linked
+from brain.storage import files_parts
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
-from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
-from brain.vault.journal import Event, Journal
-from brain.vault.paths import CACHE_DIR
-from brain.vault.store import Folders, NoteStore, free_hot_path
+from brain.vault.files import deferred_dir_sync
+from brain.vault.journal import Event
+from brain.vault.store import Folders, free_hot_path
 
 Progress = Callable[[int, int], None]
 REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`
@@ -103,13 +101,11 @@ class Context:
             self.capabilities = self.storage.capabilities
             self.storage.attach(self)
             return
-        self.store = NoteStore(self.root)
-        keep_private(self.root / CACHE_DIR)
-        self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
-        self.lock.steps = self.steps  # a wait for another process's write is said
-        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
-        self.changes = Autocommit(self.root, self.settings, self.lock)
-        self._open_caches(self.root / CACHE_DIR)
+        parts = files_parts(
+            self.root, self.settings, embedder=self.embedder, sparse=self.sparse, steps=self.steps
+        )
+        self.store, self.lock, self.journal = parts.store, parts.lock, parts.journal
+        self.changes, self.caches, self.node_index = parts.changes, parts.caches, parts.node_index
         if self._ensure_caches():
             return  # just rebuilt from the files: nothing more to catch up with
         if self.node_index.stale:
@@ -142,14 +138,6 @@ class Context:
                 when = iso(self.clock.now())
                 self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
             return True
-
-    def _open_caches(self, folder: Path) -> None:
-        caches = Caches(
-            folder, embedder=self.embedder, sparse_encoder=self.sparse, steps=self.steps
-        )
-        self.caches = caches
-        self.node_index = NodeIndex(self.root, caches.catalog)
-        caches.listeners.append(self.node_index.on_change)
 
     def close(self) -> None:
         self.caches.close()
