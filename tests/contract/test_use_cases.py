@@ -38,20 +38,20 @@ def test_a_connected_documents_chunks_are_recalled_expanded_and_forgotten(
         decl = conn.Declared("papers", str(folder), partition=seeding.partition)
         ident = conn.identity(folder)
         assert ident is not None
-        with seeding.lock.hold():
-            documents.confirm(seeding, decl, ident)
+        with seeding._context.lock.hold():
+            documents.confirm(seeding._context, decl, ident)
         seeding.sync()
     finally:
         seeding.close()
     brain = storage()
     [doc] = brain.list(kind="document")
-    chunks = brain.caches.catalog.below(doc.id)
+    chunks = brain._context.caches.catalog.below(doc.id)
     assert chunks and all(c.kind == "chunk" for c in chunks)
     hits = brain.recall("quince tomatoes stake", mode="text")
     assert hits[0].id.startswith(doc.id + "#")
     assert "quince" in brain.expand(hits[0].id).body
     brain.forget(doc.id)
-    assert brain.caches.catalog.below(doc.id) == []
+    assert brain._context.caches.catalog.below(doc.id) == []
     with pytest.raises(NotFound):
         brain.expand(doc.id)
 
@@ -82,7 +82,9 @@ def test_a_private_note_is_listed_for_the_person_and_never_for_a_model(both: Bra
     both.set_field(note.id, "visibility", "private")
     assert note.id in {r.id for r in both.list()}
     model = both.at(both.partition, for_model=True)
-    assert note.id not in {r.id for r in model.caches.catalog.visible_notes(both.partition)}
+    assert note.id not in {
+        r.id for r in model._context.caches.catalog.visible_notes(both.partition)
+    }
     assert all(h.id != note.id for h in model.recall("safe code", mode="text"))
 
 
@@ -95,8 +97,8 @@ def test_list_and_count_agree(both: Brain) -> None:
 
 
 def test_the_storage_says_what_it_can_do(both: Brain) -> None:
-    caps = both.capabilities
-    on_files = type(both.store).__module__.startswith("brain.vault")
+    caps = both._context.capabilities
+    on_files = type(both._context.store).__module__.startswith("brain.vault")
     assert (caps.folder, caps.hand_edits, caps.connectors, caps.cold_tier, caps.local_only) == (
         (on_files,) * 5
     )
