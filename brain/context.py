@@ -17,23 +17,29 @@ from brain.clock import Clock, SystemClock
 from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, broken_in_the_way
 from brain.git.autocommit import Autocommit, recorded
 from brain.indexes import catchup
-from brain.indexes.caches import Caches
 from brain.indexes.catalog import REBUILDING, REBUILT, Catalog, ObjectRow
 from brain.indexes.catchup import CatchUp
 from brain.indexes.copies import Holders
 from brain.indexes.embedder import Embedder
-from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.ports import (
+    CachesPort,
+    Capabilities,
+    JournalPort,
+    LockPort,
+    NodeIndexPort,
+    NotesPort,
+)
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
 from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
 from brain.obsidian import linked
+from brain.storage import files_parts
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
-from brain.vault.files import WriterLock, deferred_dir_sync, keep_private
-from brain.vault.journal import Event, Journal
-from brain.vault.paths import CACHE_DIR
-from brain.vault.store import Folders, NoteStore, free_hot_path
+from brain.vault.files import deferred_dir_sync
+from brain.vault.journal import Event
+from brain.vault.store import Folders, free_hot_path
 
 Progress = Callable[[int, int], None]
 REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`
@@ -43,6 +49,8 @@ NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised 
 class Storage(Protocol):
     """Where an opened vault keeps its parts, when not in files: it sets the context's store,
     caches, lock, journal, node indexes and change recording (brain/hosted: PostgreSQL)."""
+
+    capabilities: Capabilities
 
     def attach(self, context: Context) -> None: ...
 
@@ -64,9 +72,9 @@ class Context:
     for_model: bool = False
     # A model's session (the MCP server): its writes are committed at its close, not one by one.
     defer_commits: bool = False
-    store: NoteStore = field(init=False)
-    caches: Caches = field(init=False)
-    lock: WriterLock = field(init=False)
+    store: NotesPort = field(init=False)
+    caches: CachesPort = field(init=False)
+    lock: LockPort = field(init=False)
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
     catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
@@ -75,8 +83,8 @@ class Context:
     # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
     last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
     walks: int = field(default=0, init=False)  # full walks of the files by this process
-    journal: Journal = field(init=False)
-    node_index: NodeIndex = field(init=False)
+    journal: JournalPort = field(init=False)
+    node_index: NodeIndexPort = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
     _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
     # While reindexing: which file held each id before the caches were cleared, so a copied
@@ -84,19 +92,20 @@ class Context:
     id_owners: dict[str, str] | None = field(default=None, init=False)
     # None: the vault's own files and the caches under `.brain/`.
     storage: Storage | None = None
+    # What the storage can do (ports.Capabilities): a files vault can do everything.
+    capabilities: Capabilities = field(default_factory=Capabilities, init=False)
 
     def __post_init__(self) -> None:
         self.partition = self.partition or self.settings.default_partition
         if self.storage is not None:
+            self.capabilities = self.storage.capabilities
             self.storage.attach(self)
             return
-        self.store = NoteStore(self.root)
-        keep_private(self.root / CACHE_DIR)
-        self.lock = WriterLock(self.root / CACHE_DIR / "writer.lock")
-        self.lock.steps = self.steps  # a wait for another process's write is said
-        self.journal = Journal(self.root / CACHE_DIR / "events.jsonl")
-        self.changes = Autocommit(self.root, self.settings, self.lock)
-        self._open_caches(self.root / CACHE_DIR)
+        parts = files_parts(
+            self.root, self.settings, embedder=self.embedder, sparse=self.sparse, steps=self.steps
+        )
+        self.store, self.lock, self.journal = parts.store, parts.lock, parts.journal
+        self.changes, self.caches, self.node_index = parts.changes, parts.caches, parts.node_index
         if self._ensure_caches():
             return  # just rebuilt from the files: nothing more to catch up with
         if self.node_index.stale:
@@ -129,13 +138,6 @@ class Context:
                 when = iso(self.clock.now())
                 self.caches.catalog.set_info(REBUILT, f"{when}: {'; '.join(why)}")
             return True
-
-    def _open_caches(self, folder: Path) -> None:
-        self.caches = Caches(
-            folder, embedder=self.embedder, sparse_encoder=self.sparse, steps=self.steps
-        )
-        self.node_index = NodeIndex(self.root, self.caches.catalog)
-        self.caches.listeners.append(self.node_index.on_change)
 
     def close(self) -> None:
         self.caches.close()
@@ -251,7 +253,8 @@ class Context:
         and keep salted hashes of it for the forgetting check (vault/forgotten.py)."""
         self.journal.forget(note.id)
         self.record_event("forgotten", "", note, anonymous=True)
-        if self.store.hand_edits:  # a vault of files; a database keeps no file to check
+        # A files vault, where the note could come back by hand; a database keeps no file.
+        if self.capabilities.hand_edits:
             forgotten.record(self.root, note.id, note.title, note.body, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:
@@ -306,7 +309,7 @@ class Context:
         """For a model: whether any of these files changed since the caches saw them, caught
         up now if so. A note rewritten in place (made private, say) changes no folder, and a
         catch-up may trust the folders for minutes, or the daemon's first walk run aside."""
-        if not self.for_model or not self.store.hand_edits:
+        if not self.for_model or not self.capabilities.hand_edits:
             return False
         return self.catch_up_paths(paths) != CatchUp()
 
@@ -369,7 +372,7 @@ class Context:
         full walk runs when forced, when nothing was recorded, or when the last one is older
         than `catchup.FULL_WALK_EVERY` (what the folders cannot show: an edit in place).
         """
-        if not self.store.hand_edits:  # nobody edits a database's rows by hand
+        if not self.capabilities.hand_edits:  # nobody edits a database's rows by hand
             return CatchUp()
         if not force and self.catch_up_every > 0:
             now = time.monotonic()
@@ -402,7 +405,7 @@ class Context:
         reads leave the rest to the walk aside (catch_up_walked) instead of walking. False,
         with nothing done, where only a full walk can tell, or its count was below `above`."""
         catalog = self.caches.catalog
-        if not self.store.hand_edits or catchup.walked_files(catalog) < max(above, 1):
+        if not self.capabilities.hand_edits or catchup.walked_files(catalog) < max(above, 1):
             return False
         started = time.perf_counter()
         look = catchup.look_by_folders(self.store, catalog)
@@ -416,7 +419,9 @@ class Context:
         """A full walk of the files against the catalog, safe on any thread: it reads
         through a catalog connection of its own and writes nothing."""
         try:
-            catalog = Catalog(self.caches.catalog.path)
+            own = self.caches.catalog
+            assert isinstance(own, Catalog), "only a files vault is walked aside"
+            catalog = Catalog(own.path)
             try:
                 return catchup.walk_against(self.store, catalog, self.clock.now())
             finally:
@@ -465,7 +470,7 @@ class Context:
     def _refresh_title(self, folder: str, title: str) -> list[str]:
         """Catch up the files of a folder whose names match a title (cheap: no stat calls);
         returns those of them that do not parse."""
-        if not self.store.hand_edits:
+        if not self.capabilities.hand_edits:
             return []
         broken = []
         for name in self._names_by_title(folder).get(normalise_title(title), ()):
@@ -533,7 +538,7 @@ class Context:
                 self.id_owners = None
             self.caches.flush_text()
             self.caches.rebuilt()
-            if self.store.hand_edits:  # what the next catch-up of hand edits compares with
+            if self.capabilities.hand_edits:  # what the next catch-up of hand edits compares with
                 catchup.record_walk(self.caches.catalog, folders, len(files), self.clock.now())
             if embed and self.caches.vectors_on:
                 self.caches.flush_vectors()

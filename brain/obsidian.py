@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from brain.errors import InvalidInput
-from brain.indexes.catalog import Catalog
+from brain.indexes.ports import CatalogReads
 from brain.model import Note, Visibility
 from brain.vault.cold import is_cold
 
@@ -37,7 +37,7 @@ def check_tag(tag: str) -> str:
     return tag
 
 
-def linked(catalog: Catalog, note: Note) -> Note:
+def linked(catalog: CatalogReads, note: Note) -> Note:
     """The note with `brain_links` set from its relations (removed when it has none)."""
     links: list[str] = []
     for relation in note.relations:

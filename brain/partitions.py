@@ -96,7 +96,7 @@ def create(brain: Context, name: str) -> Partition:
     with brain.lock.hold():
         if brain.store.is_folder(name) or brain.store.is_folder(f"{LOCAL_ONLY}/{name}"):
             raise InvalidInput(f"partition {name!r} already exists")
-        if not brain.store.hand_edits:
+        if not brain.capabilities.folder:
             _create_in_store(brain, name)
             return Partition(name, False, name == brain.partition)
         # Built in a hidden folder beside the partitions and renamed, so nobody sees half of it.
@@ -143,7 +143,7 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         hidden = LOCAL_ONLY + "/" + old
         if brain.store.is_folder(hidden):
             moved += brain.store.move_folder(hidden, f"{LOCAL_ONLY}/{new}")
-        if not brain.store.hand_edits:  # no walk will find the moved files: say which they are
+        if not brain.capabilities.hand_edits:  # no walk finds the moved files: say which they are
             brain._apply_files([n for _, n in moved if n.endswith(".md")], [o for o, _ in moved])
         if brain.settings.default_partition == old:
             set_default(brain, new)

@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
+from brain.indexes.ports import CatalogReads, NodeIndexPort
 from brain.terms import query_terms, stem, terms
 from brain.vault.paths import check_node
 
 if TYPE_CHECKING:
     from brain.context import Context
-    from brain.indexes.catalog import Catalog
-    from brain.indexes.nodeindex import NodeIndex
 
 Profile = dict[str, float]
 
@@ -75,7 +74,7 @@ def _strings(value: Any) -> list[str]:
 _PROFILES: dict[int, tuple[dict[str, Any], Profile]] = {}
 
 
-def profiles(nodes: NodeIndex, partition: str) -> dict[str, Profile]:
+def profiles(nodes: NodeIndexPort, partition: str) -> dict[str, Profile]:
     """The profile of every node of the partition that has an index file."""
     out = {}
     for node in nodes.indexed_nodes(partition):
@@ -150,7 +149,9 @@ def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, .
     return (check_node(scope),)
 
 
-def place(nodes: NodeIndex, catalog: Catalog, partition: str, text: str, title: str | None) -> str:
+def place(
+    nodes: NodeIndexPort, catalog: CatalogReads, partition: str, text: str, title: str | None
+) -> str:
     """The topic node a new memory without --node belongs to: an existing note of the same title,
     else the best-matching indexed topic under Knowledge/, else the inbox."""
     if title is not None:
@@ -184,7 +185,7 @@ def _under(node: str, ancestor: str) -> bool:
     return node == ancestor or node.startswith(ancestor + "/")
 
 
-def _holds_notes(nodes: NodeIndex, partition: str, node: str) -> bool:
+def _holds_notes(nodes: NodeIndexPort, partition: str, node: str) -> bool:
     """Whether notes live in the node itself (a folder of sub-folders only is a shelf)."""
     doc = nodes.read(partition, node) or {}
     inside_subs = sum(int(s.get("memory_count", 0)) for s in doc.get("sub_nodes") or [])

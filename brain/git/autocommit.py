@@ -30,8 +30,9 @@ from brain.git.repo import (
     run,
     snapshot,
 )
+from brain.indexes.ports import LockPort
 from brain.model import LOCAL_ONLY
-from brain.vault.files import WriterLock, atomic_write, remove_file
+from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class Operation:
 class Autocommit:
     """The git side of a Brain: re-entrant operations, the pending list, commits."""
 
-    def __init__(self, root: Path, settings: Settings, lock: WriterLock) -> None:
+    def __init__(self, root: Path, settings: Settings, lock: LockPort) -> None:
         self.root = root
         self.lock = lock
         self.enabled = autocommit_on(settings)

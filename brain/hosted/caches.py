@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+import os
+from collections.abc import Callable, Iterator, Sequence
 
 from brain.hosted.catalog import PgCatalog
 from brain.hosted.search import PgFullText, PgVectors
 from brain.hosted.sparse import PgSparse
 from brain.hosted.sql import TenantDatabase
-from brain.indexes.caches import (
-    Caches,
-    IndexObject,
-    _text_doc,
-    embed_text,
-    text_hash,
-)
+from brain.indexes.caches import catalog_note, embed_text, put_broken, text_doc, text_hash
 from brain.indexes.embedder import Embedder
+from brain.indexes.rows import IndexObject
 from brain.indexes.sparse import SparseEncoder
+from brain.model import Note, Steps
+
+Listener = Callable[[Sequence[IndexObject], Sequence[str]], None]
 
 
-class PgCaches(Caches):
-    """`Caches` whose catalog, full text and vectors are one tenant's rows. Nothing is queued:
-    the text and the vectors of a note are written with it (its embedding too, so a memory
-    written through one server is found by vector through every other at once)."""
+class PgCaches:
+    """The caches (ports.CachesPort) as one tenant's rows: catalog, full text, vectors and
+    sparse terms. Nothing is queued: the text and the vectors of a note are written with it
+    (its embedding too, so a memory written through one server is found by vector through
+    every other at once)."""
 
     filter_text_hits = False  # the database filters by the tenant's prefix and indexes
     search_ahead = False  # one connection to the database, used by the recall's own thread
@@ -32,20 +31,46 @@ class PgCaches(Caches):
     def __init__(
         self, db: TenantDatabase, embedder: Embedder | None, sparse: SparseEncoder | None = None
     ) -> None:
-        self.folder = Path()
-        self.embedder = embedder
-        # Learned-sparse terms, as on files only beside an embedder; encoded with the vector.
-        self.sparse_encoder = sparse if embedder is not None else None
-        self._sparse = self.pg_sparse = (
-            PgSparse(db, self.sparse_encoder.name) if self.sparse_encoder else None
-        )
-        self.listeners = []
         self.db = db
+        self.steps: Steps | None = None
+        self.listeners: list[Listener] = []
         self.catalog = self.pg_catalog = PgCatalog(db)
         self.fulltext = PgFullText(db)
-        self.pg_vectors = PgVectors(db, embedder.dim, embedder.name) if embedder else None
-        self._vectors = self.pg_vectors
-        self._embeddings = None
+        self.use_models(embedder, sparse)
+
+    def use_models(self, embedder: Embedder | None, sparse_encoder: SparseEncoder | None) -> None:
+        """These models from now on: their vectors and terms are rows of their own."""
+        self.embedder = embedder
+        # Learned-sparse terms, as on files only beside an embedder; encoded with the vector.
+        self.sparse_encoder = sparse_encoder if embedder is not None else None
+        self.pg_vectors = PgVectors(self.db, embedder.dim, embedder.name) if embedder else None
+        encoder = self.sparse_encoder
+        self.pg_sparse = PgSparse(self.db, encoder.name) if encoder is not None else None
+
+    @property
+    def vectors_on(self) -> bool:
+        return self.pg_vectors is not None
+
+    @property
+    def sparse_on(self) -> bool:
+        return self.pg_sparse is not None
+
+    @property
+    def sparse(self) -> PgSparse:
+        assert self.pg_sparse is not None, "the sparse index needs an encoder"
+        return self.pg_sparse
+
+    def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
+        """Record a note just written: its rows, text, vectors and terms, in one transaction."""
+        with self.catalog.transaction():
+            objects, gone = catalog_note(self.catalog, note, data, stat)
+            self._index(objects, gone)
+        for listener in self.listeners:
+            listener(objects, gone)
+        return objects
+
+    def put_broken(self, path: str, data: bytes, stat: os.stat_result, error: str) -> None:
+        put_broken(self, path, data, stat, error)
 
     def problems(self) -> list[str]:
         return []  # written in the same transactions as the notes: never out of step
@@ -70,16 +95,13 @@ class PgCaches(Caches):
     def _index(self, objects: Sequence[IndexObject], gone: Sequence[str]) -> None:
         """Within the note's transaction: its text, vectors and terms, written at once."""
         self.fulltext.remove(gone)
-        self.fulltext.upsert([_text_doc(o) for o in objects])
+        self.fulltext.upsert([text_doc(o) for o in objects])
         if self.pg_vectors is not None:
             self.pg_vectors.remove(gone)
             self._embed(objects)
         if self.pg_sparse is not None:
             self.pg_sparse.remove(gone)
             self._encode_terms(objects)
-
-    def _bound_queue(self) -> None:
-        """Nothing is queued."""
 
     def _embed(self, objects: Sequence[IndexObject]) -> None:
         """Embed the objects whose text changed since they were last embedded."""
@@ -104,8 +126,8 @@ class PgCaches(Caches):
             if path is not None:
                 self.catalog.drop_file(path)
             self.fulltext.remove(ids)
-            if self._vectors is not None:
-                self._vectors.remove(ids)
+            if self.pg_vectors is not None:
+                self.pg_vectors.remove(ids)
             if self.pg_sparse is not None:
                 self.pg_sparse.remove(ids)
         for listener in self.listeners:
@@ -158,10 +180,10 @@ class PgCaches(Caches):
 
     def rebuild_vectors(self) -> None:
         """Embed every object again from its stored text (another embedder, say)."""
-        if self._vectors is None:
+        if self.pg_vectors is None:
             return
         with self.catalog.transaction():
-            self._vectors.clear()
+            self.pg_vectors.clear()
             self.requeue_vectors()
 
     def requeue_vectors(self) -> None:

@@ -1,4 +1,4 @@
-"""The rest of a tenant's vault in PostgreSQL: the writer lock, the journal, the node indexes."""
+"""The rest of a tenant's vault in PostgreSQL: the writer lock, the journal, the index files."""
 
 from __future__ import annotations
 
@@ -6,26 +6,29 @@ import contextlib
 import json
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from brain.errors import VaultBusy
-from brain.hosted.catalog import PgCatalog
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
-from brain.indexes.nodeindex import INDEX_FILE, NodeIndex, index_path
-from brain.vault.files import WriterLock
-from brain.vault.journal import KEEP_DAYS, Event, Journal
+from brain.indexes.nodeindex import INDEX_FILE
+from brain.vault.journal import KEEP_DAYS, Event
 
 
-class PgLock(WriterLock):
+class PgLock:
     """One writer per tenant across every process and machine: the outermost hold is one
     transaction that first takes the tenant's advisory lock, so everything written under it
-    commits together or not at all (a killed process loses only what was not acknowledged)."""
+    commits together or not at all (a killed process loses only what was not acknowledged).
+    Re-entrant within one process, as the files vault's lock is (ports.LockPort)."""
 
     def __init__(self, db: TenantDatabase, timeout: float = 60.0) -> None:
-        super().__init__(Path(), timeout)
         self.db = db
+        self.timeout = timeout
+        self._depth = 0
+
+    @property
+    def held(self) -> bool:
+        return self._depth > 0
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -79,11 +82,10 @@ class PgLock(WriterLock):
             self.db.execute(sql.format("pg_advisory_unlock"), key)
 
 
-class PgJournal(Journal):
-    """The journal as rows: appended under the writer lock, trimmed by sleep."""
+class PgJournal:
+    """The journal as rows: appended under the writer lock, trimmed by sleep (ports.JournalPort)."""
 
     def __init__(self, db: TenantDatabase) -> None:
-        super().__init__(Path())
         self.db = db
 
     def append(self, event: Event) -> None:
@@ -101,6 +103,15 @@ class PgJournal(Journal):
         for row in rows:
             yield Event(*(str(v) for v in row))
 
+    def on(self, day: str) -> list[Event]:
+        """The events of one day (`YYYY-MM-DD`), in order."""
+        rows = self.db.execute(
+            "SELECT at, kind, id, title, partition, visibility, detail FROM journal "
+            "WHERE substr(at, 1, 10) = ? ORDER BY seq",
+            (day,),
+        ).fetchall()
+        return [Event(*(str(v) for v in row)) for row in rows]
+
     def forget(self, note_id: str) -> None:
         self.db.execute("DELETE FROM journal WHERE id = ? OR detail = ?", (note_id, note_id))
 
@@ -110,35 +121,35 @@ class PgJournal(Journal):
         return int(cursor.rowcount or 0)
 
 
-class PgNodeIndex(NodeIndex):
-    """index.json files kept as rows of the store, made from the same statistics."""
+class IndexRows:
+    """index.json files kept as rows of the store (nodeindex.IndexFiles), made from the same
+    statistics as the files vault's."""
 
-    def __init__(self, root: Path, catalog: PgCatalog, store: PgStore) -> None:
-        super().__init__(root, catalog)
+    def __init__(self, store: PgStore) -> None:
         self.store = store
 
-    def _owned(self, rel: str) -> bool:
+    def owned(self, rel: str) -> bool:
         return True  # a row has no link to follow out of the vault
 
-    def _current(self, rel: str) -> bytes | None:
+    def current(self, rel: str) -> bytes | None:
         return self.store.read_bytes(rel) if self.store.exists(rel) else None
 
-    def _put(self, rel: str, data: bytes) -> None:
+    def put(self, rel: str, data: bytes) -> None:
         self.store.write_bytes(rel, data)
 
-    def _drop(self, rel: str, partition: str) -> None:
+    def drop(self, rel: str, partition: str) -> None:
         self.store.delete(rel)
 
-    def _index_files(self, partition: str) -> Iterator[str]:
+    def listing(self, partition: str) -> Iterator[str]:
         rows = self.store.db.execute(
             "SELECT path FROM vault_files WHERE path >= ? AND path < ? AND path LIKE ?",
             (partition + "/", partition + "0", "%/" + INDEX_FILE),
         )
         return iter([str(r[0]) for r in rows])
 
-    def read(self, partition: str, node: str) -> dict[str, Any] | None:
+    def load(self, rel: str) -> dict[str, Any] | None:
         try:
-            doc = json.loads(self.store.read_bytes(index_path(partition, node)))
+            doc = json.loads(self.store.read_bytes(rel))
         except (FileNotFoundError, ValueError):
             return None
         return doc if isinstance(doc, dict) else None

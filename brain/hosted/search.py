@@ -5,14 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from brain.hosted.schema import VECTOR_DIMS, HostedError
 from brain.hosted.sql import TenantDatabase
-from brain.indexes.fulltext import Filters, FullText, TextDoc
-from brain.indexes.queries import filter_sql
-from brain.indexes.vectors import VectorIndex
+from brain.indexes.fulltext import Filters, TextDoc
+from brain.indexes.where import filter_sql
 from brain.terms import content_words
 
 _WORD = re.compile(r"\w+")
@@ -28,13 +26,25 @@ def or_query(query: str) -> str:
     return " | ".join(f"'{w}'" for w in dict.fromkeys(words))
 
 
-class PgFullText(FullText):
-    """`FullText` over the `texts` rows: the same search, stored text and size."""
+class PgFullText:
+    """Full text over the `texts` rows (ports.FullTextPort): the same search, stored text and
+    size as the files index, by PostgreSQL's text search."""
 
     def __init__(self, db: TenantDatabase) -> None:
         self.db = db
-        self.problem: str | None = None
-        self.folder = Path()
+        self.problem: str | None = None  # the table is the schema's: always served
+
+    def refresh(self) -> None:
+        """Every statement sees what is committed."""
+
+    def stored(self, object_id: str) -> dict[str, str] | None:
+        """Title and body as indexed, for snippets (no note file read)."""
+        return self.stored_many([object_id])[object_id]
+
+    def search_bare(self, query: str, k: int, scored_as: Filters) -> list[tuple[str, float]]:
+        """The query's hits with no filter applied: PostgreSQL's rank adds nothing for a
+        filter, so `scored_as` changes no score (the files index's differs)."""
+        return self.search(query, k, Filters(exclude_status=()))
 
     def create(self) -> None:
         """The table is the schema's."""
@@ -45,8 +55,8 @@ class PgFullText(FullText):
 
     def upsert(self, docs: Sequence[TextDoc]) -> None:
         self.db.executemany(
-            "INSERT INTO texts (id, title, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
-            "SET title = excluded.title, body = excluded.body",
+            "INSERT INTO texts (id, title, body) VALUES (?, ?, ?) "
+            "ON CONFLICT (tenant, id) DO UPDATE SET title = excluded.title, body = excluded.body",
             [(d.id, d.title, d.body) for d in docs],
         )
 
@@ -77,7 +87,6 @@ class PgFullText(FullText):
         if not terms or k <= 0:
             return []
         where, params = filter_sql(filters, "o.id")
-        where = "true" + where[1:]  # filter_sql opens with SQLite's `1`
         rows = self.db.execute(
             "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
             "JOIN objects o ON o.id = t.id, to_tsquery('english', ?) q "
@@ -93,7 +102,6 @@ class PgFullText(FullText):
         if not words:
             return 0.0
         where, params = filter_sql(filters, "o.id")
-        where = "true" + where[1:]
         row = self.db.execute(
             "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "
             f"FROM texts t JOIN objects o ON o.id = t.id WHERE ({where})",
@@ -125,8 +133,9 @@ def _literal(vector: Any) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-class PgVectors(VectorIndex):
-    """`VectorIndex` over the `vectors` rows: cosine distance on an HNSW index per size."""
+class PgVectors:
+    """Vectors as `vectors` rows (ports.VectorsPort): cosine distance on an HNSW index per
+    size. Nothing is built aside: the database keeps its index as rows are written."""
 
     def __init__(self, db: TenantDatabase, dim: int, embedder: str) -> None:
         if dim not in VECTOR_DIMS:
@@ -144,7 +153,7 @@ class PgVectors(VectorIndex):
         hashes = list(hashes) or [""] * len(ids)
         self.db.executemany(
             "INSERT INTO vectors (id, hash, dims, embedding) VALUES (?, ?, ?, ?::vector) "
-            "ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, dims = excluded.dims, "
+            "ON CONFLICT (tenant, id) DO UPDATE SET hash = excluded.hash, dims = excluded.dims, "
             "embedding = excluded.embedding",
             [
                 (oid, h, self.dim, _literal(v))
@@ -234,6 +243,14 @@ class PgVectors(VectorIndex):
 
     def begin_rebuild(self, target: str | None = None) -> None:
         return None  # nothing to rebuild (as above), so sleep builds nothing off the lock
+
+    def finish_rebuild(self, plan: Any, built: Any) -> None:
+        """Never called: `begin_rebuild` plans nothing."""
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The stored vector of each of these ids the database holds."""
+        names, matrix = self.stacked(ids)
+        return dict(zip(names, matrix, strict=True))
 
     def save(self) -> None:
         """Every write is already in the database."""

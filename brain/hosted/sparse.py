@@ -6,11 +6,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from brain.hosted.sql import TenantDatabase
-from brain.indexes.postings import SparseIndex
+from brain.indexes.postings import encode_missing
 from brain.indexes.sparse import VOCABULARY
 
 if TYPE_CHECKING:
-    from brain.indexes.sparse import Terms
+    from brain.indexes.sparse import SparseEncoder, Terms
 
 
 def sparsevec(terms: Terms) -> str:
@@ -20,13 +20,19 @@ def sparsevec(terms: Terms) -> str:
     return "{" + pairs + "}/" + str(VOCABULARY)
 
 
-class PgSparse(SparseIndex):
+class PgSparse:
     """`SparseIndex` over the `sparse_terms` rows, written in the note's transaction; a
     search is one statement, so another server's write counts at once."""
 
     def __init__(self, db: TenantDatabase, encoder: str) -> None:
         self.db = db
         self.encoder = encoder
+
+    def encode_missing(
+        self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]], batch: int = 256
+    ) -> int:
+        """As the files index does (postings.encode_missing): nothing unchanged re-encoded."""
+        return encode_missing(self, encoder, items, batch)
 
     def hashes(self, ids: Sequence[str]) -> dict[str, str]:
         rows = self.db.execute(

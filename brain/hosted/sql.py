@@ -1,8 +1,7 @@
-"""One tenant's connection: the catalog's SQLite dialect spoken to PostgreSQL, as that tenant."""
+"""One tenant's connection to PostgreSQL, run as that tenant (row-level security)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -12,42 +11,11 @@ from brain.vault.paths import check_segment
 if TYPE_CHECKING:
     import psycopg
 
-OBJECT_COLUMNS = (
-    "id, note_id, path, partition, node, title, norm_title, kind, status, visibility, created, "
-    "touched, parent, supersedes, defining, tags, source, heading_path, text_hash"
-)
 
-# The few places the catalog's SQL is SQLite's own, and what PostgreSQL says instead. The
-# tenant column is never named: row-level security adds it to every statement.
-_DIALECT = [
-    (re.compile(r"SELECT \* FROM objects"), f"SELECT {OBJECT_COLUMNS} FROM objects"),
-    (re.compile(r"\bWHERE 1\b"), "WHERE true"),
-    (re.compile(r"json_extract\((\w+), '\$\.(\w+)'\)"), r"(\1::jsonb ->> '\2')"),
-    (re.compile(r"\binstr\("), "strpos("),
-    (re.compile(r"\bmin\((\w+), excluded"), r"least(\1, excluded"),
-    (re.compile(r"\bmax\((\w+), excluded"), r"greatest(\1, excluded"),
-    (re.compile(r"ON CONFLICT \("), "ON CONFLICT (tenant, "),
-]
-
-
-_TABLE = re.compile(r"INSERT INTO (\w+)")
-_OWN = re.compile(r"(\w+) = \1 \+|(least|greatest)\((\w+),")
-
-
-def translate(sql: str) -> str:
-    for pattern, replacement in _DIALECT:
-        sql = pattern.sub(replacement, sql)
-    table = _TABLE.search(sql)
-    if table and "DO UPDATE" in sql:
-        # An upsert's SET names the existing row's columns bare; PostgreSQL wants the table.
-        def own(m: re.Match[str]) -> str:
-            if m.group(1):
-                return f"{m.group(1)} = {table[1]}.{m.group(1)} +"
-            return f"{m.group(2)}({table[1]}.{m.group(3)},"
-
-        head, _, tail = sql.partition("DO UPDATE")
-        sql = head + "DO UPDATE" + _OWN.sub(own, tail)
-    # psycopg's placeholders are %s, so a literal % doubles.
+def _format(sql: str) -> str:
+    """DB-API's qmark placeholders in psycopg's format style: `?` becomes `%s`, and a literal
+    `%` (a LIKE pattern's) doubles. The SQL itself is PostgreSQL's as written: what it spells
+    unlike SQLite goes through hosted/dialect.py by name, never rewritten here."""
     return sql.replace("%", "%%").replace("?", "%s")
 
 
@@ -72,7 +40,7 @@ class TenantDatabase:
         return self.depth > 0
 
     def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
-        return self.conn.execute(translate(sql), parameters)
+        return self.conn.execute(_format(sql), parameters)
 
     def value(self, sql: str, parameters: Any = (), /) -> Any:
         """The first column of the first row (a count, a flag), None if there is no row."""
@@ -83,7 +51,7 @@ class TenantDatabase:
         rows = list(parameters)
         if rows:
             with self.conn.cursor() as cursor:
-                cursor.executemany(translate(sql), rows)
+                cursor.executemany(_format(sql), rows)
 
     def executescript(self, script: str, /) -> None:
         """The catalog's own CREATE statements: the schema is `brain hosted init`'s instead."""

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.hosted.sql import TenantDatabase
+from brain.model import Note
 from brain.vault import notefile
-from brain.vault.cold import is_cold
+from brain.vault.cold import ColdCodec, is_cold
 from brain.vault.paths import CACHE_DIR
-from brain.vault.store import RESERVED_TOP, Folders, NoteStore
+from brain.vault.store import RESERVED_TOP, Folders, broken_with_id, parse_markdown, rendered
 
 
 def clean(rel: str) -> str:
@@ -36,16 +38,54 @@ def _stat(size: int, stamp: int) -> os.stat_result:
     )  # fmt: skip # the stat fields in their order
 
 
-class PgStore(NoteStore):
-    """`NoteStore` over the `vault_files` rows of one tenant. Nobody edits them by hand, so
-    the caches never walk them to catch up; a note's row carries its id, kind, status,
-    visibility and dates beside its bytes."""
-
-    hand_edits = False
+class PgStore:
+    """The notes (ports.NotesPort) as the `vault_files` rows of one tenant. Nobody edits them
+    by hand, so the caches never walk them to catch up; a note's row carries its id, kind,
+    status, visibility and dates beside its bytes. No cold tier: `markdown` is the bytes."""
 
     def __init__(self, db: TenantDatabase, root: Path) -> None:
-        super().__init__(root)  # the root only names the vault in messages: nothing is on disk
+        self.root = root  # names the vault in messages: nothing is on disk
+        self.cold = ColdCodec(root)  # holds no dictionary: nothing is ever compressed here
         self.db = db
+
+    @contextlib.contextmanager
+    def grouped(self) -> Iterator[None]:
+        yield  # each row is written in the writer lock's transaction: nothing to put in place
+
+    def commit_group(self) -> None:
+        """Nothing waits to be put in place."""
+
+    def stat_folder(self, rel: str) -> os.stat_result | None:
+        return None  # rows have no folders to stat: no catch-up looks at them
+
+    def entries(self, rel: str) -> list[os.DirEntry[str]]:
+        return []  # (as above)
+
+    def walk_folder(
+        self, rel: str, folders: Folders | None = None
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        """The note rows below one folder, as `walk()` finds them."""
+        prefix = clean(rel) + "/"
+        return ((path, st) for path, st in self.walk(folders) if path.startswith(prefix))
+
+    def read(self, rel: str) -> Note:
+        return self.parse(rel, self.read_bytes(rel))
+
+    def note_bytes(self, rel: str) -> bytes:
+        return self.read_bytes(rel)
+
+    def markdown(self, rel: str, data: bytes) -> bytes:
+        return data
+
+    def parse(self, rel: str, data: bytes) -> Note:
+        return parse_markdown(rel, data)
+
+    def broken_with_id(self, paths: Iterable[str], note_id: str) -> tuple[str, BrokenNote] | None:
+        return broken_with_id(self, paths, note_id)
+
+    def write(self, note: Note) -> bytes:
+        """Store a note's row; returns the bytes written (for hashing)."""
+        return self.write_bytes(note.path, rendered(note))
 
     def partitions(self) -> list[str]:
         rows = self.db.execute(
@@ -59,7 +99,7 @@ class PgStore(NoteStore):
         """Every note file of the partitions, by path (local-only notes are never stored).
 
         Rows have no folders, so `folders` receives none: nothing is edited here by hand,
-        and no catch-up looks at folders (`hand_edits`)."""
+        and no catch-up looks at folders (`Capabilities.hand_edits`)."""
         partitions = set(self.partitions())
         rows = self.db.execute(
             "SELECT path, length(data), stamp FROM vault_files WHERE path LIKE ? ORDER BY path",
@@ -134,7 +174,8 @@ class PgStore(NoteStore):
                 pass
         self.db.execute(
             "INSERT INTO vault_files (path, data, note_id, kind, status, visibility, created, "
-            "touched, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+            "touched, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, path) DO UPDATE SET "
             "data = excluded.data, note_id = excluded.note_id, kind = excluded.kind, "
             "status = excluded.status, visibility = excluded.visibility, "
             "created = excluded.created, touched = excluded.touched, stamp = excluded.stamp, "

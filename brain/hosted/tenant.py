@@ -12,16 +12,23 @@ from brain.context import Context
 from brain.errors import NotFound
 from brain.git.autocommit import Autocommit
 from brain.hosted.caches import PgCaches
-from brain.hosted.parts import PgJournal, PgLock, PgNodeIndex
+from brain.hosted.parts import IndexRows, PgJournal, PgLock
 from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase, require_tenant
 from brain.hosted.store import PgStore
 from brain.indexes.embedder import Embedder
+from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.ports import Capabilities
 from brain.indexes.sparse import SparseEncoder
 from brain.settings import SETTINGS_FILE
 from brain.vault.paths import check_segment
 
 HOSTED_ROOT = Path("/hosted")  # names a tenant's vault in messages; nothing is read there
+# Rows on a server: no folder of this machine, nobody edits them by hand, the database is the
+# history (no git), and every note is stored whole (no cold tier, no local-only notes).
+HOSTED = Capabilities(
+    folder=False, hand_edits=False, connectors=False, cold_tier=False, git=False, local_only=False
+)
 
 
 @dataclass
@@ -31,6 +38,7 @@ class PgStorage:
     db: TenantDatabase
     embedder: Embedder | None
     sparse: SparseEncoder | None = None
+    capabilities: Capabilities = HOSTED
 
     def alive(self) -> bool:
         """Whether the tenant's connection still answers (a server asks before a write)."""
@@ -42,9 +50,9 @@ class PgStorage:
         context.lock = PgLock(self.db)
         context.journal = PgJournal(self.db)
         context.changes = Autocommit(root, context.settings, context.lock)
-        context.changes.enabled = False  # the database is the history: no git here
+        context.changes.enabled = self.capabilities.git
         context.caches = caches = PgCaches(self.db, self.embedder, self.sparse)
-        context.node_index = PgNodeIndex(root, caches.pg_catalog, store)
+        context.node_index = NodeIndex(root, caches.pg_catalog, where=IndexRows(store))
         caches.listeners.append(context.node_index.on_change)
         if context.node_index.stale:
             with context.lock.hold():
@@ -75,7 +83,7 @@ def open_tenant(
             ) from None
         loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
         # The cold tier is compressed files on a disk: a database stores every note whole.
-        loaded = replace(loaded, cold_tier=False)
+        loaded = replace(loaded, cold_tier=HOSTED.cold_tier and loaded.cold_tier)
         embedder, sparse = models(loaded, embedder, sparse, model_cache)
         context = Context(
             root=HOSTED_ROOT / tenant,

@@ -13,22 +13,16 @@ from typing import TYPE_CHECKING, ClassVar
 from brain.indexes import approximate
 from brain.indexes.catalog import REBUILDING, Catalog, FileRow, ObjectRow
 from brain.indexes.fulltext import FullText, TextDoc
+from brain.indexes.rows import IndexObject as IndexObject  # named here by callers too
 from brain.ingest.sections import SECTIONED_KINDS, section_text, sections_of
 from brain.model import Note, Steps, content_hash, normalise_title
 
 if TYPE_CHECKING:
     from brain.indexes.embedder import Embedder, EmbeddingCache
+    from brain.indexes.ports import CachesPort, CatalogPort
     from brain.indexes.postings import SparseIndex
     from brain.indexes.sparse import SparseEncoder
     from brain.indexes.vectors import VectorIndex
-
-
-@dataclass(frozen=True)
-class IndexObject:
-    """One recallable thing made from a note: its catalog row and its searchable text."""
-
-    row: ObjectRow
-    text: str
 
 
 def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
@@ -72,6 +66,32 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
         )  # fmt: skip # one message, broken where it reads
         parts.append(IndexObject(part, text))
     return [own, *parts]
+
+
+def catalog_note(
+    catalog: CatalogPort, note: Note, data: bytes, stat: os.stat_result
+) -> tuple[list[IndexObject], list[str]]:
+    """A note's rows in either storage's catalog, inside the caller's transaction: its objects,
+    relations and file. Returns its objects and the ids of the objects it no longer has."""
+    objects = objects_of(note, text_hash(note.body))
+    old = catalog.object_ids_of(note.id)
+    gone = sorted(set(old) - {o.row.id for o in objects})
+    catalog.drop_note(note.id)
+    catalog.put_objects([o.row for o in objects])
+    catalog.put_relations(note.id, [(r.type, r.target, r.weight) for r in note.relations])
+    catalog.put_file(FileRow.of(note.path, note.id, content_hash(data), stat, None))
+    return objects, gone
+
+
+def put_broken(
+    caches: CachesPort, path: str, data: bytes, stat: os.stat_result, error: str
+) -> None:
+    """A file that does not parse, in either storage's caches: remember why, and drop what it
+    used to contribute."""
+    row = caches.catalog.file(path)
+    if row is not None and row.note_id:
+        caches.drop_note(row.note_id)
+    caches.catalog.put_file(FileRow.of(path, None, content_hash(data), stat, error))
 
 
 def text_hash(text: str) -> str:
@@ -188,16 +208,8 @@ class Caches:
 
     def put_note(self, note: Note, data: bytes, stat: os.stat_result) -> list[IndexObject]:
         """Record a note just written or read: fingerprint, objects, text. Lock held."""
-        objects = objects_of(note, text_hash(note.body))
-        old = self.catalog.object_ids_of(note.id)
-        gone = sorted(set(old) - {o.row.id for o in objects})
         with self.catalog.transaction():
-            self.catalog.drop_note(note.id)
-            self.catalog.put_objects([o.row for o in objects])
-            self.catalog.put_relations(
-                note.id, [(r.type, r.target, r.weight) for r in note.relations]
-            )
-            self.catalog.put_file(FileRow.of(note.path, note.id, content_hash(data), stat, None))
+            objects, gone = catalog_note(self.catalog, note, data, stat)
             self._index(objects, gone)
         self._bound_queue()
         for listener in self.listeners:
@@ -214,11 +226,7 @@ class Caches:
             )
 
     def put_broken(self, path: str, data: bytes, stat: os.stat_result, error: str) -> None:
-        """A file that does not parse: remember why, and drop what it used to contribute."""
-        row = self.catalog.file(path)
-        if row is not None and row.note_id:
-            self.drop_note(row.note_id)
-        self.catalog.put_file(FileRow.of(path, None, content_hash(data), stat, error))
+        put_broken(self, path, data, stat, error)
 
     def drop_note(self, note_id: str, path: str | None = None) -> list[str]:
         """Remove a note (and its chunks) from every cache. Lock held."""
@@ -253,7 +261,7 @@ class Caches:
             stored = self.fulltext.everything()
             rows = self.catalog.get_many(sorted(stored))
             self.fulltext.compact(
-                [_text_doc(IndexObject(rows[oid], stored[oid]["body"])) for oid in sorted(rows)]
+                [text_doc(IndexObject(rows[oid], stored[oid]["body"])) for oid in sorted(rows)]
             )
         else:
             self.fulltext.compact()
@@ -514,10 +522,10 @@ def _vector_json(obj: IndexObject) -> str:
 def _text_json(obj: IndexObject) -> str:
     # vars, not dataclasses.asdict: its fields are strings, and asdict deep-copies each one
     # (5% of a reindex).
-    return json.dumps(vars(_text_doc(obj)), ensure_ascii=False)
+    return json.dumps(vars(text_doc(obj)), ensure_ascii=False)
 
 
-def _text_doc(obj: IndexObject) -> TextDoc:
+def text_doc(obj: IndexObject) -> TextDoc:
     row = obj.row
     return TextDoc(
         id=row.id,

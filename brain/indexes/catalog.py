@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from brain.indexes.held import Holding
-from brain.indexes.queries import Database
-from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
+from brain.indexes.queries import FILE_COLUMNS, Database
+from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow
 from brain.vault.files import owner_only
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
@@ -23,7 +23,6 @@ SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
-_FILE = "path, note_id, hash, mtime_ns, size, error, inode"  # a FileRow's columns, in order
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -143,10 +142,6 @@ class Catalog(Holding):
     def _apart(self) -> Catalog:
         return Catalog(self.path)
 
-    def info(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
-        return str(row[0]) if row else None
-
     def set_info(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, value))
 
@@ -203,22 +198,9 @@ class Catalog(Holding):
             raise
         self.db.execute("COMMIT")
 
-    # files
-    def files(self) -> dict[str, FileRow]:
-        return {row[0]: FileRow(*row) for row in self.db.execute(f"SELECT {_FILE} FROM files")}
-
-    def stamps(self) -> dict[str, Stamp]:
-        """Every file's (mtime_ns, size, inode) by path: what a walk compares, and no more."""
-        query = "SELECT path, mtime_ns, size, inode FROM files"
-        return {row[0]: (row[1], row[2], row[3]) for row in self.db.execute(query)}
-
-    def file(self, path: str) -> FileRow | None:
-        row = self.db.execute(f"SELECT {_FILE} FROM files WHERE path=?", (path,)).fetchone()
-        return FileRow(*row) if row else None
-
     def put_file(self, row: FileRow) -> None:
         self.db.execute(
-            f"INSERT OR REPLACE INTO files ({_FILE}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO files ({FILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.path, row.note_id, row.hash, row.mtime_ns, row.size, row.error, row.inode),
         )
 
@@ -231,28 +213,6 @@ class Catalog(Holding):
                 "AND size = ?",
                 stamps,
             )
-
-    def inodes_in(self, folder: str) -> dict[str, int]:
-        """The files right in a folder (not below it), each with its inode (0: not known)."""
-        start = f"{folder}/"
-        return {
-            path: inode
-            for path, inode in self.db.execute(
-                "SELECT path, inode FROM files WHERE path > ? AND path < ?",
-                (start, f"{folder}/\U0010ffff"),
-            )
-            if "/" not in path[len(start) :]
-        }
-
-    def files_under(self, folder: str) -> dict[str, FileRow]:
-        """The files at any depth below a folder (vault-relative, no trailing slash)."""
-        return {
-            row[0]: FileRow(*row)
-            for row in self.db.execute(
-                f"SELECT {_FILE} FROM files WHERE path > ? AND path < ?",
-                (f"{folder}/", f"{folder}/\U0010ffff"),
-            )
-        }
 
     # The folders of the last full walk, each with its (mtime, inode): a file created, deleted
     # or renamed into place changes its folder's mtime, so an unchanged folder needs no listing.
@@ -276,14 +236,6 @@ class Catalog(Holding):
     def drop_file(self, path: str) -> None:
         self.db.execute("DELETE FROM files WHERE path=?", (path,))
 
-    def broken_files(self) -> list[FileRow]:
-        return [
-            FileRow(*row)
-            for row in self.db.execute(
-                f"SELECT {_FILE} FROM files WHERE error IS NOT NULL ORDER BY path"
-            )
-        ]
-
     # objects
     def put_objects(self, rows: Iterable[ObjectRow]) -> None:
         self.db.executemany(
@@ -304,46 +256,6 @@ class Catalog(Holding):
         self.db.executemany(
             "INSERT INTO relations VALUES (?, ?, ?, ?)", [(source, *edge) for edge in edges]
         )
-
-    def object_ids_of(self, note_id: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
-
-    def get(self, object_id: str) -> ObjectRow | None:
-        row = self.db.execute("SELECT * FROM objects WHERE id=?", (object_id,)).fetchone()
-        return ObjectRow.from_sql(row) if row else None
-
-    def get_many(self, ids: Sequence[str]) -> dict[str, ObjectRow]:
-        out: dict[str, ObjectRow] = {}
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            for row in self.db.execute(f"SELECT * FROM objects WHERE id IN ({marks})", batch):
-                out[row[0]] = ObjectRow.from_sql(row)
-        return out
-
-    def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
-        return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
-
-    def titles(self, ids: Sequence[str]) -> dict[str, str]:
-        """The title of each of these objects (those the catalog holds)."""
-        out: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            sql = f"SELECT id, title FROM objects WHERE id IN ({marks})"
-            out.update(self.db.execute(sql, batch))
-        return out
-
-    def find_title(
-        self, partition: str, node: str, norm_title: str, *, visible_only: bool = False
-    ) -> ObjectRow | None:
-        visible = " AND visibility='normal'" if visible_only else ""
-        row = self.db.execute(
-            "SELECT * FROM objects WHERE partition=? AND node=? AND norm_title=? "
-            f"AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
-            (partition, node, norm_title),
-        ).fetchone()
-        return ObjectRow.from_sql(row) if row else None
 
     def id_owners(self) -> dict[str, str]:
         """Each note id and the file that holds it (empty if the catalog cannot say)."""

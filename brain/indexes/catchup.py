@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from brain.errors import BrokenNote
 from brain.indexes.copies import Holders, renew
 from brain.indexes.folders import FolderCheck, by_folders
+from brain.indexes.ports import CachesPort, CatalogPort, NotesPort
 from brain.indexes.rows import stamp_matches
 from brain.model import LOCAL_ONLY, Note, content_hash, iso, new_id, parse_iso
 from brain.vault.paths import COLD_DIR
@@ -19,10 +20,8 @@ from brain.vault.store import RESERVED_TOP
 
 if TYPE_CHECKING:
     from brain.clock import Clock
-    from brain.indexes.caches import Caches
-    from brain.indexes.catalog import Catalog
     from brain.indexes.rows import FileRow
-    from brain.vault.store import Folders, NoteStore
+    from brain.vault.store import Folders
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class Comparison:
 
 
 def compare(
-    store: NoteStore, catalog: Catalog, prefix: str = "", folders: Folders | None = None
+    store: NotesPort, catalog: CatalogPort, prefix: str = "", folders: Folders | None = None
 ) -> Comparison:
     """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads.
     `folders` receives the folders walked, with their stats (see NoteStore.walk)."""
@@ -62,7 +61,7 @@ class Look:
     record: Callable[[], None]
 
 
-def look(store: NoteStore, catalog: Catalog, now: datetime, *, force: bool) -> Look:
+def look(store: NotesPort, catalog: CatalogPort, now: datetime, *, force: bool) -> Look:
     """The files out of step, found as cheaply as may be trusted: nothing while a live watcher
     keeps the caches in step; the folders changed since a recent full walk (above
     QUICK_ABOVE files); otherwise, or when forced, the full walk."""
@@ -83,7 +82,7 @@ def look(store: NoteStore, catalog: Catalog, now: datetime, *, force: bool) -> L
     )
 
 
-def look_by_folders(store: NoteStore, catalog: Catalog) -> Look | None:
+def look_by_folders(store: NotesPort, catalog: CatalogPort) -> Look | None:
     """The check by folders (by_folders) as a Look; None when only a full walk can tell."""
     check = by_folders(store, catalog)
     if check is None:
@@ -111,7 +110,7 @@ class Walk:
     when: datetime
 
 
-def walk_against(store: NoteStore, catalog: Catalog, now: datetime) -> Walk:
+def walk_against(store: NotesPort, catalog: CatalogPort, now: datetime) -> Walk:
     """The files beside the catalog's stamps of them (as `compare`, lighter): reads only."""
     known = catalog.stamps()
     folders: Folders = []
@@ -129,7 +128,7 @@ def walk_against(store: NoteStore, catalog: Catalog, now: datetime) -> Walk:
 
 
 def paths_out_of_step(
-    store: NoteStore, catalog: Catalog, rels: Iterable[str]
+    store: NotesPort, catalog: CatalogPort, rels: Iterable[str]
 ) -> tuple[list[str], list[str]]:
     """Of these vault-relative paths (the watcher's), the note files the catalog does not
     know or knew at another size or time, and the known ones gone: one stat each, no reads,
@@ -155,7 +154,7 @@ QUICK_ABOVE = 10_000
 WALKED = "walked"  # info key: when the last full walk was, and how many files it found
 
 
-def walked_lately(catalog: Catalog, now: datetime) -> bool:
+def walked_lately(catalog: CatalogPort, now: datetime) -> bool:
     """Whether the folders recorded by the last full walk may stand in for a walk now: it
     was recent, and the vault is big enough for a walk to cost more than a look at folders."""
     when, files = _last_walk(catalog)
@@ -165,12 +164,12 @@ def walked_lately(catalog: Catalog, now: datetime) -> bool:
     return 0 <= age < FULL_WALK_EVERY and files >= QUICK_ABOVE
 
 
-def walked_files(catalog: Catalog) -> int:
+def walked_files(catalog: CatalogPort) -> int:
     """How many files the last full walk found (0: no walk recorded)."""
     return _last_walk(catalog)[1]
 
 
-def _last_walk(catalog: Catalog) -> tuple[datetime | None, int]:
+def _last_walk(catalog: CatalogPort) -> tuple[datetime | None, int]:
     """When the last full walk was and how many files it found, as `record_walk` wrote it."""
     when, _, files = (catalog.info(WALKED) or "").partition(" ")
     try:
@@ -180,7 +179,11 @@ def _last_walk(catalog: Catalog) -> tuple[datetime | None, int]:
 
 
 def record_walk(
-    catalog: Catalog, folders: Folders, files: int, now: datetime, found: Comparison | None = None
+    catalog: CatalogPort,
+    folders: Folders,
+    files: int,
+    now: datetime,
+    found: Comparison | None = None,
 ) -> None:
     """After a full walk: its folders' stamps, when it was and how many files it found; and
     the inodes of files a catalog from before inodes knew only by size and mtime."""
@@ -207,7 +210,7 @@ def process_mark(pid: int) -> str | None:
     return f"{pid} {fields[19]}" if len(fields) > 19 else None
 
 
-def watched(catalog: Catalog) -> bool:
+def watched(catalog: CatalogPort) -> bool:
     """Whether a live watcher (the daemon's) keeps the caches in step with the files: then
     it is authoritative and a catch-up has nothing to look for (within its quiet spell)."""
     mark = catalog.info(WATCHER)
@@ -217,7 +220,7 @@ def watched(catalog: Catalog) -> bool:
     return pid.isdigit() and process_mark(int(pid)) == mark
 
 
-def record_folders(catalog: Catalog, check: FolderCheck) -> None:
+def record_folders(catalog: CatalogPort, check: FolderCheck) -> None:
     """After a check by folders: the new stamps of those listed, and the gone forgotten."""
     if not check.seen and not check.dropped:
         return  # nothing changed: no write at all
@@ -248,7 +251,7 @@ class CatchUp:
 
 
 def apply_files(
-    store: NoteStore, caches: Caches, clock: Clock, todo: Sequence[str], gone: Sequence[str]
+    store: NotesPort, caches: CachesPort, clock: Clock, todo: Sequence[str], gone: Sequence[str]
 ) -> CatchUp:
     """Drop what vanished, index what changed; lock held."""
     changed, broken, removed = [], [], []
@@ -275,8 +278,8 @@ def apply_files(
 
 
 def index_file(
-    store: NoteStore,
-    caches: Caches,
+    store: NotesPort,
+    caches: CachesPort,
     clock: Clock,
     rel: str,
     holders: Holders | None = None,
@@ -332,7 +335,7 @@ def index_file(
     return "changed"
 
 
-def _holds(store: NoteStore, rel: str, note_id: str) -> bool:
+def _holds(store: NotesPort, rel: str, note_id: str) -> bool:
     """Whether the file at rel (as it is now, not as cached) holds this id."""
     try:
         return store.read(rel).id == note_id

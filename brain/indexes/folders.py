@@ -10,8 +10,8 @@ from brain.model import LOCAL_ONLY
 from brain.vault.paths import COLD_DIR
 
 if TYPE_CHECKING:
-    from brain.indexes.catalog import Catalog
-    from brain.vault.store import Folders, NoteStore
+    from brain.indexes.ports import CatalogPort, NotesPort
+    from brain.vault.store import Folders
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class FolderCheck:
     files: int  # files stat'ed beyond the listings (rows of a catalog made before inodes)
 
 
-def by_folders(store: NoteStore, catalog: Catalog) -> FolderCheck | None:
+def by_folders(store: NotesPort, catalog: CatalogPort) -> FolderCheck | None:
     """What changed, from the folders alone: one stat per folder recorded by the last walk,
     and a listing (no stat per file: the inode comes with the listing) of those whose mtime
     or inode moved. None when only a full walk can tell: nothing recorded, or the vault's top
@@ -77,7 +77,11 @@ class _Found:
 
 
 def _list_folder(
-    store: NoteStore, catalog: Catalog, rel: str, known: dict[str, tuple[int, int]], found: _Found
+    store: NotesPort,
+    catalog: CatalogPort,
+    rel: str,
+    known: dict[str, tuple[int, int]],
+    found: _Found,
 ) -> set[str]:
     """List one changed folder: its new folders' files and its new or replaced notes are to
     do, the notes it no longer holds are gone. Returns what it listed."""
@@ -99,7 +103,7 @@ def _list_folder(
 
 
 def _out_of_step(
-    catalog: Catalog, child: str, entry: os.DirEntry[str], inode: int | None, found: _Found
+    catalog: CatalogPort, child: str, entry: os.DirEntry[str], inode: int | None, found: _Found
 ) -> bool:
     """Whether a listed note is new or replaced: by its inode, else by its size and mtime."""
     if inode == 0:  # known before inodes were kept: size and mtime decide
@@ -110,7 +114,11 @@ def _out_of_step(
 
 
 def _drop_unlisted(
-    catalog: Catalog, rel: str, known: dict[str, tuple[int, int]], listed: set[str], found: _Found
+    catalog: CatalogPort,
+    rel: str,
+    known: dict[str, tuple[int, int]],
+    listed: set[str],
+    found: _Found,
 ) -> None:
     """The recorded folders right under `rel` that its listing no longer holds are gone."""
     for sub in known:
@@ -119,6 +127,6 @@ def _drop_unlisted(
             found.gone += catalog.files_under(sub)
 
 
-def _stamp(store: NoteStore, rel: str) -> tuple[int, int] | None:
+def _stamp(store: NotesPort, rel: str) -> tuple[int, int] | None:
     st = store.stat_folder(rel)
     return None if st is None else (st.st_mtime_ns, st.st_ino)

@@ -67,6 +67,16 @@ class Holding(Queries, ABC):
         self._held = current(self, self._held)
         return self._held
 
+    def last_change(self) -> int:
+        """The number of the last change logged (0: none yet)."""
+        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
+        return int(row[0]) if row else 0
+
+    def changes_since(self, seq: int, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` (number, object id) logged after `seq`, in order."""
+        query = "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+        return [(int(n), oid) for n, oid in self.db.execute(query, (seq, limit))]
+
     def every_brief_row(self) -> Iterator[tuple[Any, ...]]:
         """Every object's BRIEF_COLUMNS, read through a connection of its own that maps nothing:
         read through the map, every page of the file would stay counted in this process's RSS

@@ -14,19 +14,19 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from brain import terms as keywords
 from brain.errors import BrokenNote, InvalidInput
 from brain.indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
+from brain.indexes.ports import NotesPort, SqlCatalogPort
+from brain.indexes.rows import Settled
 from brain.model import LOCAL_ONLY, Status, Visibility
 from brain.vault.files import atomic_write, remove_file
 from brain.vault.paths import inside
 
 if TYPE_CHECKING:
-    from brain.indexes.caches import IndexObject
-    from brain.indexes.catalog import Catalog
-    from brain.vault.store import NoteStore
+    from brain.indexes.rows import IndexObject
 
 INDEX_FILE = "index.json"
 TOP_LEVEL_THRESHOLD = 5  # a node right under the partition gets an index at 5 memories
@@ -37,14 +37,6 @@ KEY_ENTITIES = 12
 
 # node_id is derived from the node's place, so it never churns while the folder keeps its path.
 _NODE_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "brain:node")
-
-
-@dataclass(frozen=True)
-class Settled:
-    """What a full pass over the index files did (vault-relative paths)."""
-
-    written: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
 
 
 def threshold(node: str) -> int:
@@ -86,18 +78,18 @@ class NodeIndex:
     """Node statistics in the catalog database and the index.json files made from them."""
 
     root: Path
-    catalog: Catalog
+    catalog: SqlCatalogPort
+    where: IndexFiles | None = None  # None: in the vault's folders (IndexFolders)
+    files: IndexFiles = field(init=False)
     stats: NodeStats = field(init=False)
     last_settled: Settled = field(default_factory=Settled, init=False)
     _depth: int = field(default=0, init=False)
     _dirty: set[tuple[str, str]] = field(default_factory=set, init=False)
-    _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
-        default_factory=dict, init=False
-    )
     # Inside a batch, each index file as first read: none is written before the batch ends.
     _batch_read: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        self.files = self.where or IndexFolders(self.root)
         self.stats = NodeStats(self.catalog)
 
     @property
@@ -138,7 +130,7 @@ class NodeIndex:
             self.flush()
 
     @contextlib.contextmanager
-    def rebuilding(self, store: NoteStore) -> Iterator[None]:
+    def rebuilding(self, store: NotesPort) -> Iterator[None]:
         """Start the statistics from nothing; the body feeds every note (through the listener);
         then every index file is settled. Callers hold the vault lock."""
         self.clear()
@@ -152,7 +144,7 @@ class NodeIndex:
                 self._batch_read.clear()
         self.last_settled = self.settle(store.partitions())
 
-    def resume(self, store: NoteStore) -> None:
+    def resume(self, store: NotesPort) -> None:
         """On opening: statistics missing or from an older brain are rebuilt from the notes the
         catalog knows; if it knows none yet, the next catch-up feeds them note by note."""
         if self.catalog.note_count() == 0:
@@ -160,7 +152,7 @@ class NodeIndex:
         else:
             self.rebuild(store)
 
-    def rebuild(self, store: NoteStore) -> Settled:
+    def rebuild(self, store: NotesPort) -> Settled:
         """Recompute every statistic from the note files the catalog knows, then settle the files.
 
         Callers hold the vault lock.
@@ -186,19 +178,19 @@ class NodeIndex:
     def write(self, partition: str, node: str) -> str | None:
         """Write (or remove) one node's index.json; returns its path if the file changed."""
         rel = index_path(partition, node)
-        if not self._owned(rel):
+        if not self.files.owned(rel):
             return None
         doc = self.document(partition, node)
-        current = self._current(rel)
+        current = self.files.current(rel)
         if doc is None:
             if current is None:
                 return None
-            self._drop(rel, partition)
+            self.files.drop(rel, partition)
             return rel
         data = render(doc)
         if current == data:
             return None
-        self._put(rel, data)
+        self.files.put(rel, data)
         return rel
 
     def settle(self, partitions: Sequence[str]) -> Settled:
@@ -210,41 +202,12 @@ class NodeIndex:
                 wanted.add(index_path(partition, node))
                 if self.write(partition, node):
                     written.append(index_path(partition, node))
-            for rel in self._index_files(partition):
+            for rel in self.files.listing(partition):
                 if rel not in wanted:
-                    self._drop(rel, partition)
+                    self.files.drop(rel, partition)
                     removed.append(rel)
         self._dirty.clear()
         return Settled(tuple(written), tuple(removed))
-
-    # where the index files live (the hosted storage keeps them as rows instead) --------
-    def _owned(self, rel: str) -> bool:
-        """False for a path that leaves the vault (a folder replaced by a link out of it)."""
-        try:
-            inside(self.root, rel)
-        except InvalidInput:
-            return False
-        return True
-
-    def _current(self, rel: str) -> bytes | None:
-        try:
-            return (self.root / rel).read_bytes()
-        except FileNotFoundError:
-            return None
-
-    def _put(self, rel: str, data: bytes) -> None:
-        atomic_write(self.root / rel, data)
-
-    def _drop(self, rel: str, partition: str) -> None:
-        remove_file(self.root / rel)
-        _tidy((self.root / rel).parent, self.root / partition)
-
-    def _index_files(self, partition: str) -> Iterator[str]:
-        """Every index.json inside a partition (hidden folders and symlinks are not followed)."""
-        for folder, dirs, files in os.walk(self.root / partition):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            if INDEX_FILE in files:
-                yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()
 
     def indexed_nodes(self, partition: str) -> list[str]:
         """Nodes of a partition that have (or should have) an index.json."""
@@ -290,6 +253,68 @@ class NodeIndex:
         return doc
 
     def _read_file(self, rel: str) -> dict[str, Any] | None:
+        return self.files.load(rel)
+
+
+class IndexFiles(Protocol):
+    """Where the index.json files live: in the vault's folders (`IndexFolders`), or as rows
+    of the hosted store (brain/hosted/parts.py)."""
+
+    def owned(self, rel: str) -> bool:
+        """False for a path the index may not write (it leaves the vault)."""
+        ...
+
+    def current(self, rel: str) -> bytes | None: ...
+    def put(self, rel: str, data: bytes) -> None: ...
+    def drop(self, rel: str, partition: str) -> None: ...
+    def listing(self, partition: str) -> Iterator[str]:
+        """Every index.json inside a partition."""
+        ...
+
+    def load(self, rel: str) -> dict[str, Any] | None:
+        """One index.json parsed (None if missing or not a JSON object)."""
+        ...
+
+
+@dataclass
+class IndexFolders:
+    """The index.json files in the vault's own folders."""
+
+    root: Path
+    _read_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = field(
+        default_factory=dict, init=False
+    )
+
+    def owned(self, rel: str) -> bool:
+        """False for a path that leaves the vault (a folder replaced by a link out of it)."""
+        try:
+            inside(self.root, rel)
+        except InvalidInput:
+            return False
+        return True
+
+    def current(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put(self, rel: str, data: bytes) -> None:
+        atomic_write(self.root / rel, data)
+
+    def drop(self, rel: str, partition: str) -> None:
+        remove_file(self.root / rel)
+        _tidy((self.root / rel).parent, self.root / partition)
+
+    def listing(self, partition: str) -> Iterator[str]:
+        """Hidden folders and symlinks are not followed."""
+        for folder, dirs, files in os.walk(self.root / partition):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if INDEX_FILE in files:
+                yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()
+
+    def load(self, rel: str) -> dict[str, Any] | None:
+        """Parsed once per version of the file (its mtime and size)."""
         try:
             path = inside(self.root, rel)
             st = path.stat()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brain.indexes.catalog import Catalog
+    from brain.indexes.ports import SqlCatalogPort
 
 SCHEMA = "1"
 KEYWORD, ENTITY = "k", "e"
@@ -68,7 +68,7 @@ def ancestors(node: str) -> list[str]:
 class NodeStats:
     """The statistics tables, on the catalog's connection (so they share its transactions)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: SqlCatalogPort) -> None:
         self.catalog = catalog
         self.db = catalog.db
         self.db.executescript(_TABLES)
@@ -138,7 +138,7 @@ class NodeStats:
             self._tally = _Tally()
         for node in nodes:
             self.db.execute(
-                _ADD_COUNT,
+                self.catalog.dialect.add_node_count,
                 (stats.partition, node, node.rpartition("/")[0], sign, stats.day, stats.day),
             )
         # Points (uses, title words more) order the terms that as many notes share.
@@ -148,7 +148,7 @@ class NodeStats:
             for term, points in items
             for node in nodes
         ]
-        self.db.executemany(_ADD_TERM, rows)
+        self.db.executemany(self.catalog.dialect.add_node_term, rows)
         if sign < 0:
             self.db.executemany(
                 "DELETE FROM node_terms WHERE partition=? AND node=? AND kind=? AND term=? "
@@ -160,8 +160,14 @@ class NodeStats:
         return {(stats.partition, node) for node in nodes}
 
     def _write(self, tally: _Tally) -> None:
-        self.db.executemany(_ADD_COUNT, [(*key, *value) for key, value in tally.counts.items()])
-        self.db.executemany(_ADD_TERM, [(*key, *value) for key, value in tally.terms.items()])
+        self.db.executemany(
+            self.catalog.dialect.add_node_count,
+            [(*key, *value) for key, value in tally.counts.items()],
+        )
+        self.db.executemany(
+            self.catalog.dialect.add_node_term,
+            [(*key, *value) for key, value in tally.terms.items()],
+        )
 
     def _narrow(self, partition: str, node: str, day: str) -> None:
         """After a removal: drop an emptied node, or look again at its date range."""
@@ -231,18 +237,6 @@ class NodeStats:
                 (partition, node, kind, limit),
             )
         ]
-
-
-_ADD_COUNT = (
-    "INSERT INTO node_counts VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (partition, node) DO UPDATE "
-    "SET memories = memories + excluded.memories, "
-    "oldest = min(oldest, excluded.oldest), newest = max(newest, excluded.newest)"
-)
-_ADD_TERM = (
-    "INSERT INTO node_terms VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT "
-    "(partition, node, kind, term) DO UPDATE SET notes = notes + excluded.notes, "
-    "points = points + excluded.points"
-)
 
 
 class _Tally:

@@ -12,6 +12,7 @@ from brain.errors import BrainError
 from brain.vault.files import owner_only
 
 if TYPE_CHECKING:
+    from brain.indexes.ports import SparsePort
     from brain.indexes.sparse import SparseEncoder, Terms
 
 SCHEMA_VERSION = 2  # 2: one blob of uint16 term ids and 8-bit weights, a short hash, no rowid
@@ -84,20 +85,7 @@ class SparseIndex:
     def encode_missing(
         self, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]], batch: int = 256
     ) -> int:
-        """Encode and store the (object id, content hash, text) items not held with that hash
-        already (a reindex re-encodes nothing unchanged), `batch` to a call of the model;
-        returns how many were encoded."""
-        held = self.hashes([oid for oid, _, _ in items])
-        todo = [
-            (oid, h, text)
-            for oid, h, text in items
-            if held.get(oid, "")[:HASH_CHARS] != h[:HASH_CHARS]
-        ]
-        for start in range(0, len(todo), batch):  # committed per batch: a stop keeps what was paid
-            chunk = todo[start : start + batch]
-            encoded = encoder.encode([text for _, _, text in chunk])
-            self.upsert([(oid, h, t) for (oid, h, _), t in zip(chunk, encoded, strict=True)])
-        return len(todo)
+        return encode_missing(self, encoder, items, batch)
 
     def remove(self, ids: Iterable[str]) -> int:
         """Take these ids out (unknown ids are ignored); returns how many were there."""
@@ -347,3 +335,20 @@ def recreate(index: SparseIndex, encoder: SparseEncoder) -> SparseIndex:
     fresh = SparseIndex(index.folder, encoder.name)
     fresh.clear()
     return fresh
+
+
+def encode_missing(
+    index: SparsePort, encoder: SparseEncoder, items: Sequence[tuple[str, str, str]], batch: int
+) -> int:
+    """Encode and store in `index` the (object id, content hash, text) items not held with
+    that hash already (a reindex re-encodes nothing unchanged), `batch` to a call of the
+    model; returns how many were encoded. Either storage's sparse index."""
+    held = index.hashes([oid for oid, _, _ in items])
+    todo = [
+        (oid, h, text) for oid, h, text in items if held.get(oid, "")[:HASH_CHARS] != h[:HASH_CHARS]
+    ]
+    for start in range(0, len(todo), batch):  # committed per batch: a stop keeps what was paid
+        chunk = todo[start : start + batch]
+        encoded = encoder.encode([text for _, _, text in chunk])
+        index.upsert([(oid, h, t) for (oid, h, _), t in zip(chunk, encoded, strict=True)])
+    return len(todo)

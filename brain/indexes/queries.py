@@ -1,140 +1,131 @@
-"""The catalog's reads by name: every query over the objects and relations outside its writes.
+"""The catalog's reads by name, shared by both databases: what a caller means, as SQL.
 
 Callers ask for what they mean (a note's children, a connector's documents, the notes due
-to age); the WHERE clauses live here, so SQL never leaves indexes/.
+to age); the WHERE clauses live here (and in where.py), so no caller writes SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from brain.indexes.rows import Brief, ObjectRow, RelationRow
+from brain.indexes.dialect import OBJECT_COLUMNS, SQLITE, Dialect
+from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
+from brain.indexes.where import BRIEF_COLUMNS as BRIEF_COLUMNS
+from brain.indexes.where import FILE_COLUMNS as FILE_COLUMNS
+from brain.indexes.where import Database as Database
+from brain.indexes.where import filter_sql, marks, notes_where, shown_sql
+from brain.indexes.where import scopes as scopes
+from brain.indexes.where import shows as shows
 from brain.ingest.sections import SECTIONED_KINDS
 
 if TYPE_CHECKING:
     from brain.indexes.fulltext import Filters
 
 
-class Rows(Protocol):
-    """What a statement gives back: rows as tuples."""
-
-    def fetchone(self) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Database(Protocol):
-    """The connection the catalog's SQL runs on: SQLite here, PostgreSQL in brain/hosted."""
-
-    @property
-    def in_transaction(self) -> bool: ...
-    def execute(self, sql: str, parameters: Any = (), /) -> Rows: ...
-    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
-    def executescript(self, script: str, /) -> Any: ...
-    def close(self) -> None: ...
-
-
-BRIEF_COLUMNS = "id, partition, node, status, visibility, kind, created, defining"
-
-
-def _marks(values: Sequence[Any]) -> str:
-    return ",".join("?" * len(values))
-
-
-def scopes(filters: Filters) -> list[tuple[str, ...]]:
-    """Each restriction to a set of subtrees; a row must fall in one subtree of every set."""
-    found: list[tuple[str, ...]] = []
-    if filters.node:
-        found.append((filters.node.strip("/"),))
-    if filters.nodes is not None:
-        found.append(tuple(n.strip("/") for n in filters.nodes))
-    return found
-
-
-def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]:
-    """The filters as a WHERE clause over the catalog's objects (`id_column`: their id where
-    another table joined holds an `id` too)."""
-    where, params = ["1"], []
-    if filters.partition is not None:
-        where.append("partition=?")
-        params.append(filters.partition)
-    for nodes in scopes(filters):
-        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
-        for n in nodes:
-            params += [n, n.replace("%", r"\%") + "/%"]
-    shown, shown_params = shown_sql(filters)
-    where += shown
-    params += shown_params
-    if filters.ids is not None:
-        where.append(f"{id_column} IN ({_marks(sorted(filters.ids)) or 'NULL'})")
-        params += sorted(filters.ids)
-    return " AND ".join(where), params
-
-
-def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
-    """The filters on a memory's own fields (status, visibility, kind) as WHERE conditions."""
-    where, params = [], []
-    if filters.exclude_status:
-        where.append(f"status NOT IN ({','.join('?' * len(filters.exclude_status))})")
-        params += list(filters.exclude_status)
-    for name, allowed in (("visibility", filters.visibility), ("kind", filters.kinds)):
-        if allowed is not None:
-            where.append(f"{name} IN ({','.join('?' * len(allowed))})")
-            params += list(allowed)
-    if filters.exclude_kinds:
-        where.append(f"kind NOT IN ({','.join('?' * len(filters.exclude_kinds))})")
-        params += list(filters.exclude_kinds)
-    return where, params
-
-
-def shows(brief: Brief, filters: Filters) -> bool:
-    """`shown_sql` and `written_near`'s own condition on a brief in memory: the filters'
-    status, visibility and kinds let it through, and it is no section or document."""
-    if brief.kind in SECTIONED_KINDS or brief.status in filters.exclude_status:
-        return False
-    if filters.visibility is not None and brief.visibility not in filters.visibility:
-        return False
-    if filters.kinds is not None and brief.kind not in filters.kinds:
-        return False
-    return brief.kind not in filters.exclude_kinds
-
-
-def _notes_where(
-    partition: str,
-    normal_only: bool,
-    node: str | None,
-    status: str | None,
-    kind: str | None,
-    defining_only: bool,
-) -> tuple[str, list[Any]]:
-    """The WHERE clause of a partition's notes (not their chunks), with its parameters."""
-    where = ["partition=?", "id=note_id"]
-    params: list[Any] = [partition]
-    if normal_only:
-        where.append("visibility='normal'")
-    if node:
-        where.append("(node=? OR node LIKE ?)")
-        params += [node, node.replace("%", r"\%") + "/%"]
-    if status:
-        where.append("status=?")
-        params.append(status)
-    if kind:
-        where.append("kind=?")
-        params.append(kind)
-    if defining_only:
-        where.append("defining IS NOT NULL")
-    return " AND ".join(where), params
-
-
 class Queries:
-    """The reads of the catalog (its subclass holds the schema and the writes)."""
+    """The named reads both catalogs share: SQLite's (catalog.py) and PostgreSQL's
+    (hosted/catalog.py), each of which holds its own schema and writes. The SQL here is what
+    both accept; what they spell differently is asked of `dialect`."""
 
     db: Database
+    dialect: Dialect = SQLITE  # the SQL each database spells its own way
+
+    # info, files and objects by key ------------------------------------------------------
+    def info(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM info WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    # files
+    def files(self) -> dict[str, FileRow]:
+        return {
+            row[0]: FileRow(*row) for row in self.db.execute(f"SELECT {FILE_COLUMNS} FROM files")
+        }
+
+    def stamps(self) -> dict[str, Stamp]:
+        """Every file's (mtime_ns, size, inode) by path: what a walk compares, and no more."""
+        query = "SELECT path, mtime_ns, size, inode FROM files"
+        return {row[0]: (row[1], row[2], row[3]) for row in self.db.execute(query)}
+
+    def file(self, path: str) -> FileRow | None:
+        row = self.db.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path=?", (path,)).fetchone()
+        return FileRow(*row) if row else None
+
+    def inodes_in(self, folder: str) -> dict[str, int]:
+        """The files right in a folder (not below it), each with its inode (0: not known)."""
+        start = f"{folder}/"
+        return {
+            path: inode
+            for path, inode in self.db.execute(
+                "SELECT path, inode FROM files WHERE path > ? AND path < ?",
+                (start, f"{folder}/\U0010ffff"),
+            )
+            if "/" not in path[len(start) :]
+        }
+
+    def files_under(self, folder: str) -> dict[str, FileRow]:
+        """The files at any depth below a folder (vault-relative, no trailing slash)."""
+        return {
+            row[0]: FileRow(*row)
+            for row in self.db.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE path > ? AND path < ?",
+                (f"{folder}/", f"{folder}/\U0010ffff"),
+            )
+        }
+
+    def broken_files(self) -> list[FileRow]:
+        return [
+            FileRow(*row)
+            for row in self.db.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE error IS NOT NULL ORDER BY path"
+            )
+        ]
+
+    def object_ids_of(self, note_id: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM objects WHERE note_id=?", (note_id,))]
+
+    def get(self, object_id: str) -> ObjectRow | None:
+        query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id=?"
+        row = self.db.execute(query, (object_id,)).fetchone()
+        return ObjectRow.from_sql(row) if row else None
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, ObjectRow]:
+        out: dict[str, ObjectRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT {OBJECT_COLUMNS} FROM objects WHERE id IN ({marks})"
+            for row in self.db.execute(query, batch):
+                out[row[0]] = ObjectRow.from_sql(row)
+        return out
+
+    def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
+        return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
+
+    def titles(self, ids: Sequence[str]) -> dict[str, str]:
+        """The title of each of these objects (those the catalog holds)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            sql = f"SELECT id, title FROM objects WHERE id IN ({marks})"
+            out.update(self.db.execute(sql, batch))
+        return out
+
+    def find_title(
+        self, partition: str, node: str, norm_title: str, *, visible_only: bool = False
+    ) -> ObjectRow | None:
+        visible = " AND visibility='normal'" if visible_only else ""
+        row = self.db.execute(
+            f"SELECT {OBJECT_COLUMNS} FROM objects WHERE partition=? AND node=? AND norm_title=? "
+            f"AND id=note_id AND status!='superseded'{visible} ORDER BY created LIMIT 1",
+            (partition, node, norm_title),
+        ).fetchone()
+        return ObjectRow.from_sql(row) if row else None
 
     # as a WHERE clause (for the named reads below, and for tests) --------------------
-    def select(self, where: str = "1", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
-        for row in self.db.execute(f"SELECT * FROM objects WHERE {where}", params):
+    def select(self, where: str = "TRUE", params: Sequence[Any] = ()) -> Iterator[ObjectRow]:
+        for row in self.db.execute(f"SELECT {OBJECT_COLUMNS} FROM objects WHERE {where}", params):
             yield ObjectRow.from_sql(row)
 
     def notes(
@@ -149,7 +140,7 @@ class Queries:
         defining_only: bool = False,
     ) -> list[ObjectRow]:
         """A partition's notes (not their chunks), newest first; a node includes its sub-nodes."""
-        where, params = _notes_where(partition, normal_only, node, status, kind, defining_only)
+        where, params = notes_where(partition, normal_only, node, status, kind, defining_only)
         sql = where + " ORDER BY created DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -166,7 +157,7 @@ class Queries:
         defining_only: bool = False,
     ) -> int:
         """How many notes `notes` would give without a limit."""
-        return self.count(*_notes_where(partition, normal_only, node, status, kind, defining_only))
+        return self.count(*notes_where(partition, normal_only, node, status, kind, defining_only))
 
     def find_thread(
         self, partition: str, threads: str, norm_title: str, *, visible_only: bool = False
@@ -184,12 +175,12 @@ class Queries:
         )
         return next(found, None)
 
-    def count(self, where: str = "1", params: Sequence[Any] = ()) -> int:
+    def count(self, where: str = "TRUE", params: Sequence[Any] = ()) -> int:
         return int(
             self.db.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0]
         )
 
-    def relations(self, where: str = "1", params: Sequence[Any] = ()) -> list[RelationRow]:
+    def relations(self, where: str = "TRUE", params: Sequence[Any] = ()) -> list[RelationRow]:
         sql = f"SELECT source, type, target, weight FROM relations WHERE {where}"
         return [
             RelationRow(*row)
@@ -216,7 +207,7 @@ class Queries:
         """The notes whose `parent` is one of these ids (a thread's days, a document's parts)."""
         if not parents:
             return []
-        return list(self.select(f"id=note_id AND parent IN ({_marks(parents)})", parents))
+        return list(self.select(f"id=note_id AND parent IN ({marks(parents)})", parents))
 
     def below(self, parent: str) -> list[ObjectRow]:
         """Every object whose parent is this note: its chunks and its child notes."""
@@ -231,7 +222,7 @@ class Queries:
         if not days:
             return []
         hide = " AND visibility='normal'" if normal_only else ""
-        where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({_marks(days)})"
+        where = f"status='superseded' AND id=note_id AND substr(created, 1, 10) IN ({marks(days)})"
         return list(self.select(where + hide, days))
 
     def superseding(self, note_ids: Sequence[str], *, normal_only: bool = False) -> list[ObjectRow]:
@@ -239,7 +230,7 @@ class Queries:
         if not note_ids:
             return []
         hide = " AND visibility='normal'" if normal_only else ""
-        where = f"id=note_id AND supersedes IN ({_marks(note_ids)}){hide}"
+        where = f"id=note_id AND supersedes IN ({marks(note_ids)}){hide}"
         return list(self.select(where, note_ids))
 
     def placed_title(self, partition: str, norm_title: str, under: str) -> ObjectRow | None:
@@ -253,18 +244,17 @@ class Queries:
 
     def documents_of(self, connector: str) -> list[ObjectRow]:
         """The document notes one connector wrote."""
+        connector_of = self.dialect.json_text("source", "connector")
         return list(
-            self.select(
-                "kind='document' AND id=note_id AND json_extract(source, '$.connector')=?",
-                [connector],
-            )
+            self.select(f"kind='document' AND id=note_id AND {connector_of}=?", [connector])
         )
 
     def conversation(self, platform: str, external_id: str) -> ObjectRow | None:
         """The recall note of one imported conversation, if it was imported before."""
+        field = self.dialect.json_text
         rows = self.select(
-            "kind='recall' AND id=note_id AND json_extract(source, '$.platform')=? "
-            "AND json_extract(source, '$.external_id')=? LIMIT 1",
+            f"kind='recall' AND id=note_id AND {field('source', 'platform')}=? "
+            f"AND {field('source', 'external_id')}=? LIMIT 1",
             [platform, external_id],
         )
         return next(iter(rows), None)
@@ -277,7 +267,7 @@ class Queries:
         """Notes of these statuses and kinds still in the hot tier, by path."""
         return list(
             self.select(
-                f"id=note_id AND status IN ({_marks(statuses)}) AND kind IN ({_marks(kinds)}) "
+                f"id=note_id AND status IN ({marks(statuses)}) AND kind IN ({marks(kinds)}) "
                 "AND path NOT LIKE 'cold/%' ORDER BY path",
                 (*statuses, *kinds),
             )
@@ -295,7 +285,7 @@ class Queries:
         """Active and dormant notes of these kinds, by path: what the lifecycle sweep looks at."""
         return list(
             self.select(
-                f"id=note_id AND kind IN ({_marks(kinds)}) AND status IN ('active', 'dormant') "
+                f"id=note_id AND kind IN ({marks(kinds)}) AND status IN ('active', 'dormant') "
                 "ORDER BY path",
                 kinds,
             )
@@ -361,7 +351,7 @@ class Queries:
     def relations_to_any(self, targets: Sequence[str]) -> list[RelationRow]:
         if not targets:
             return []
-        return self.relations(f"target IN ({_marks(targets)})", targets)
+        return self.relations(f"target IN ({marks(targets)})", targets)
 
     def relations_to_parts(self, note_id: str) -> list[RelationRow]:
         """Edges into a note's chunks (`<id>#<n>`)."""
@@ -369,22 +359,12 @@ class Queries:
 
     # recall's neighbour context (recall/neighbours.py) -----------------------------------
     # the change log and the briefs' rows, for the briefs held in memory (held.py)
-    def last_change(self) -> int:
-        """The number of the last change logged (0: none yet)."""
-        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
-        return int(row[0]) if row else 0
-
-    def changes_since(self, seq: int, limit: int) -> list[tuple[int, str]]:
-        """Up to `limit` (number, object id) logged after `seq`, in order."""
-        query = "SELECT seq, id FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
-        return [(int(n), oid) for n, oid in self.db.execute(query, (seq, limit))]
-
     def brief_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """The BRIEF_COLUMNS of each of these ids the catalog holds."""
         out: dict[str, tuple[Any, ...]] = {}
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
-            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({_marks(batch)})"
+            query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE id IN ({marks(batch)})"
             out.update((row[0], tuple(row)) for row in self.db.execute(query, batch))
         return out
 
@@ -408,12 +388,12 @@ class Queries:
         [low, high), that the filters' status, visibility and kinds let through: its
         neighbours. Read from the `objects_order` index alone."""
         shown, params = shown_sql(filters)
-        shown.append(f"kind NOT IN ({_marks(SECTIONED_KINDS)})")  # a sync's files are no talk
+        shown.append(f"kind NOT IN ({marks(SECTIONED_KINDS)})")  # a sync's files are no talk
         params.extend(SECTIONED_KINDS)
         where = "".join(f" AND {condition}" for condition in shown)
+        no_section = self.dialect.position("id", "'#'") + "=0"
         side = (
-            "SELECT id FROM objects "
-            "WHERE partition=? AND node=? AND instr(id, '#')=0" + where + " "
+            f"SELECT id FROM objects WHERE partition=? AND node=? AND {no_section}{where} "
             "AND id {} ? AND id {} ? ORDER BY id {} LIMIT ?"
         )
         query = (

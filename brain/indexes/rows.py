@@ -117,3 +117,19 @@ Stamp = tuple[int, int, int]  # a file row's (mtime_ns, size, inode) alone (cata
 def stamp_matches(stamp: Stamp, st: os.stat_result) -> bool:
     """Whether a stat is the one a row was indexed at; an inode of 0 (not known) matches any."""
     return (stamp[0], stamp[1]) == (st.st_mtime_ns, st.st_size) and stamp[2] in (0, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What a full pass over the node index files did (vault-relative paths)."""
+
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexObject:
+    """One recallable thing made from a note: its catalog row and its searchable text."""
+
+    row: ObjectRow
+    text: str

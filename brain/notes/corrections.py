@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from brain.errors import BrokenNote, InvalidInput
-from brain.indexes.catalog import Catalog, ObjectRow
+from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Kind, Note, Relation, Status, iso, new_id, parse_iso
 from brain.notes import defining
 from brain.notes.writing import check_text, own_pass
@@ -37,7 +38,7 @@ _STATUS_LINE = re.compile(r"^status:[^\n]*$", re.MULTILINE)
 _CARRIED = ("tags", "parent", "visibility", "eternal")
 
 
-def chain(catalog: Catalog, note_id: str) -> list[ObjectRow]:
+def chain(catalog: CatalogReads, note_id: str) -> list[ObjectRow]:
     """Every version of a note, oldest first; a hand-made cycle or fork is an error."""
     start = catalog.get(note_id)
     if start is None:
@@ -80,7 +81,7 @@ def _cycle(ids: Sequence[str]) -> BrokenNote:
     )
 
 
-def current(catalog: Catalog, note_id: str) -> ObjectRow | None:
+def current(catalog: CatalogReads, note_id: str) -> ObjectRow | None:
     versions = chain(catalog, note_id)
     return versions[-1] if versions else None
 
@@ -265,7 +266,7 @@ def _pass(source: Mapping[str, Any]) -> tuple[Any, Any] | None:
 
 
 def suspicion_flags(
-    catalog: Catalog, rows: Sequence[ObjectRow], *, visible_only: bool = False
+    catalog: CatalogReads, rows: Sequence[ObjectRow], *, visible_only: bool = False
 ) -> dict[str, tuple[str, ...]]:
     """Flags for hits written in the same pass (source, session, UTC day) as a corrected note.
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput
-from brain.indexes.catalog import Catalog, ObjectRow
+from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Relation
 from brain.notes.corrections import PRIOR_FIELD, chain, restore
 
@@ -77,7 +78,7 @@ def plan(brain: Context, note_id: str, mode: str = "auto") -> ForgetPlan:
     return _finish(catalog, row.id, "version", [row], relinked=(neighbour.id,))
 
 
-def _with_descendants(catalog: Catalog, rows: list[ObjectRow]) -> list[ObjectRow]:
+def _with_descendants(catalog: CatalogReads, rows: list[ObjectRow]) -> list[ObjectRow]:
     """The notes and every note below them by `parent` (thread days, …), in a stable order."""
     out = {r.id: r for r in rows}
     frontier = [r.id for r in rows]
@@ -90,7 +91,7 @@ def _with_descendants(catalog: Catalog, rows: list[ObjectRow]) -> list[ObjectRow
 
 
 def _finish(
-    catalog: Catalog,
+    catalog: CatalogReads,
     target: str,
     mode: str,
     remove: list[ObjectRow],

@@ -83,7 +83,7 @@ def _visibility(brain: Context, note: Note, visibility: str) -> Note:
     value = None if visibility == Visibility.NORMAL else visibility
     if was_local == to_local:
         return brain.save(note.with_meta(visibility=value))
-    if not brain.store.hand_edits:  # a database leaves nothing on this machine alone
+    if not brain.capabilities.local_only:  # a database leaves nothing on this machine alone
         raise InvalidInput(
             "a hosted brain keeps no local-only notes", "keep it private, or in a files vault"
         )

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import InvalidInput, NotFound
-from brain.indexes.catalog import Catalog, RelationRow
+from brain.indexes.catalog import RelationRow
+from brain.indexes.ports import CatalogReads
 from brain.model import RELATION_TYPES, Note, Relation, Status
 from brain.notes.corrections import current
 
@@ -85,13 +86,13 @@ def unrelate(brain: Context, src: str, kind: str, dst: str) -> Note:
         return brain.save(note.with_meta(relations=[r.to_yaml() for r in edges] or None))
 
 
-def links(catalog: Catalog, note_id: str) -> Links:
+def links(catalog: CatalogReads, note_id: str) -> Links:
     out = catalog.relations_from(note_id)
     into = catalog.relations_into(note_id)
     return Links(tuple(out), tuple(into))
 
 
-def check(notes: Sequence[Note], catalog: Catalog) -> tuple[list[str], list[str]]:
+def check(notes: Sequence[Note], catalog: CatalogReads) -> tuple[list[str], list[str]]:
     """What hand edits can leave, read from the files: `supersedes` cycles, targets of
     relations or `supersedes` that name no note."""
     by_id = {n.id: n for n in notes if n.id}

@@ -8,14 +8,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from brain.errors import BrokenNote, InvalidInput, broken_in_the_way
-from brain.indexes.catalog import Catalog, ObjectRow
+from brain.indexes.catalog import ObjectRow
+from brain.indexes.ports import CatalogReads, NotesPort
 from brain.model import KINDS, Kind, Note, iso, new_id, normalise_title
 from brain.notes import defining
 from brain.obsidian import check_tag
 from brain.scoping import place
 from brain.vault.archive import check_writable
 from brain.vault.paths import check_node, check_segment, file_stem
-from brain.vault.store import NoteStore
 
 if TYPE_CHECKING:
     from brain.context import Context
@@ -100,8 +100,8 @@ def derive_title(text: str, words: int = 8) -> str:
 
 def plan(
     request: Request,
-    store: NoteStore,
-    catalog: Catalog,
+    store: NotesPort,
+    catalog: CatalogReads,
     now: datetime,
     placer: Callable[[Request], str] | None = None,
 ) -> Written:
@@ -165,7 +165,7 @@ def _touch(note: Note, now: datetime, tags: Sequence[str]) -> Note:
 
 
 def _titled(
-    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+    request: Request, node: str, store: NotesPort, catalog: CatalogReads, now: datetime
 ) -> Written:
     title = request.title if request.title is not None else derive_title(request.text)
     found = _find_title(request, catalog, node, title)
@@ -189,7 +189,7 @@ def _holds(body: str, text: str) -> bool:
     return f"\n\n{text.strip()}\n\n" in f"\n\n{body.strip()}\n\n"
 
 
-def _free_path(request: Request, store: NoteStore, folder: str, stem: str) -> str:
+def _free_path(request: Request, store: NotesPort, folder: str, stem: str) -> str:
     path = f"{folder}/{stem}.md"
     n = 2
     while store.exists(path):
@@ -199,7 +199,7 @@ def _free_path(request: Request, store: NoteStore, folder: str, stem: str) -> st
     return path
 
 
-def read_in_the_way(request: Request, store: NoteStore, path: str) -> Note:
+def read_in_the_way(request: Request, store: NotesPort, path: str) -> Note:
     """The note in a write's way; one that does not parse is named for the person, never
     passed over for `X 2.md` (a model is told nothing new: the file may be a private note)."""
     try:
@@ -210,21 +210,21 @@ def read_in_the_way(request: Request, store: NoteStore, path: str) -> Note:
         raise broken_in_the_way(path, exc) from None
 
 
-def _check_broken_title(request: Request, folder: str, store: NoteStore) -> None:
+def _check_broken_title(request: Request, folder: str, store: NotesPort) -> None:
     """A title whose note broke is not written anew beside it, under another name."""
     for rel in request.broken:
         if rel.rpartition("/")[0] == folder:
             _check_in_the_way(request, store, rel)
 
 
-def _check_in_the_way(request: Request, store: NoteStore, path: str) -> None:
+def _check_in_the_way(request: Request, store: NotesPort, path: str) -> None:
     """For the person, a taken name whose file does not parse stops the write (a model's
     write passes over it, as over any note hidden from it)."""
     if not request.visible_only:
         read_in_the_way(request, store, path)
 
 
-def _dated(request: Request, node: str, store: NoteStore, now: datetime) -> Written:
+def _dated(request: Request, node: str, store: NotesPort, now: datetime) -> Written:
     day = now.strftime("%Y-%m-%d")
     path = f"{request.partition}/{node}/{day}.md"
     block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
@@ -233,7 +233,7 @@ def _dated(request: Request, node: str, store: NoteStore, now: datetime) -> Writ
     return Written(new_note(request, path, day, "dated", f"# {day}\n\n{block}", now), CREATED)
 
 
-def _append(request: Request, store: NoteStore, path: str, block: str, now: datetime) -> Written:
+def _append(request: Request, store: NotesPort, path: str, block: str, now: datetime) -> Written:
     """A block added at the end of a day's note."""
     note = read_in_the_way(request, store, path)
     body = note.body.rstrip("\n") + "\n\n" + block
@@ -241,7 +241,7 @@ def _append(request: Request, store: NoteStore, path: str, block: str, now: date
 
 
 def _singleton(
-    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+    request: Request, node: str, store: NotesPort, catalog: CatalogReads, now: datetime
 ) -> Written:
     if not request.title:
         raise InvalidInput("a singleton needs --title (e.g. Biography, Goals, Preferences)")
@@ -266,7 +266,7 @@ def _singleton(
 
 
 def _thread(
-    request: Request, node: str, store: NoteStore, catalog: Catalog, now: datetime
+    request: Request, node: str, store: NotesPort, catalog: CatalogReads, now: datetime
 ) -> Written:
     if not request.title:
         raise InvalidInput("a thread needs --title")
@@ -286,14 +286,14 @@ def _thread(
     return Written(note, CREATED)
 
 
-def _find_title(request: Request, catalog: Catalog, node: str, title: str) -> ObjectRow | None:
+def _find_title(request: Request, catalog: CatalogReads, node: str, title: str) -> ObjectRow | None:
     return catalog.find_title(
         request.partition, node, normalise_title(title), visible_only=request.visible_only
     )
 
 
 def _thread_folder(
-    request: Request, node: str, store: NoteStore, catalog: Catalog, title: str
+    request: Request, node: str, store: NotesPort, catalog: CatalogReads, title: str
 ) -> tuple[str, ObjectRow | None]:
     """The thread's folder and its index note (None: a new thread goes in that folder).
 

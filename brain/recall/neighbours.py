@@ -6,13 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from brain.indexes.catalog import Brief, Catalog
+from brain.indexes.catalog import Brief
 from brain.indexes.fulltext import Filters
+from brain.indexes.ports import CatalogReads, VectorsPort
 from brain.ingest.sections import SECTIONED_KINDS
 from brain.recall.rank import Briefs, TextRetriever, VectorRetriever, passes
 
 if TYPE_CHECKING:
-    from brain.indexes.vectors import VectorIndex
+    pass
 
 # Neighbours: up to WINDOW memories either side, written one after another (ids are ULIDs, so
 # id order is write order) in the same partition and node within GAP_MS of each other; the
@@ -44,7 +45,7 @@ class Neighbourhood:
     retrievers; a memory the filters hide lends nothing (nor is it lent to)."""
 
     def __init__(
-        self, catalog: Catalog, window: int = WINDOW, briefs: Briefs | None = None
+        self, catalog: CatalogReads, window: int = WINDOW, briefs: Briefs | None = None
     ) -> None:
         self.catalog = catalog
         self.window = window
@@ -148,7 +149,7 @@ def blend_vectors(
     query: Any,
     ranked: Sequence[tuple[str, float]],
     around: dict[str, tuple[str, ...]],
-    index: VectorIndex,
+    index: VectorsPort,
     weight: float,
 ) -> Blend:
     """Cosine of the query to each vector blended with its neighbours' mean vector

@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from brain.indexes.catalog import Brief, Catalog, ObjectRow
-from brain.indexes.fulltext import Filters, FullText
+from brain.indexes.catalog import Brief, ObjectRow
+from brain.indexes.fulltext import Filters
+from brain.indexes.ports import CachesPort, CatalogReads, FullTextPort
 from brain.indexes.queries import scopes
 from brain.ingest.sections import SECTIONED_KINDS
 from brain.model import Hit
@@ -19,7 +20,6 @@ from brain.terms import words
 if TYPE_CHECKING:
     from threading import Event
 
-    from brain.indexes.caches import Caches
     from brain.indexes.embedder import Embedder
     from brain.indexes.held import Held
 
@@ -50,7 +50,7 @@ class Briefs:
     from memory, as the catalog is at the first read: after the recall's catch-up and flush,
     so a note a hand edit made private is out of that very recall."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: CatalogReads) -> None:
         self.catalog = catalog
         self._held: Held | None = None
         self._taken = False
@@ -105,8 +105,8 @@ class TextRetriever:
     not depend on the filters, so the hits and their scores are the same (`search_bare`). A
     node scope or a kind is narrow: asked with its clauses at once."""
 
-    fulltext: FullText
-    catalog: Catalog | None = None
+    fulltext: FullTextPort
+    catalog: CatalogReads | None = None
     name: str = "text"
     filter_above: int = FILTER_HITS_ABOVE
     briefs: Briefs | None = None  # this recall's, shared with the other stages
@@ -132,7 +132,7 @@ class TextRetriever:
 class VectorRetriever:
     """Cosine similarity over the faiss index, filtered like the full text."""
 
-    caches: Caches
+    caches: CachesPort
     embedder: Embedder
     name: str = "vector"
     briefs: Briefs | None = None  # this recall's, shared with the other stages

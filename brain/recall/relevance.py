@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brain.indexes.fulltext import stems
+from brain.indexes.ports import FullTextPort
 from brain.recall.names import query_names
 from brain.terms import CALENDAR, GENERIC, content_words
 
 if TYPE_CHECKING:
     from brain.indexes.catalog import Brief
-    from brain.indexes.fulltext import FullText
     from brain.recall.when import Window
 
 # Recall's scores are scaled per query (rank.scales), so they say how a memory compares with
@@ -60,7 +60,7 @@ class Asked:
         return share / total
 
 
-def asked(fulltext: FullText, query: str, when: Window | None = None, then: int = 0) -> Asked:
+def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: int = 0) -> Asked:
     """The query's content words, weighed by their rarity among the vault's memories, and the
     time it names (`when`, in which `then` memories were written), weighed the same way: a
     time is asked as a word is, and a memory holds it by being written then. A query that

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from brain.indexes.fulltext import Filters
+from brain.indexes.ports import CachesPort
 from brain.recall.ahead import Ahead
 from brain.recall.neighbours import DEPTH, Blend, Neighbourhood, blend_scores
 from brain.recall.rank import Briefs, Scored, fetched, filtered
@@ -13,7 +14,6 @@ from brain.recall.rank import Briefs, Scored, fetched, filtered
 if TYPE_CHECKING:
     from threading import Event
 
-    from brain.indexes.caches import Caches
     from brain.indexes.sparse import SparseEncoder, Terms
 
 # A dot product of expansion weights, so a question to "buy" finds the turn that "purchased".
@@ -27,7 +27,7 @@ class SparseInContext:
     """Dot products over the sparse index, filtered like the full text, each memory lifted
     by its neighbours' scores."""
 
-    caches: Caches
+    caches: CachesPort
     encoder: SparseEncoder
     neighbourhood: Neighbourhood | None = None
     weight: float = SPARSE_BLEND

@@ -115,7 +115,7 @@ def confirm(brain: Context, decl: conn.Declared, ident: conn.Identity) -> None:
 
 
 def statuses(brain: Context) -> list[conn.Status]:
-    if not brain.store.hand_edits:
+    if not brain.capabilities.connectors:
         return []  # connectors read folders of the person's machine; a database has none
     brain.catch_up()
     state = conn.State.load(brain.root)

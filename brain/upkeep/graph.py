@@ -11,7 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from brain.indexes.catalog import Catalog, ObjectRow, RelationRow
+from brain.indexes.catalog import ObjectRow, RelationRow
+from brain.indexes.ports import CatalogReads
 from brain.model import Note, Status, iso, new_id
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def label(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in _SAFE else f"#{ord(ch)};" for ch in text)
 
 
-def select(catalog: Catalog, partition: str) -> Drawn:
+def select(catalog: CatalogReads, partition: str) -> Drawn:
     """The notes and relations to draw: the best connected first, within the caps."""
     rows = {r.id: r for r in catalog.visible_notes(partition)}
     edges, hidden = [], 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from brain.context import Context
 from brain.git.repo import REGENERATE_FLAG, merging
-from brain.indexes.nodeindex import Settled
+from brain.indexes.rows import Settled
 from brain.upkeep import graph
 from brain.vault.files import remove_file
 

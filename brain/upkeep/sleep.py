@@ -129,7 +129,7 @@ def _leftovers(brain: Context, now: datetime, report: SleepReport) -> str:
     from brain.vault import leftovers
 
     # Under the lock no brain write is in flight; the age rule also spares anyone else's.
-    if not brain.store.hand_edits:
+    if not brain.capabilities.folder:
         return "none: the store is not a folder"
     with brain.lock.hold():
         report.leftovers = leftovers.find(brain.root, now.timestamp())

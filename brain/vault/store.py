@@ -8,6 +8,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from brain.errors import BrokenNote, InvalidInput
 from brain.model import LOCAL_ONLY, Note
@@ -30,8 +31,6 @@ Folders = list[tuple[str, os.stat_result]]  # folders a walk looked into, each w
 
 class NoteStore:
     """The Markdown files of one vault, addressed by vault-relative POSIX paths."""
-
-    hand_edits = True  # a person may change the files beside brain: caches catch up with them
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -278,34 +277,14 @@ class NoteStore:
 
     def parse(self, rel: str, data: bytes) -> Note:
         """Stored bytes → a note; broken front-matter or a damaged cold file raise BrokenNote."""
-        data = self.markdown(rel, data)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise BrokenNote(f"{rel}: not valid UTF-8 (byte {exc.start})") from None
-        return notefile.parse(text, rel)
+        return parse_markdown(rel, self.markdown(rel, data))
 
     def broken_with_id(self, paths: Iterable[str], note_id: str) -> tuple[str, BrokenNote] | None:
-        """The first of these files whose front-matter, unparseable, still names this id."""
-        for rel in paths:
-            try:
-                data = self.read_bytes(rel)
-                markdown = self.markdown(rel, data)
-            except (FileNotFoundError, BrokenNote):
-                continue  # gone, or a cold file that cannot be read back: no id to see
-            if not notefile.names_id(markdown, note_id):
-                continue
-            try:
-                self.parse(rel, data)
-            except BrokenNote as exc:
-                return rel, exc
-        return None
+        return broken_with_id(self, paths, note_id)
 
     def write(self, note: Note) -> bytes:
         """Write a note atomically; returns the bytes written (for hashing)."""
-        if not note.path.endswith(".md") and not is_cold(note.path):
-            raise InvalidInput(f"note path {note.path!r} must end in .md")
-        return self.write_bytes(note.path, notefile.render(note).encode("utf-8"))
+        return self.write_bytes(note.path, rendered(note))
 
     def write_bytes(self, rel: str, markdown: bytes) -> bytes:
         """Store a note's exact Markdown (compressed under `cold/`); returns the stored bytes."""
@@ -358,7 +337,13 @@ class NoteStore:
             return False
 
 
-def free_hot_path(store: NoteStore, cold: str) -> str:
+class Exists(Protocol):
+    """A store that can say whether a path is taken (either storage's)."""
+
+    def exists(self, rel: str) -> bool: ...
+
+
+def free_hot_path(store: Exists, cold: str) -> str:
     """Where a cold note goes back to: its old path, or a free neighbour if that is taken."""
     hot = hot_path(cold)
     stem, n = hot[: -len(".md")], 2
@@ -366,3 +351,46 @@ def free_hot_path(store: NoteStore, cold: str) -> str:
         hot = f"{stem} {n}.md"
         n += 1
     return hot
+
+
+class Readable(Protocol):
+    """A store's reads that `broken_with_id` needs (either storage's)."""
+
+    def read_bytes(self, rel: str) -> bytes: ...
+    def markdown(self, rel: str, data: bytes) -> bytes: ...
+    def parse(self, rel: str, data: bytes) -> Note: ...
+
+
+def parse_markdown(rel: str, markdown: bytes) -> Note:
+    """A note's Markdown bytes → the note; bad UTF-8 or broken front-matter raise BrokenNote."""
+    try:
+        text = markdown.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BrokenNote(f"{rel}: not valid UTF-8 (byte {exc.start})") from None
+    return notefile.parse(text, rel)
+
+
+def rendered(note: Note) -> bytes:
+    """A note as the Markdown bytes either storage keeps; a path not of a note is refused."""
+    if not note.path.endswith(".md") and not is_cold(note.path):
+        raise InvalidInput(f"note path {note.path!r} must end in .md")
+    return notefile.render(note).encode("utf-8")
+
+
+def broken_with_id(
+    store: Readable, paths: Iterable[str], note_id: str
+) -> tuple[str, BrokenNote] | None:
+    """The first of these files whose front-matter, unparseable, still names this id."""
+    for rel in paths:
+        try:
+            data = store.read_bytes(rel)
+            markdown = store.markdown(rel, data)
+        except (FileNotFoundError, BrokenNote):
+            continue  # gone, or a cold file that cannot be read back: no id to see
+        if not notefile.names_id(markdown, note_id):
+            continue
+        try:
+            store.parse(rel, data)
+        except BrokenNote as exc:
+            return rel, exc
+    return None

@@ -1,0 +1,104 @@
+"""The use cases on both storages: what test_hosted_core.py does not already run on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from brain.brain import Brain, open_vault
+from brain.clock import FixedClock
+from brain.errors import NotFound
+from brain.sources import connectors as conn
+from brain.sources import documents
+from tests.contract.conftest import Opener
+
+GUIDE = "# Garden guide\n\n## Tomatoes\n\nStake the quince tomatoes in May.\n\n" + (
+    "## Beans\n\nRunner beans climb the north fence.\n\n" * 3
+)
+
+
+def test_bulk_writes_all_land_and_are_recalled(both: Brain) -> None:
+    with both.bulk():
+        for n in range(25):
+            both.remember(f"Crate {n} holds {n} quince jars.", title=f"Crate {n}")
+    assert both.count(kind="titled") >= 25
+    hits = both.recall("crate 17 quince jars", mode="text")
+    assert hits and hits[0].title == "Crate 17"
+
+
+def test_a_connected_documents_chunks_are_recalled_expanded_and_forgotten(
+    storage: Opener, vault: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "guide.md").write_text(GUIDE)
+    seeding = open_vault(vault, clock=clock)  # connectors read folders of this machine
+    try:  # what `connect` does once the person typed the code shown at the terminal
+        decl = conn.Declared("papers", str(folder), partition=seeding.partition)
+        ident = conn.identity(folder)
+        assert ident is not None
+        with seeding._context.lock.hold():
+            documents.confirm(seeding._context, decl, ident)
+        seeding.sync()
+    finally:
+        seeding.close()
+    brain = storage()
+    [doc] = brain.list(kind="document")
+    chunks = brain._context.caches.catalog.below(doc.id)
+    assert chunks and all(c.kind == "chunk" for c in chunks)
+    hits = brain.recall("quince tomatoes stake", mode="text")
+    assert hits[0].id.startswith(doc.id + "#")
+    assert "quince" in brain.expand(hits[0].id).body
+    brain.forget(doc.id)
+    assert brain._context.caches.catalog.below(doc.id) == []
+    with pytest.raises(NotFound):
+        brain.expand(doc.id)
+
+
+def test_correct_history_and_forgetting_one_version(both: Brain) -> None:
+    first = both.remember("The boiler is serviced in June.", title="Boiler")
+    second = both.correct(first.id, "The boiler is serviced in October.")
+    assert [n.id for n in both.history(second.id)] == [first.id, second.id]
+    both.forget(second.id, mode="version")
+    assert "June" in both.expand(first.id).body
+    with pytest.raises(NotFound):
+        both.expand(second.id)
+
+
+def test_relations_made_read_and_removed(both: Brain) -> None:
+    a = both.remember("The greenhouse needs a new pane.", title="Greenhouse")
+    b = both.remember("Glass comes from the yard in town.", title="Glass")
+    both.relate(a.id, "extends", b.id)
+    links = both.links(a.id)
+    assert [(r.type, r.target) for r in links.outgoing] == [("extends", b.id)]
+    assert [r.source for r in both.links(b.id).incoming] == [a.id]
+    both.unrelate(a.id, "extends", b.id)
+    assert both.links(a.id).outgoing == ()
+
+
+def test_a_private_note_is_listed_for_the_person_and_never_for_a_model(both: Brain) -> None:
+    note = both.remember("The safe code is 4812.", title="Safe code")
+    both.set_field(note.id, "visibility", "private")
+    assert note.id in {r.id for r in both.list()}
+    model = both.at(both.partition, for_model=True)
+    assert note.id not in {
+        r.id for r in model._context.caches.catalog.visible_notes(both.partition)
+    }
+    assert all(h.id != note.id for h in model.recall("safe code", mode="text"))
+
+
+def test_list_and_count_agree(both: Brain) -> None:
+    for n in range(4):
+        both.remember(f"Hive {n} swarmed in spring.", title=f"Hive {n}")
+    rows = both.list(kind="titled", limit=3)
+    assert len(rows) == 3
+    assert both.count(kind="titled") == 4
+
+
+def test_the_storage_says_what_it_can_do(both: Brain) -> None:
+    caps = both._context.capabilities
+    on_files = type(both._context.store).__module__.startswith("brain.vault")
+    assert (caps.folder, caps.hand_edits, caps.connectors, caps.cold_tier, caps.local_only) == (
+        (on_files,) * 5
+    )
