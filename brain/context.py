@@ -271,9 +271,10 @@ class Context:
     ) -> None:
         """Journal what happened to a note for the daily log (`anonymous`: no title kept)."""
         title = "" if anonymous else note.title
-        # Laid out by hand (fmt: skip below): arguments grouped by meaning.
-        self.journal.append(Event(iso(self.clock.now()), kind, note_id, title, note.partition,
-                                  note.visibility, detail))  # fmt: skip
+        when = iso(self.clock.now())
+        self.journal.append(
+            Event(when, kind, note_id, title, note.partition, note.visibility, detail)
+        )
 
     def get(self, note_id: str) -> Note:
         """The note with this id (a chunk id gives its note), read from its file."""
@@ -391,9 +392,13 @@ class Context:
         look.record()  # after: its stamps were taken before each listing, never newer
         if look.how == "walk":
             self.walks += 1
-        self.last_catch_up = {"how": look.how, "folders": look.folders, "listed": look.listed,
-                              "ms": round((time.perf_counter() - started) * 1000, 2),
-                              "changed": len(look.todo) + len(look.gone)}  # fmt: skip
+        self.last_catch_up = {
+            "how": look.how,
+            "folders": look.folders,
+            "listed": look.listed,
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+            "changed": len(look.todo) + len(look.gone),
+        }
         return result
 
     # A watcher's first catch-up of a big vault, in three steps, so that calls are served
@@ -528,8 +533,9 @@ class Context:
                 for start in range(0, len(files), REINDEX_BATCH):
                     # One commit per batch of files, not one (or two) per file.
                     with self.caches.catalog.transaction():
-                        for done, (rel, _st) in enumerate(files[start:start + REINDEX_BATCH],
-                                                          start + 1):  # fmt: skip
+                        for done, (rel, _st) in enumerate(
+                            files[start : start + REINDEX_BATCH], start + 1
+                        ):
                             if self._index_file(rel, walked=True) == "changed":
                                 count += 1
                             if progress:

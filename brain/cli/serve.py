@@ -143,11 +143,22 @@ def serve(
     if http is not None:
         from brain.cli.hosted_users import serve_http
 
-        serve_http(http, public=public, db=db, vaults=vaults, embedder=embedder, rate=rate,
-                   burst=burst, max_open=max_open, workers=workers, grace=grace,
-                   hosts=allowed_host or [], origins=allowed_origin or [],
-                   limits=(header_timeout, body_timeout, per_user),
-                   statement_timeout=statement_timeout)  # fmt: skip
+        serve_http(
+            http,
+            public=public,
+            db=db,
+            vaults=vaults,
+            embedder=embedder,
+            rate=rate,
+            burst=burst,
+            max_open=max_open,
+            workers=workers,
+            grace=grace,
+            hosts=allowed_host or [],
+            origins=allowed_origin or [],
+            limits=(header_timeout, body_timeout, per_user),
+            statement_timeout=statement_timeout,
+        )
         return
     from brain import settings as settings_mod
     from brain.brain import open_vault
@@ -230,8 +241,10 @@ def set_field(
     if as_json:
         emit_json(note_to_json(note))
     else:
-        out.print(f"Set {field} of [bold]{escape(note.title)}[/bold] to {escape(value)}"
-                  f" ({escape(note.path)})")  # fmt: skip # one message, broken where it reads
+        out.print(
+            f"Set {field} of [bold]{escape(note.title)}[/bold] to {escape(value)}"
+            f" ({escape(note.path)})"
+        )  # one message, broken where it reads
 
 
 def _partition_command(name: str) -> Callable[[F], F]:

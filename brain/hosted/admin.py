@@ -85,8 +85,9 @@ def status(dsn: str) -> Status:
             users = _count(
                 conn, "SELECT count(DISTINCT tenant) FROM brain_tokens WHERE revoked IS NULL"
             )
-        rows = {t: _count(conn, f"SELECT count(*) FROM {t}") for t in TENANT_TABLES
-                if _exists(conn, t)}  # fmt: skip
+        rows = {
+            t: _count(conn, f"SELECT count(*) FROM {t}") for t in TENANT_TABLES if _exists(conn, t)
+        }
         size = _count(conn, "SELECT pg_database_size(current_database())")
     return Status(schema, tenants, users, rows, size)
 

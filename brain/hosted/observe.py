@@ -97,23 +97,29 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Histogram(
-            "brain_request_seconds", "HTTP requests by tool (or path) and status class",
-            ["tool", "status"], buckets=BUCKETS, registry=r,
-        )  # fmt: skip
+            "brain_request_seconds",
+            "HTTP requests by tool (or path) and status class",
+            ["tool", "status"],
+            buckets=BUCKETS,
+            registry=r,
+        )
         self.errors = Counter(
             "brain_tool_errors_total", "tool calls that ended in an error", ["tool"], registry=r
         )
         self.open_tenants = Gauge("brain_open_tenants", "tenants' brains open", registry=r)
         self.cold_opens = Histogram(
-            "brain_cold_open_seconds", "opening a tenant's brain on its first request here",
-            buckets=BUCKETS, registry=r,
-        )  # fmt: skip
+            "brain_cold_open_seconds",
+            "opening a tenant's brain on its first request here",
+            buckets=BUCKETS,
+            registry=r,
+        )
         self.workers = Gauge("brain_workers", "worker threads for tool calls", registry=r)
         self.busy = Gauge("brain_workers_busy", "worker threads running a call now", registry=r)
         self.reconnects = Counter(
-            "brain_reconnects_total", "tenants opened again after their connection broke",
+            "brain_reconnects_total",
+            "tenants opened again after their connection broke",
             registry=r,
-        )  # fmt: skip
+        )
 
     def text(self) -> bytes:
         return generate_latest(self.registry)
@@ -175,9 +181,16 @@ class AccessLog:
             self.metrics.errors.labels(what).inc()
         if path in QUIET and status < 500:
             return
-        fields = {"request_id": call.id, "method": method, "path": path, "status": status,
-                  "ms": round(took * 1000, 1), "tool": call.tool, "error": call.failed,
-                  "tenant": tenant_hash(call.tenant) if call.tenant else None}  # fmt: skip
+        fields = {
+            "request_id": call.id,
+            "method": method,
+            "path": path,
+            "status": status,
+            "ms": round(took * 1000, 1),
+            "tool": call.tool,
+            "error": call.failed,
+            "tenant": tenant_hash(call.tenant) if call.tenant else None,
+        }
         ACCESS.info("request", extra={"fields": fields})
 
 
@@ -191,7 +204,9 @@ def _request_id(scope: Scope) -> str:
 
 
 async def _send_text(send: Send, body: bytes) -> None:
-    headers = [(b"content-type", CONTENT_TYPE_LATEST.encode()),
-               (b"content-length", str(len(body)).encode())]  # fmt: skip
+    headers = [
+        (b"content-type", CONTENT_TYPE_LATEST.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -92,9 +92,16 @@ class PgJournal:
         self.db.execute(
             "INSERT INTO journal (at, kind, id, title, partition, visibility, detail) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (event.at, event.kind, event.id, event.title, event.partition, event.visibility,
-             event.detail),
-        )  # fmt: skip # the event's fields in their order
+            (
+                event.at,
+                event.kind,
+                event.id,
+                event.title,
+                event.partition,
+                event.visibility,
+                event.detail,
+            ),
+        )  # the event's fields in their order
 
     def events(self) -> Iterator[Event]:
         rows = self.db.execute(

@@ -189,8 +189,7 @@ class TenantTools:
                 self.metrics.reconnects.inc()
                 if not retry or attempt == 2:
                     raise Unavailable() from exc
-                log.warning("a tenant's database connection was lost: opened again",
-                            exc_info=exc)  # fmt: skip
+                log.warning("a tenant's database connection was lost: opened again", exc_info=exc)
         raise AssertionError("unreachable")
 
     def _tools(self, tenant: str, opened: _Opened) -> Tools:
@@ -331,8 +330,10 @@ def listen(address: Address) -> socket.socket:
         sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
-        raise BrainError(f"cannot listen on {address.host}:{address.port}: {exc.strerror}",
-                         "choose another port, or stop what listens there") from None  # fmt: skip
+        raise BrainError(
+            f"cannot listen on {address.host}:{address.port}: {exc.strerror}",
+            "choose another port, or stop what listens there",
+        ) from None
     return sock
 
 
@@ -359,12 +360,16 @@ def allowed(hosts: list[str], origins: list[str], *, public: bool) -> Allowed:
     `scheme://host[:port]`; one bad value is one clear error."""
     for host in hosts:
         if not _HOST.fullmatch(host):
-            raise InvalidInput(f"--allowed-host {host!r} is not a host name",
-                               "e.g. --allowed-host brain.example.com")  # fmt: skip
+            raise InvalidInput(
+                f"--allowed-host {host!r} is not a host name",
+                "e.g. --allowed-host brain.example.com",
+            )
     for origin in origins:
         if not _ORIGIN.fullmatch(origin):
-            raise InvalidInput(f"--allowed-origin {origin!r} is not an origin",
-                               "e.g. --allowed-origin https://app.example.com")  # fmt: skip
+            raise InvalidInput(
+                f"--allowed-origin {origin!r} is not an origin",
+                "e.g. --allowed-origin https://app.example.com",
+            )
     return Allowed(None if public and not hosts else hosts, origins)
 
 
@@ -385,8 +390,15 @@ def build_app(
     server = build_tenant_server(tools.run, tools.peek)
     inner = tenant_http_app(server, hosts=allow.hosts, origins=allow.origins, max_body=MAX_BODY)
     limits = limits or Limits()
-    guard = Guard(inner, verify, limit, ready, max_body=MAX_BODY, body_timeout=limits.body,
-                  per_user=limits.per_user)  # fmt: skip
+    guard = Guard(
+        inner,
+        verify,
+        limit,
+        ready,
+        max_body=MAX_BODY,
+        body_timeout=limits.body,
+        per_user=limits.per_user,
+    )
     return AccessLog(guard, tools.metrics)
 
 

@@ -33,9 +33,25 @@ def _stat(size: int, stamp: int) -> os.stat_result:
     """A file's fingerprint as the caches keep it: its size and the time it was written."""
     seconds = stamp / 1e9
     return os.stat_result(
-        (stat.S_IFREG | 0o600, 0, 0, 1, 0, 0, size, 0, int(seconds), int(seconds),
-         0.0, seconds, seconds, 0, stamp, stamp)
-    )  # fmt: skip # the stat fields in their order
+        (
+            stat.S_IFREG | 0o600,
+            0,
+            0,
+            1,
+            0,
+            0,
+            size,
+            0,
+            int(seconds),
+            int(seconds),
+            0.0,
+            seconds,
+            seconds,
+            0,
+            stamp,
+            stamp,
+        )
+    )  # the stat fields in their order
 
 
 class PgStore:

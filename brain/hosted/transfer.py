@@ -88,9 +88,18 @@ def push(dsn: str, root: Path, user: str, clock: Clock) -> Transfer:
 
 
 _TENANT_TABLES = (
-    "vault_files", "info", "files", "objects", "relations", "node_notes", "node_counts",
-    "node_terms", "texts", "vectors", "journal",
-)  # fmt: skip # one list
+    "vault_files",
+    "info",
+    "files",
+    "objects",
+    "relations",
+    "node_notes",
+    "node_counts",
+    "node_terms",
+    "texts",
+    "vectors",
+    "journal",
+)  # one list
 
 
 def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) -> Transfer:

@@ -61,9 +61,13 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
     for section in sections:
         text = section_text(note, section)
         part = replace(
-            row, id=f"{note.id}#{section.number}", kind="chunk", parent=note.id,
-            heading_path=section.heading_path, text_hash=content_hash(text.encode("utf-8")),
-        )  # fmt: skip # one message, broken where it reads
+            row,
+            id=f"{note.id}#{section.number}",
+            kind="chunk",
+            parent=note.id,
+            heading_path=section.heading_path,
+            text_hash=content_hash(text.encode("utf-8")),
+        )  # one message, broken where it reads
         parts.append(IndexObject(part, text))
     return [own, *parts]
 
