@@ -514,12 +514,12 @@ class Context:
         holders = None if self.id_owners is None else Holders(self.id_owners)
         return catchup.index_file(self.store, self.caches, self.clock, rel, holders, walked=walked)
 
-    @recorded(lambda count, a: f"reindex ({count} notes)")
     def indexing_steps(self) -> Progress | None:
         """How far a walk that indexes the files is, told to `steps` as "indexing"."""
         steps = self.steps
         return None if steps is None else lambda done, total: steps("indexing", done, total)
 
+    @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
         with self.lock.hold(), self.node_index.rebuilding(self.store):

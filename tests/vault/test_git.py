@@ -479,3 +479,15 @@ def test_two_edits_to_one_singleton_conflict_and_doctor_names_the_file(
     assert report.busy == "a merge" and report.conflicts == ("main/Master/Goals.md",)
     assert note.path in report.pending and "middle of a merge" in (report.pending_error or "")
     brain.close()
+
+
+def test_reindex_commits_the_index_files_it_rewrites(gbrain: Brain, repo: Path) -> None:
+    gbrain.remember("The tide turns at noon.", node="Projects")
+    index = repo / "main/Projects/index.json"
+    index.write_text("{}\n", encoding="utf-8")  # stale, and committed as such by hand
+    git(repo, "add", "main/Projects/index.json")
+    git(repo, "commit", "-qm", "a stale index")
+    count = gbrain.reindex()
+    assert subjects(repo)[0] == f"brain: reindex ({count} notes)"
+    assert "main/Projects/index.json" in files_of(repo)
+    assert git(repo, "status", "--porcelain") == ""  # nothing of brain's left uncommitted
