@@ -27,8 +27,8 @@ from typing import Any
 
 from bench.scale import memories, rss_mb, texts_rate
 from brain import open_vault
-from brain.indexes.caches import embed_text, objects_of, text_hash
 from brain.indexes.embedder import load_embedder
+from brain.indexes.objects import embed_text, objects_of, text_hash
 from brain.indexes.sparse import load_sparse
 from brain.settings import model_cache_dir
 from brain.vault.template import init_vault

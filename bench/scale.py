@@ -32,8 +32,8 @@ from typing import Any
 from bench.metrics import percentile
 from brain import open_vault
 from brain.indexes import approximate
-from brain.indexes.caches import embedding_input
 from brain.indexes.embedder import Embedder, load_embedder
+from brain.indexes.objects import embedding_input
 from brain.indexes.sparse import SparseEncoder, load_sparse
 from brain.settings import model_cache_dir
 from brain.vault.paths import CACHE_DIR
@@ -327,7 +327,7 @@ def run(
 
 def encoded_texts(count: int) -> list[str]:
     """What the encoders see of the first `count` memories when they are remembered: a memory's
-    text, after its title when it has one of its own (caches.embedding_input)."""
+    text, after its title when it has one of its own (objects.embedding_input)."""
     return [embedding_input(m.title or "", m.text) for m in memories(count)]
 
 

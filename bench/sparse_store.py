@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from bench.scale import memories, queries
-from brain.indexes.caches import text_hash
+from brain.indexes.objects import text_hash
 from brain.indexes.postings import SparseIndex
 from brain.indexes.sparse import VOCABULARY, load_sparse
 from brain.model import new_id

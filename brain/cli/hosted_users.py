@@ -143,11 +143,12 @@ def serve_http(
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
+    from brain.hosted import address as where
     from brain.hosted import serving
     from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
-    address = serving.parse_address(http, public=public)
-    allow = serving.allowed(hosts or [], origins or [], public=public)
+    address = where.parse_address(http, public=public)
+    allow = where.allowed(hosts or [], origins or [], public=public)
     if db is None:
         raise InvalidInput(
             "--http needs --db: the users database that holds the tokens",
@@ -187,6 +188,6 @@ def serve_http(
         workers=workers,
         grace=grace,
         allow=allow,
-        limits=serving.Limits(header, body, per_user),
+        limits=where.Limits(header, body, per_user),
         announce=announce,
     )

@@ -10,8 +10,8 @@ from brain.hosted.catalog import PgCatalog
 from brain.hosted.search import PgFullText, PgVectors
 from brain.hosted.sparse import PgSparse
 from brain.hosted.sql import TenantDatabase
-from brain.indexes.caches import catalog_note, embed_text, put_broken, text_doc, text_hash
 from brain.indexes.embedder import Embedder
+from brain.indexes.objects import catalog_note, embed_text, put_broken, text_doc, text_hash
 from brain.indexes.rows import IndexObject
 from brain.indexes.sparse import SparseEncoder
 from brain.model import Note, Steps

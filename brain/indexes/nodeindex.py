@@ -157,7 +157,7 @@ class NodeIndex:
 
         Callers hold the vault lock.
         """
-        from brain.indexes.caches import objects_of, text_hash
+        from brain.indexes.objects import objects_of, text_hash
 
         with self.rebuilding(store), self.stats.transaction():
             for row in self.catalog.all_notes():

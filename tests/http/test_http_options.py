@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from brain.cli import _register as register_commands
 from brain.cli import app
 from brain.errors import BrainError, InvalidInput
+from brain.hosted.address import Address, listen, parse_address
 from brain.hosted.guard import RateLimit
-from brain.hosted.serving import Address, listen, parse_address
 
 
 @pytest.mark.parametrize(
