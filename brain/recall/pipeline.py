@@ -124,7 +124,7 @@ def recall(
     best = [(oid, score) for oid, score in best if oid in rows and brain.shows(rows[oid])]
     # Relevance is absolute (recall/relevance.py): when no hit holds enough of the question,
     # the answer is that nothing in the vault is about it, not the least bad memories.
-    weighed = ranking.weighed or _weighed(asked, ranking.written_then)
+    weighed = _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
     held = relevance.with_meaning(held, _cosines(asked, ranking.lists))
     if not relevance.clears(held):
@@ -148,8 +148,7 @@ def _cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[s
         return {}
     scores = dict(lists.get("vector", ()))
     for retriever in asked.retrievers:
-        last = getattr(retriever, "last", None)
-        if retriever.name == "vector" and last is not None:
+        if retriever.name == "vector" and (last := getattr(retriever, "last", None)) is not None:
             scores.update(last.own)
     return scores
 
@@ -157,10 +156,13 @@ def _cosines(asked: Asking, lists: dict[str, list[tuple[str, float]]]) -> dict[s
 def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
     """The question's terms and time weighed in this vault (recall/relevance.py); `written`:
     how many memories were written in the time it names, when a ranking counted them."""
-    window = asked.question.window
-    if written is None:  # the ranking did not look at the time: counted here, once
-        written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
-    return relevance.asked(asked.brain.caches.fulltext, asked.question.text, window, written)
+    if not asked.weighed:  # made once a recall, by the first stage that needs it
+        window = asked.question.window
+        if written is None:  # the ranking did not look at the time: counted here, once
+            written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
+        fulltext, text = asked.brain.caches.fulltext, asked.question.text
+        asked.weighed.append(relevance.asked(fulltext, text, window, written))
+    return asked.weighed[0]
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,7 @@ class Asking:
     briefs: Briefs
     defining_first: bool
     near: Neighbourhood
+    weighed: list[relevance.Asked] = field(default_factory=list, compare=False)  # _weighed's
 
 
 @dataclass
@@ -192,7 +195,6 @@ class Ranking:
     lifted: tuple[str, ...] = ()
     only_when: bool = False
     written_then: int | None = None  # how many were written in the named time, if looked up
-    weighed: relevance.Asked | None = None  # the question weighed, if a stage needed it
 
 
 def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]) -> Ranking:
@@ -263,11 +265,10 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     ranked, asking = with_statements(ranked, bodies, question.about_asking)
     # Asked in the first person, what the asker said of themselves is lifted (persons.py).
     ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
-    # A short reply borrows what the question it answers holds of the query (replies.py).
-    weighed = _weighed(asked, written) if len(lists) > 1 else None
-    replying: dict[str, float] = {}
-    if weighed is not None:  # with one retriever alone, its own order
-        held = partial(relevance.of_memory, weighed, _cosines(asked, lists), head, briefs)
+    replying: dict[str, float] = {}  # a short reply borrows its question's relevance:
+    if len(lists) > 1:  # replies.py (with one retriever alone, its own order)
+        weighed, cosines = _weighed(asked, written), _cosines(asked, lists)
+        held = partial(relevance.of_memory, weighed, cosines, head, briefs)
         giving = None if question.wants is None else typed  # the kind asked for
         ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
     if only_when and window is not None:
@@ -293,7 +294,6 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         lifted,
         only_when,
         written,
-        weighed,
     )
 
 
