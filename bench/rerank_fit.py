@@ -101,11 +101,11 @@ def around(q: dict[str, Any], texts: dict[str, str]) -> None:
         x["new_names"] = float(bool(names)) * float(wh)
 
 
-def load(path: Path, texts: dict[str, str]) -> list[dict[str, Any]]:
+def load(path: Path, texts: dict[str, str], depth: int = 50) -> list[dict[str, Any]]:
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         q = json.loads(line)
-        hits = q["hits"][: ARGS.depth]
+        hits = q["hits"][:depth]
         q["hits"] = hits
         top = max((h["f"]["score"] for h in hits), default=0.0)
         q["x"] = [vector(h, i, top) for i, h in enumerate(hits)]
@@ -188,36 +188,33 @@ def run(all_q: list[dict[str, Any]], names: Sequence[str], c: float) -> dict[str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global ARGS
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--features", default="")
     parser.add_argument("--depth", type=int, default=50)
     parser.add_argument("--c", type=float, default=1.0)
     parser.add_argument("--data", type=Path, nargs="*", default=[])
-    ARGS = parser.parse_args(argv)
+    args = parser.parse_args(argv)
     from bench.locomo_data import load as load_data
 
     texts = {}
-    for data in ARGS.data:
+    for data in args.data:
         for sample in load_data(data):
             for t in sample.turns:
                 texts[f"{sample.sample_id}/{t.dia_id}"] = f"{t.speaker}: {t.text}"
-    all_q = [q for path in ARGS.files for q in load(path, texts)]
-    names = ARGS.features.split(",") if ARGS.features else sorted(all_q[0]["x"][0])
-    report = run(all_q, names, ARGS.c)
+    all_q = [q for path in args.files for q in load(path, texts, args.depth)]
+    names = args.features.split(",") if args.features else sorted(all_q[0]["x"][0])
+    report = run(all_q, names, args.c)
     for file, rows in report.items():
         print(file)
         for m, (base, now, mean, low, high) in rows.items():
             print(f"  {m:<8} {base:.3f} -> {now:.3f}  {mean:+.3f} [{low:+.3f}, {high:+.3f}]")
-    weights = fit(all_q, names, ARGS.c)
+    weights = fit(all_q, names, args.c)
     print("weights (all questions):")
     for n, w in sorted(zip(names, weights, strict=True), key=lambda t: -abs(t[1])):
         print(f"  {n:<16} {w:+.3f}")
     return 0
 
-
-ARGS: Any = None
 
 if __name__ == "__main__":
     sys.exit(main())
