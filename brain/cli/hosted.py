@@ -50,8 +50,8 @@ def init(
 ) -> None:
     """Create or update the roles (brain_tenant, and brain_server for the servers' login),
     the schema, row-level security and the tenants' key; idempotent."""
-    from brain.hosted.roles import SERVER_ROLE, export_key
-    from brain.hosted.schema import database_errors
+    from brain.hosted.roles import SERVER_ROLE
+    from brain.hosted.schema import database_errors, export_key
     from brain.hosted.schema import init as run
 
     with database_errors():

@@ -190,11 +190,3 @@ def login_warning(conn: Conn) -> str | None:
         "the server logs in as a superuser or the tables' owner: a statement on a tenant's "
         f"connection could reach every tenant; log in as {SERVER_ROLE} (docs/hosted.md)"
     )
-
-
-def export_key(dsn: str, path: Path) -> None:
-    """The database's key into a file (`brain hosted init --key-file`), read as the owner."""
-    from brain.hosted.schema import connect
-
-    with connect(dsn) as conn:
-        write_key(stored_key(conn), path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import BrainError
@@ -212,6 +213,13 @@ def init(dsn: str) -> int:
         roles.ensure_key(conn)
         conn.commit()
     return SCHEMA_VERSION
+
+
+def export_key(dsn: str, path: Path) -> None:
+    """The database's tenants' key into a file (`brain hosted init --key-file`), read as the
+    owner; the servers' `--tenant-key`."""
+    with connect(dsn) as conn:
+        roles.write_key(roles.stored_key(conn), path)
 
 
 def check_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
