@@ -23,6 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from psycopg.conninfo import make_conninfo
 
 from brain.hosted import tokens
+from brain.hosted.roles import SERVER_ROLE
+from brain.hosted.schema import export_key
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": "off"}
@@ -64,6 +66,20 @@ def add_user(dsn: str, name: str) -> str:
         return tokens.add_user(conn, name)
 
 
+def server_login(dsn: str) -> tuple[str, Path]:
+    """What a server over brains in the database logs in with, as docs/hosted.md sets it up:
+    the `brain_server` role (no password: the test database trusts local logins) and the
+    tenants' key in a file of its own."""
+    import tempfile
+
+    handle, name = tempfile.mkstemp(prefix="brain-key-")
+    os.close(handle)
+    key = Path(name)
+    key.unlink()  # written fresh, mode 600, by init's export
+    export_key(dsn, key)
+    return make_conninfo(dsn, user=SERVER_ROLE), key
+
+
 @dataclass
 class Server:
     """One `brain serve --http` process; `url` is its MCP endpoint, `said` the lines it has
@@ -72,8 +88,11 @@ class Server:
     process: subprocess.Popen[str]
     url: str
     said: list[str] = field(default_factory=list)
+    key: Path | None = None  # the tenants' key file it was given, removed when it stops
 
     def stop(self) -> None:
+        if self.key is not None:
+            self.key.unlink(missing_ok=True)
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -89,8 +108,13 @@ class Server:
 def start(dsn: str, vaults: Path | None, *extra: str, source: Path = ROOT) -> Server:
     """Start a server on a free loopback port and wait until it listens; without `vaults`,
     the users' brains are in the database. `source`: the checkout whose brain runs (another
-    one to compare with, e.g. main's)."""
+    one to compare with, e.g. main's). Over brains in the database, this checkout's server
+    logs in as the `brain_server` role with the tenants' key, as an operator's would."""
     where = ["--vaults", str(vaults)] if vaults is not None else []
+    key = None
+    if vaults is None and source == ROOT:
+        dsn, key = server_login(dsn)
+        where = ["--tenant-key", str(key)]
     args = [
         "-m",
         "brain",
@@ -117,8 +141,10 @@ def start(dsn: str, vaults: Path | None, *extra: str, source: Path = ROOT) -> Se
         found = re.search(r"serving MCP on (http://\S+)", line)
         if found:
             threading.Thread(target=_drain, args=(proc.stderr, seen), daemon=True).start()
-            return Server(proc, found.group(1), seen)
+            return Server(proc, found.group(1), seen, key)
     proc.wait()
+    if key is not None:
+        key.unlink(missing_ok=True)
     raise AssertionError("server did not start:\n" + "".join(seen))
 
 

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,27 @@ def hosted_dsn(pg_dsn: str) -> str:
 
     schema.init(pg_dsn)
     return pg_dsn
+
+
+@dataclass(frozen=True)
+class ServerLogin:
+    """What a server over brains in the database logs in with (docs/hosted.md): the
+    `brain_server` role, which the test database trusts without a password, and the key."""
+
+    dsn: str
+    key: bytes
+
+
+@pytest.fixture(scope="session")
+def server_login(hosted_dsn: str) -> ServerLogin:
+    from psycopg.conninfo import make_conninfo
+
+    from brain.hosted.roles import SERVER_ROLE, stored_key
+    from brain.hosted.schema import connect
+
+    with connect(hosted_dsn) as owner:
+        key = stored_key(owner)
+    return ServerLogin(make_conninfo(hosted_dsn, user=SERVER_ROLE), key)
 
 
 def pushed(dsn: str, vault: Path, clock: FixedClock, user: str | None = None) -> Brain:

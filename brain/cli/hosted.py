@@ -33,16 +33,37 @@ UserOpt = Annotated[str, typer.Option("--user", help="Whose brain (a name, as in
 def init(
     dsn: Annotated[
         str,
-        typer.Argument(envvar="BRAIN_DB", show_default=False, help="postgresql://… to set up."),
+        typer.Argument(
+            envvar="BRAIN_DB",
+            show_default=False,
+            help="postgresql://… to set up, as its owner (a role that may create roles).",
+        ),
     ],
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            help="Write the tenants' key here (mode 600) for the servers' --tenant-key; "
+            "an existing file must hold the database's key.",
+        ),
+    ] = None,
 ) -> None:
-    """Create or update the schema, extensions, role and row-level security; idempotent."""
-    from brain.hosted.schema import database_errors
+    """Create or update the roles (brain_tenant, and brain_server for the servers' login),
+    the schema, row-level security and the tenants' key; idempotent."""
+    from brain.hosted.roles import SERVER_ROLE
+    from brain.hosted.schema import database_errors, export_key
     from brain.hosted.schema import init as run
 
     with database_errors():
         version = run(dsn)
+        if key_file is not None:
+            export_key(dsn, key_file.expanduser())
     out.print(f"Database ready (schema version {version}).")
+    if key_file is not None:
+        out.print(
+            f"Servers log in as {SERVER_ROLE} with --tenant-key {escape(str(key_file))}; "
+            f"give the role a password first (ALTER ROLE {SERVER_ROLE} PASSWORD '…')."
+        )
 
 
 @command("push", group=hosted_app)

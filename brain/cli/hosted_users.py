@@ -140,12 +140,13 @@ def serve_http(
     origins: list[str] | None = None,
     limits: tuple[float, float, int] = (10.0, 30.0, 32),
     statement_timeout: float = 30.0,
+    tenant_key: Path | None = None,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
     from brain.hosted import address as where
     from brain.hosted import serving
-    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
+    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants, timed
 
     address = where.parse_address(http, public=public)
     allow = where.allowed(hosts or [], origins or [], public=public)
@@ -171,7 +172,10 @@ def serve_http(
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
-        tenants = PgTenants(db, embedder=embedder, statement_timeout=statement_timeout)
+        from brain.hosted.roles import read_key
+
+        key = read_key(tenant_key.expanduser()) if tenant_key is not None else None
+        tenants = PgTenants(db, embedder=embedder, statement_timeout=statement_timeout, key=key)
     else:
         tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
 
@@ -181,7 +185,7 @@ def serve_http(
     serving.serve_http(
         address,
         tenants,
-        db,
+        timed(db, statement_timeout),  # a token check stuck on the database ends too
         rate=rate,
         burst=burst,
         max_open=max_open,

@@ -137,6 +137,16 @@ def serve(
             "https://app.example.com (repeatable).",
         ),
     ] = None,
+    tenant_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--tenant-key",
+            envvar="BRAIN_TENANT_KEY_FILE",
+            show_envvar=True,
+            help="With --http and brains in the database: the tenants' key file "
+            "(`brain hosted init --key-file`), for a server logged in as brain_server.",
+        ),
+    ] = None,
 ) -> None:
     """Run the MCP server over stdio, for Claude Desktop, Claude Code, Cursor and other hosts
     (with --http: over HTTP, for many users, each with a token and a brain of their own)."""
@@ -158,6 +168,7 @@ def serve(
             origins=allowed_origin or [],
             limits=(header_timeout, body_timeout, per_user),
             statement_timeout=statement_timeout,
+            tenant_key=tenant_key,
         )
         return
     from brain import settings as settings_mod

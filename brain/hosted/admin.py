@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from brain.hosted.roles import proof, stored_key
 from brain.hosted.schema import TENANT_TABLES, check_schema, connect
+from brain.hosted.sql import enter
 from brain.hosted.tokens import UnknownUser, check_name
 
 if TYPE_CHECKING:
@@ -27,9 +29,10 @@ def delete_user(dsn: str, name: str) -> Erased:
     with connect(dsn, autocommit=False) as conn:
         # Her writer lock first: a write of hers in flight at a server ends before this begins.
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('brain:' || %s, 0))", (name,))
-        # Row-level security sees only the tenant the session names (a login that is not a
-        # superuser is held to it too): name her, for this transaction only.
-        conn.execute("SELECT set_config('brain.tenant', %s, true)", (name,))
+        # Row-level security sees only the tenant the session proves (a login that is not a
+        # superuser is held to it too): enter hers, for this transaction, as this login.
+        if _exists(conn, "brain_tenant_key"):
+            enter(conn, name, proof(stored_key(conn), name), local=True, role=None)
         rows = 0
         for table in (*_tables_with_tenant(conn), "brain_tokens"):
             if _exists(conn, table):

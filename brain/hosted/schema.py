@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import BrainError
+from brain.hosted import roles
+from brain.hosted.roles import ROLE
 
 if TYPE_CHECKING:
     import psycopg
 
-ROLE = "brain_tenant"  # what every tenant's queries run as: never a superuser, never an owner
+# A new row's tenant by default; the policies (roles.py) check it against the proven one.
 TENANT = "current_setting('brain.tenant')"
 VECTOR_DIMS = (256, 384)  # the hashing test embedder and MiniLM: one HNSW index each
 
@@ -102,6 +105,8 @@ _INDEXES = [
 
 
 def _table(name: str, columns: str, key: str) -> list[str]:
+    # Versions 1 and 2 as they ran; version 3 replaced their policies (roles.version_3), and
+    # a table added later takes that version's policy, not this one.
     primary = f", PRIMARY KEY (tenant, {key})" if key else ""
     return [
         f"CREATE TABLE IF NOT EXISTS {name} ({columns}, "
@@ -139,9 +144,16 @@ def _version_2() -> list[str]:
     return _table("sparse_terms", columns, "id")
 
 
-# Version → its statements; a new version never edits an old one.
-MIGRATIONS = {1: _version_1, 2: _version_2}
 TENANT_TABLES = (*_TABLES, "sparse_terms")  # every table whose rows are one tenant's
+
+
+def _version_3() -> list[str]:
+    # The tenant bound by a proof the server's login cannot make (brain/hosted/roles.py).
+    return roles.version_3(TENANT_TABLES)
+
+
+# Version → its statements; a new version never edits an old one.
+MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -177,16 +189,18 @@ def database_errors() -> Iterator[None]:
 
 
 def init(dsn: str) -> int:
-    """Create or bring up to date the schema, the role and the policies; idempotent.
+    """Create or bring up to date the roles, the schema, the policies and the tenants' key;
+    idempotent. Run as the database's owner (who may create roles).
 
     Returns the schema version. Migrations run in one transaction under an advisory lock, so
     two `brain hosted init` at once apply each version once.
     """
+    from brain.hosted import tokens
+
     with connect(dsn, autocommit=False) as conn:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('brain:migrations'))")
-        if not conn.execute(f"SELECT 1 FROM pg_roles WHERE rolname = '{ROLE}'").fetchone():
-            conn.execute(f"CREATE ROLE {ROLE} NOLOGIN")
-        conn.execute(f"GRANT {ROLE} TO current_user")
+        roles.create_roles(conn)
+        tokens.ensure_schema(conn)  # the token lookup the server role is granted
         conn.execute(
             "CREATE TABLE IF NOT EXISTS brain_migrations (version integer PRIMARY KEY, "
             "applied timestamptz NOT NULL DEFAULT now())"
@@ -196,8 +210,16 @@ def init(dsn: str) -> int:
             for statement in MIGRATIONS[version]():
                 conn.execute(statement)
             conn.execute("INSERT INTO brain_migrations (version) VALUES (%s)", (version,))
+        roles.ensure_key(conn)
         conn.commit()
     return SCHEMA_VERSION
+
+
+def export_key(dsn: str, path: Path) -> None:
+    """The database's tenants' key into a file (`brain hosted init --key-file`), read as the
+    owner; the servers' `--tenant-key`."""
+    with connect(dsn) as conn:
+        roles.write_key(roles.stored_key(conn), path)
 
 
 def check_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:

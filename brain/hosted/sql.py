@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from brain.hosted.schema import ROLE, HostedError, check_schema, connect
+from brain.hosted.roles import ROLE, proof, stored_key
+from brain.hosted.schema import check_schema, connect
 from brain.vault.paths import check_segment
 
 if TYPE_CHECKING:
@@ -19,21 +20,51 @@ def _format(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
-class TenantDatabase:
-    """A connection that runs as the tenant role with `brain.tenant` set, so row-level security
-    confines every statement to that tenant. Outside a transaction each statement commits on
-    its own; `begin()`/`end()` nest, and the outermost pair is one transaction."""
+def enter(
+    conn: psycopg.Connection[Any],
+    tenant: str,
+    tenant_proof: str,
+    *,
+    local: bool,
+    role: str | None = ROLE,
+) -> None:
+    """Make the session (`local=False`) or the transaction in progress (`local=True`) act as
+    `tenant`: the tenant role, the name and its proof (brain/hosted/roles.py), in one round
+    trip. `role=None` keeps the login's own role (the owner's commands)."""
+    conn.execute(
+        "SELECT set_config('role', %s, %s), set_config('brain.tenant', %s, %s), "
+        "set_config('brain.proof', %s, %s)",
+        (role or "none", local, tenant, local, tenant_proof, local),
+    )
 
-    def __init__(self, dsn: str, tenant: str) -> None:
+
+class TenantDatabase:
+    """A connection that runs as the tenant role with `brain.tenant` and its proof set, so
+    row-level security confines every statement to that tenant. Outside a transaction each
+    statement commits on its own; `begin()`/`end()` nest, and the outermost pair is one
+    transaction.
+
+    `key` is the tenants' key (the server's key file); without it, it is read from the
+    database, which only the owner's login may do (the administrator's commands)."""
+
+    def __init__(self, dsn: str, tenant: str, key: bytes | None = None) -> None:
         check_segment(tenant, "user")
         self.tenant = tenant
         self.conn: psycopg.Connection[Any] = connect(dsn)
-        check_schema(self.conn)
-        self.conn.execute(f"SET ROLE {ROLE}")
-        self.conn.execute("SELECT set_config('brain.tenant', %s, false)", (tenant,))
-        # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
-        self.conn.execute("SET hnsw.iterative_scan = strict_order")
+        try:
+            check_schema(self.conn)
+            key = stored_key(self.conn) if key is None else key
+            enter(self.conn, tenant, proof(key, tenant), local=False)
+            # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
+            self.conn.execute("SET hnsw.iterative_scan = strict_order")
+        except BaseException:
+            self.conn.close()
+            raise
         self.depth = 0
+
+    def known(self) -> bool:
+        """Whether the database knows this tenant (its row in `tenants`, which it alone sees)."""
+        return self.value("SELECT 1 FROM tenants WHERE name = ?", (self.tenant,)) is not None
 
     @property
     def in_transaction(self) -> bool:
@@ -86,13 +117,10 @@ class TenantDatabase:
         self.conn.close()
 
 
-def known_tenant(conn: psycopg.Connection[Any], tenant: str) -> bool:
-    return conn.execute("SELECT 1 FROM tenants WHERE name = %s", (tenant,)).fetchone() is not None
-
-
-def require_tenant(dsn: str, tenant: str) -> None:
-    """Refuse a user the database does not know (`brain hosted push` makes one)."""
-    with connect(dsn) as conn:
-        check_schema(conn)
-        if not known_tenant(conn, tenant):
-            raise HostedError(f"no user {tenant!r} in the database", "push a vault for it first")
+def known_tenant(dsn: str, tenant: str, key: bytes | None = None) -> bool:
+    """Whether the database knows this tenant (asked as the tenant: no login lists them)."""
+    db = TenantDatabase(dsn, tenant, key)
+    try:
+        return db.known()
+    finally:
+        db.close()

@@ -14,7 +14,7 @@ from brain.git.autocommit import Autocommit
 from brain.hosted.caches import PgCaches
 from brain.hosted.parts import IndexRows, PgJournal, PgLock
 from brain.hosted.schema import HostedError
-from brain.hosted.sql import TenantDatabase, require_tenant
+from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
@@ -68,12 +68,15 @@ def open_tenant(
     sparse: SparseEncoder | str | None = "settings",
     partition: str | None = None,
     model_cache: Path | None = None,
+    key: bytes | None = None,
 ) -> Brain:
-    """One tenant's Brain over the database (the user must exist: `brain hosted push`)."""
+    """One tenant's Brain over the database (the user must exist: `brain hosted push`);
+    `key`: the tenants' key, else read from the database (the owner's login only)."""
     check_segment(tenant, "user")
-    require_tenant(dsn, tenant)
-    db = TenantDatabase(dsn, tenant)
+    db = TenantDatabase(dsn, tenant, key)
     try:
+        if not db.known():
+            raise HostedError(f"no user {tenant!r} in the database", "push a vault for it first")
         store = PgStore(db, HOSTED_ROOT / tenant)
         try:
             text = store.read_bytes(SETTINGS_FILE).decode("utf-8")

@@ -8,6 +8,7 @@ machine), the PostgreSQL provider keeps every tenant in one database.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Protocol
 from brain.brain import Brain, open_vault
 from brain.clock import Clock, SystemClock
 from brain.errors import InvalidInput
+from brain.hosted.roles import login_warning, stored_key
 from brain.hosted.schema import check_schema, connect
 from brain.hosted.sql import known_tenant
 from brain.hosted.tenant import open_tenant
@@ -119,6 +121,8 @@ class PgTenants:
 
     With `embedder` named, every tenant shares one loaded model (and new brains name it in
     their brain.yaml); without, each brain loads the embedder its own brain.yaml names.
+    `key` is the tenants' key (`--tenant-key`); without it, it is read from the database,
+    which only a login that should not serve may do (and the log says so).
     """
 
     def __init__(
@@ -128,6 +132,7 @@ class PgTenants:
         embedder: str | None = None,
         clock: Clock | None = None,
         statement_timeout: float | None = None,
+        key: bytes | None = None,
     ):
         # A statement that runs longer (a lock held elsewhere, a frozen disk) is cancelled:
         # one tenant's call fails instead of holding a worker and a connection for ever.
@@ -143,18 +148,25 @@ class PgTenants:
         )
         with connect(dsn) as conn:
             check_schema(conn)  # `brain hosted init` first: said before anything listens
+            self.key = stored_key(conn) if key is None else key
+            warning = login_warning(conn)
+        if warning:
+            logging.getLogger("brain.serve").warning(warning)
 
     def open(self, tenant: str) -> Brain:
         check_name(tenant)
-        with connect(self.dsn) as conn:
-            known = known_tenant(conn, tenant)
-        if not known:
+        if not known_tenant(self.dsn, tenant, self.key):
             with contextlib.suppress(InvalidInput):  # another server made it a moment ago
-                create(self.dsn, tenant, self.clock, embedder=self.new_embedder)
+                create(self.dsn, tenant, self.clock, embedder=self.new_embedder, key=self.key)
         if self.new_embedder is None:
-            return open_tenant(self.dsn, tenant, clock=self.clock)
+            return open_tenant(self.dsn, tenant, clock=self.clock, key=self.key)
         return open_tenant(
-            self.dsn, tenant, clock=self.clock, embedder=self._shared, sparse=self._shared_sparse
+            self.dsn,
+            tenant,
+            clock=self.clock,
+            embedder=self._shared,
+            sparse=self._shared_sparse,
+            key=self.key,
         )
 
     def close(self) -> None:

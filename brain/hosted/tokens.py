@@ -10,7 +10,6 @@ second secret to guard and still protect nothing a leaked 256-bit preimage does 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import re
 import secrets
 from dataclasses import dataclass
@@ -38,6 +37,17 @@ create table if not exists brain_tokens (
 );
 create index if not exists brain_tokens_tenant on brain_tokens (tenant) where revoked is null;
 create table if not exists brain_tokens_meta (key text primary key, value text not null);
+"""
+# A server's login may not read the tokens (nor the tenants they name): it asks this function,
+# which answers for one hash at a time. Made by the tables' owner; `brain hosted init` grants
+# it to the server's role.
+_LOOKUP = """
+do $do$ begin execute format($f$
+create or replace function brain_token_tenant(digest bytea) returns text
+language sql stable security definer set search_path = pg_catalog, %I, pg_temp as $b$
+    select tenant from brain_tokens where token_sha256 = digest and revoked is null
+$b$$f$, current_schema()); end $do$;
+revoke all on function brain_token_tenant(bytea) from public;
 """
 
 
@@ -75,11 +85,25 @@ def connect(dsn: str) -> psycopg.Connection[Any]:
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> None:
-    """Create the tokens table if missing; idempotent, safe from several processes at once."""
+    """Create the tokens table and its lookup if missing; idempotent, safe from several
+    processes at once, and a no-op (no privilege needed) once they exist."""
+    ready = conn.execute(
+        "select to_regprocedure('brain_token_tenant(bytea)') is not null"
+        " and to_regclass('brain_tokens_meta') is not null"
+    ).fetchone()
+    if ready and ready[0]:
+        row = conn.execute("select value from brain_tokens_meta where key = 'schema'").fetchone()
+        if row is not None and row[0] == str(SCHEMA_VERSION):
+            return
     with conn.transaction():
         # Two processes creating the table at once collide on the catalog: one waits here.
         conn.execute("select pg_advisory_xact_lock(hashtext('brain_tokens schema'))")
         conn.execute(_SCHEMA)
+        if conn.execute("select to_regprocedure('brain_token_tenant(bytea)')").fetchone() in (
+            None,
+            (None,),
+        ):
+            conn.execute(_LOOKUP)
         conn.execute(
             "insert into brain_tokens_meta (key, value) values ('schema', %s)"
             " on conflict (key) do nothing",
@@ -151,16 +175,10 @@ def tenant_of(conn: psycopg.Connection[Any], token: str) -> str | None:
     """The tenant a live token belongs to, else None (unknown, revoked or malformed alike)."""
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
-    digest = _digest(token)
-    row = conn.execute(
-        "select tenant, token_sha256 from brain_tokens where token_sha256 = %s and revoked is null",
-        (digest,),
-    ).fetchone()
     # The lookup is by the hash, so its timing tells an attacker about the hash of their own
-    # guess, not about a stored token; the comparison is constant-time all the same.
-    if row is None or not hmac.compare_digest(bytes(row[1]), digest):
-        return None
-    return str(row[0])
+    # guess, not about a stored token.
+    row = conn.execute("select brain_token_tenant(%s)", (_digest(token),)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def _digest(token: str) -> bytes:

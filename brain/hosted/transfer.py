@@ -11,8 +11,8 @@ from pathlib import Path
 from brain import settings as settings_mod
 from brain.clock import Clock
 from brain.errors import InvalidInput
-from brain.hosted.schema import HostedError, check_schema, connect
-from brain.hosted.sql import TenantDatabase, known_tenant
+from brain.hosted.schema import HostedError
+from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
 from brain.model import LOCAL_ONLY
 from brain.vault.files import atomic_write
@@ -51,24 +51,28 @@ def vault_files(root: Path) -> Iterator[tuple[str, Path]]:
             yield rel, path
 
 
-def push(dsn: str, root: Path, user: str, clock: Clock) -> Transfer:
+def push(
+    dsn: str, root: Path, user: str, clock: Clock, *, key: bytes | None = None, new: bool = False
+) -> Transfer:
     """Replace the user's vault in the database by this one (the user is made if new), then
-    build its catalog, full text, vectors and node statistics, all in one transaction."""
+    build its catalog, full text, vectors and node statistics, all in one transaction.
+    `new`: refuse a user who exists, checked under her writer lock (two servers meeting a
+    new user at once make her once); `key`: as for `open_tenant`."""
     from brain.hosted.tenant import open_tenant
 
     check_segment(user, "user")
     settings_mod.load(root)  # a vault, and a valid one, before anything is replaced
     files = list(vault_files(root))
-    with connect(dsn) as admin:
-        check_schema(admin)
-        admin.execute("INSERT INTO tenants (name) VALUES (%s) ON CONFLICT DO NOTHING", (user,))
-    db = TenantDatabase(dsn, user)
+    db = TenantDatabase(dsn, user, key)
     store = PgStore(db, root)
     total = 0
     db.begin()
     ok = False
     try:
         db.execute("SELECT pg_advisory_xact_lock(hashtextextended('brain:' || ?, 0))", (user,))
+        if new and db.known():
+            raise InvalidInput(f"user {user!r} already exists", "choose another name")
+        db.execute("INSERT INTO tenants (name) VALUES (?) ON CONFLICT DO NOTHING", (user,))
         for table in _TENANT_TABLES:
             db.execute(f"DELETE FROM {table}")
         for rel, path in files:
@@ -79,7 +83,7 @@ def push(dsn: str, root: Path, user: str, clock: Clock) -> Transfer:
     finally:
         db.end(ok=ok)
         db.close()
-    brain = open_tenant(dsn, user, clock=clock)
+    brain = open_tenant(dsn, user, clock=clock, key=key)
     try:
         notes = brain.reindex()
     finally:
@@ -102,7 +106,9 @@ _TENANT_TABLES = (
 )  # one list
 
 
-def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) -> Transfer:
+def create(
+    dsn: str, user: str, clock: Clock, *, embedder: str | None = None, key: bytes | None = None
+) -> Transfer:
     """A new user's brain, made from the vault template as `brain init` makes one (refused
     if the user exists: `push` replaces, this never does)."""
     import tempfile
@@ -110,10 +116,6 @@ def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) ->
     from brain.vault.template import init_vault
 
     check_segment(user, "user")
-    with connect(dsn) as admin:
-        check_schema(admin)
-        if known_tenant(admin, user):
-            raise InvalidInput(f"user {user!r} already exists", "choose another name")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "vault"
         init_vault(root, clock.now())
@@ -123,21 +125,19 @@ def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) ->
             settings.write_text(
                 re.sub(r"^embedder: \S+", f"embedder: {embedder}", text, flags=re.M)
             )
-        return push(dsn, root, user, clock)
+        return push(dsn, root, user, clock, key=key, new=True)
 
 
-def pull(dsn: str, dest: Path, user: str) -> Transfer:
+def pull(dsn: str, dest: Path, user: str, *, key: bytes | None = None) -> Transfer:
     """Write the user's vault out of the database into a new or empty folder."""
     check_segment(user, "user")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InvalidInput(f"{dest} is not an empty folder", "pull into a new folder")
-    with connect(dsn) as admin:
-        check_schema(admin)
-        if not known_tenant(admin, user):
-            raise HostedError(f"no user {user!r} in the database", "check the name")
-    db = TenantDatabase(dsn, user)
+    db = TenantDatabase(dsn, user, key)
     count = total = 0
     try:
+        if not db.known():
+            raise HostedError(f"no user {user!r} in the database", "check the name")
         for rel, data in PgStore(db, dest).every_file():
             target = dest / rel
             if dest.resolve() not in target.resolve().parents:

@@ -13,7 +13,7 @@ import pytest
 from brain.brain import Brain
 from brain.clock import FixedClock
 from brain.errors import BrainError, InvalidInput, NotFound
-from brain.hosted.schema import ROLE
+from brain.hosted.roles import ROLE
 from brain.hosted.sql import TenantDatabase
 from tests.conftest import pushed
 

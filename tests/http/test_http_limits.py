@@ -145,3 +145,43 @@ def test_a_statement_running_too_long_is_cancelled_with_one_plain_line(limited: 
     anyio.run(main)
     lines = [json.loads(line) for line in limited.server.said[1:]]
     assert any("statement timeout" in line.get("traceback", "") for line in lines)
+
+
+def test_a_connection_that_sends_nothing_is_closed(limited: Limited) -> None:
+    sock = limited.raw()
+    assert sock.recv(1024) == b""  # closed by the server (a minute's wait would raise)
+    sock.close()
+
+
+def test_a_connection_left_idle_after_an_answer_is_closed(limited: Limited) -> None:
+    sock = limited.raw()
+    body = json.dumps(PING).encode()
+    host = urlsplit(limited.server.url).netloc
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {limited.token}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+    said = b""
+    while b'"jsonrpc"' not in said:  # the answer, on a connection kept alive
+        part = sock.recv(4096)
+        assert part, said
+        said += part
+    assert said.startswith(b"HTTP/1.1 200")
+    while part := sock.recv(4096):  # then nothing more is asked: closed by the server
+        said += part
+    sock.close()
+
+
+def test_a_token_check_stuck_on_the_database_ends_with_503(limited: Limited) -> None:
+    # The statement timeout holds the token check's session too, not only the tenants'.
+    holder = held(limited.db, "LOCK TABLE brain_tokens IN ACCESS EXCLUSIVE MODE")
+    try:
+        sent = {**JSON_HEADERS, "authorization": f"Bearer {limited.token}"}
+        got = httpx2.post(limited.server.url, json=PING, headers=sent, timeout=60)
+        assert (got.status_code, got.json()) == (503, {"error": "unavailable"})
+    finally:
+        holder.close()
+    sent = {**JSON_HEADERS, "authorization": f"Bearer {limited.token}"}
+    assert httpx2.post(limited.server.url, json=PING, headers=sent, timeout=60).status_code == 200

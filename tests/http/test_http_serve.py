@@ -22,6 +22,7 @@ from bench.http_servers import ENV, ROOT, Server, add_user, answer, call, connec
 from bench.http_servers import start as start_server
 from brain.brain import open_vault
 from brain.hosted import tokens
+from brain.hosted.roles import SERVER_ROLE
 from brain.hosted.schema import init as init_schema
 from brain.hosted.tenant import open_tenant
 from brain.mcp_server import TOOLS, build_server
@@ -401,6 +402,14 @@ def test_two_servers_over_brains_in_postgresql(pg_dsn: str) -> None:
             assert theirs[0] and "tuna" not in theirs[1]
             found = await call(bob_b, "recall", {"query": "cat tuna Miso"})
             assert note["id"] not in json.dumps(found)
+        # Every connection the servers hold logs in as the server's role, not as the owner.
+        with psycopg.connect(db, autocommit=True) as conn:
+            logins = conn.execute(
+                "SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = "
+                "current_database() AND pid <> pg_backend_pid() AND backend_type = "
+                "'client backend'"
+            ).fetchall()
+        assert logins == [(SERVER_ROLE,)]
 
     try:
         run(main)

@@ -1,0 +1,67 @@
+"""`brain hosted init` makes the roles and the tenants' key, writes the key file for the
+servers, and brings a database of an older schema up to the proof-bound policies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+from typer.testing import CliRunner
+
+from bench.http_servers import fresh_database
+from brain.cli import _register as register_commands
+from brain.cli import app
+from brain.hosted import schema
+from brain.hosted.roles import SERVER_ROLE, read_key, stored_key
+from brain.hosted.sql import TenantDatabase
+
+register_commands()
+
+
+def test_init_writes_the_key_file_once_and_refuses_another_key(pg_dsn: str, tmp_path: Path) -> None:
+    db = fresh_database(pg_dsn)
+    key_file = tmp_path / "keys" / "tenant.key"
+    made = CliRunner().invoke(app, ["hosted", "init", db, "--key-file", str(key_file)])
+    assert made.exit_code == 0, made.output
+    assert SERVER_ROLE in made.output
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    with psycopg.connect(db) as owner:
+        assert read_key(key_file) == stored_key(owner)
+    again = CliRunner().invoke(app, ["hosted", "init", db, "--key-file", str(key_file)])
+    assert again.exit_code == 0, again.output  # the same key: nothing to do
+    key_file.write_text("00" * 32 + "\n")
+    other = CliRunner().invoke(app, ["hosted", "init", db, "--key-file", str(key_file)])
+    assert other.exit_code == 2 and "another key" in other.output
+
+
+def test_a_database_of_schema_2_is_brought_to_3_and_its_tenants_kept(pg_dsn: str) -> None:
+    db = fresh_database(pg_dsn)
+    with psycopg.connect(db, autocommit=False) as conn:  # as `brain hosted init` left it at 2
+        conn.execute(
+            f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{schema.ROLE}')"
+            f" THEN CREATE ROLE {schema.ROLE} NOLOGIN; END IF; END $$"
+        )
+        conn.execute(
+            "CREATE TABLE brain_migrations (version integer PRIMARY KEY, "
+            "applied timestamptz NOT NULL DEFAULT now())"
+        )
+        for version in (1, 2):
+            for statement in schema.MIGRATIONS[version]():
+                conn.execute(statement)
+            conn.execute("INSERT INTO brain_migrations (version) VALUES (%s)", (version,))
+        for tenant in ("old", "other"):
+            conn.execute("INSERT INTO tenants (name) VALUES (%s)", (tenant,))
+            conn.execute(
+                "INSERT INTO info (key, value, tenant) VALUES ('mine', %s, %s)", (tenant, tenant)
+            )
+        conn.commit()
+    assert schema.init(db) == schema.SCHEMA_VERSION == 3
+    with psycopg.connect(db) as owner:
+        key = stored_key(owner)
+    server = TenantDatabase(make_conninfo(db, user=SERVER_ROLE), "old", key)
+    try:
+        assert server.known()
+        assert server.execute("SELECT value FROM info").fetchall() == [("old",)]
+    finally:
+        server.close()
