@@ -144,9 +144,12 @@ def status(db: DbOpt, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(found.to_json())
         return
+    schema = "none (run init)"
+    if found.schema is not None:
+        schema = f"{found.schema} (servers of schema version {found.serves_from} or later)"
     out.print(
-        f"schema version {found.schema if found.schema is not None else 'none (run init)'}"
-        f", {found.tenants} brains, {found.users_with_tokens} users with a live token, "
+        f"schema version {schema}, {found.tenants} brains, "
+        f"{found.users_with_tokens} users with a live token, "
         f"{found.database_bytes / 1e6:.1f} MB"
     )
     for table, count in found.rows.items():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from brain.hosted.roles import proof, stored_key
-from brain.hosted.schema import TENANT_TABLES, check_schema, connect
+from brain.hosted.schema import TENANT_TABLES, connect, schema_state
 from brain.hosted.sql import enter
 from brain.hosted.tokens import UnknownUser, check_name
 
@@ -65,6 +65,7 @@ def _exists(conn: Conn, table: str) -> bool:
 @dataclass(frozen=True)
 class Status:
     schema: int | None  # the brains' schema version (None: `brain hosted init` not run)
+    serves_from: int | None  # the oldest brain schema version that still runs on it
     tenants: int
     users_with_tokens: int
     rows: dict[str, int]  # by table
@@ -77,11 +78,9 @@ class Status:
 def status(dsn: str) -> Status:
     """The schema version, how many tenants and users, rows by table, the database's size."""
     with connect(dsn) as conn:
-        schema = None
-        if _exists(conn, "brain_migrations"):
-            check_schema(conn)
-            row = conn.execute("SELECT max(version) FROM brain_migrations").fetchone()
-            schema = int(str(row[0])) if row and row[0] is not None else None
+        schema = serves_from = None
+        if _exists(conn, "brain_migrations"):  # what it is, even for another brain version
+            schema, serves_from = schema_state(conn)
         tenants = _count(conn, "SELECT count(*) FROM tenants") if _exists(conn, "tenants") else 0
         users = 0
         if _exists(conn, "brain_tokens"):
@@ -92,7 +91,7 @@ def status(dsn: str) -> Status:
             t: _count(conn, f"SELECT count(*) FROM {t}") for t in TENANT_TABLES if _exists(conn, t)
         }
         size = _count(conn, "SELECT pg_database_size(current_database())")
-    return Status(schema, tenants, users, rows, size)
+    return Status(schema, serves_from, tenants, users, rows, size)
 
 
 def _count(conn: Conn, sql: str) -> int:

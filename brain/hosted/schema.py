@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,12 @@ def _version_3() -> list[str]:
 
 # Version → its statements; a new version never edits an old one.
 MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3}
+# A rolling upgrade runs servers of two versions on one database. A version that only adds
+# (a table, a nullable column, an index, a function) leaves the database usable by the servers
+# before it: it names here the oldest server version that still runs on it. A version not named
+# here changes what older servers rely on, so they stop at it (see docs/hosted.md, "Upgrading").
+# Version 3 changed every policy (a server of 2 would see nothing): it names none.
+SERVES_FROM: dict[int, int] = {}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -188,12 +194,17 @@ def database_errors() -> Iterator[None]:
         raise HostedError(f"the database failed: {first}", "check the server's log") from None
 
 
-def init(dsn: str) -> int:
+def init(
+    dsn: str,
+    migrations: dict[int, Callable[[], list[str]]] = MIGRATIONS,
+    serves_from: dict[int, int] = SERVES_FROM,
+) -> int:
     """Create or bring up to date the roles, the schema, the policies and the tenants' key;
     idempotent. Run as the database's owner (who may create roles).
 
-    Returns the schema version. Migrations run in one transaction under an advisory lock, so
-    two `brain hosted init` at once apply each version once.
+    Returns the database's schema version. Migrations run in one transaction under an advisory
+    lock, so two `brain hosted init` at once apply each version once; an older brain's init on
+    a newer database applies nothing.
     """
     from brain.hosted import tokens
 
@@ -205,14 +216,20 @@ def init(dsn: str) -> int:
             "CREATE TABLE IF NOT EXISTS brain_migrations (version integer PRIMARY KEY, "
             "applied timestamptz NOT NULL DEFAULT now())"
         )
+        # The oldest server version each applied version still serves (NULL: only its own).
+        conn.execute("ALTER TABLE brain_migrations ADD COLUMN IF NOT EXISTS serves_from integer")
         applied = {int(str(r[0])) for r in conn.execute("SELECT version FROM brain_migrations")}
-        for version in sorted(set(MIGRATIONS) - applied):
-            for statement in MIGRATIONS[version]():
+        for version in sorted(set(migrations) - applied):
+            for statement in migrations[version]():
                 conn.execute(statement)
-            conn.execute("INSERT INTO brain_migrations (version) VALUES (%s)", (version,))
-        roles.ensure_key(conn)
+            conn.execute(
+                "INSERT INTO brain_migrations (version, serves_from) VALUES (%s, %s)",
+                (version, serves_from.get(version)),
+            )
+        if 3 in applied | set(migrations):  # the key's table is version 3's
+            roles.ensure_key(conn)
         conn.commit()
-    return SCHEMA_VERSION
+        return max(applied | set(migrations))
 
 
 def export_key(dsn: str, path: Path) -> None:
@@ -222,17 +239,39 @@ def export_key(dsn: str, path: Path) -> None:
         roles.write_key(roles.stored_key(conn), path)
 
 
-def check_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """Refuse to serve a database `brain hosted init` has not made (or made for a newer brain)."""
+def check_schema(
+    conn: psycopg.Connection[tuple[object, ...]], version: int = SCHEMA_VERSION
+) -> None:
+    """Refuse a database `brain hosted init` has not made or brought up to this brain's
+    version, or one a later version changed beyond what this brain knows (a newer database
+    that still serves this version, during a rolling upgrade, is fine)."""
+    have, needs = schema_state(conn)
+    if have < version:
+        raise HostedError(
+            f"the database has brain schema version {have}, this brain needs {version}",
+            "run `brain hosted init DSN` (with this brain's version)",
+        )
+    if needs > version:
+        raise HostedError(
+            f"the database has brain schema version {have}, which needs a brain of schema "
+            f"version {needs} or later; this brain has {version}",
+            "upgrade brain on this server",
+        )
+
+
+def schema_state(conn: psycopg.Connection[tuple[object, ...]]) -> tuple[int, int]:
+    """(the database's schema version, the oldest server version that runs on it); (0, 0)
+    for a database `init` has not made."""
     import psycopg
 
     try:
-        row = conn.execute("SELECT max(version) FROM brain_migrations").fetchone()
+        # Read through to_jsonb: a table made before `serves_from` has no such column.
+        row = conn.execute(
+            "SELECT max(version), max(coalesce((to_jsonb(m) ->> 'serves_from')::int, version)) "
+            "FROM brain_migrations m"
+        ).fetchone()
     except psycopg.errors.UndefinedTable:
         row = None
-    version = int(str(row[0])) if row and row[0] is not None else 0
-    if version != SCHEMA_VERSION:
-        raise HostedError(
-            f"the database has brain schema version {version}, this brain needs {SCHEMA_VERSION}",
-            "run `brain hosted init DSN`",
-        )
+    if not row or row[0] is None:
+        return 0, 0
+    return int(str(row[0])), int(str(row[1]))

@@ -74,6 +74,6 @@ def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
     said = CliRunner().invoke(app, ["hosted", "status", "--db", two, "--json"])
     assert said.exit_code == 0, said.output
     found = json.loads(said.stdout)
-    assert found["schema"] == SCHEMA_VERSION
+    assert found["schema"] == SCHEMA_VERSION and found["serves_from"] == SCHEMA_VERSION
     assert found["tenants"] == 2 and found["users_with_tokens"] == 2
     assert found["rows"]["vault_files"] > 0 and found["database_bytes"] > 0

@@ -1,0 +1,97 @@
+"""Rolling upgrades: a server of this version keeps serving a database a later version only
+added to, stops with a clear error at one that changed what it relies on, and an older
+`brain hosted init` on a newer database changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import psycopg
+import pytest
+
+from bench.http_servers import add_user, call, connect, fresh_database, start
+from brain.hosted.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    HostedError,
+    check_schema,
+    init,
+    schema_state,
+)
+
+N = SCHEMA_VERSION
+Steps = dict[int, Callable[[], list[str]]]
+
+
+def later(*extra: tuple[int, str]) -> Steps:
+    """This version's migrations and, after them, what a later version would add."""
+    steps: Steps = dict(MIGRATIONS)
+    for version, statement in extra:
+        steps[version] = lambda statement=statement: [statement]  # type: ignore[misc]
+    return steps
+
+
+EXPAND = (N + 1, "ALTER TABLE objects ADD COLUMN IF NOT EXISTS later_field text")
+CONTRACT = (N + 2, "ALTER TABLE objects DROP COLUMN later_field")
+
+
+def test_a_server_of_this_version_serves_a_database_a_later_version_only_added_to(
+    pg_dsn: str,
+) -> None:
+    db = fresh_database(pg_dsn)
+    init(db)
+    token = add_user(db, "alice")
+    assert init(db, later(EXPAND), {N + 1: N}) == N + 1  # the next version, expanding
+    with psycopg.connect(db) as conn:
+        assert schema_state(conn) == (N + 1, N)
+        check_schema(conn)  # this version: still served
+        check_schema(conn, N + 1)  # and the next
+    assert init(db) == N + 1  # this version's init on the newer database: nothing applied
+    server = start(db, None)  # a real server of this version, beside one of the next
+
+    async def main() -> None:
+        async with connect(server.url, token) as mcp:
+            note = await call(mcp, "remember", {"text": "The ferry leaves at nine."})
+            hits = (await call(mcp, "recall", {"query": "ferry leaves"}))["hits"]
+            assert hits[0]["id"] == note["id"]
+
+    try:
+        anyio.run(main)
+    finally:
+        server.stop()
+
+
+def test_a_server_stops_at_a_version_that_changed_what_it_relies_on(pg_dsn: str) -> None:
+    db = fresh_database(pg_dsn)
+    init(db)
+    init(db, later(EXPAND, CONTRACT), {N + 1: N})  # N + 2 names no older server: contracting
+    with psycopg.connect(db) as conn:
+        assert schema_state(conn) == (N + 2, N + 2)
+        with pytest.raises(HostedError, match=f"version {N + 2} or later; this brain has {N}"):
+            check_schema(conn)
+        check_schema(conn, N + 2)
+    with pytest.raises(AssertionError, match="upgrade brain on this server"):
+        start(db, None)  # refused before it listens, in one line
+
+
+def test_a_database_behind_this_version_is_refused_until_init(pg_dsn: str) -> None:
+    db = fresh_database(pg_dsn)
+    init(db, {v: MIGRATIONS[v] for v in MIGRATIONS if v < N})
+    with psycopg.connect(db) as conn, pytest.raises(HostedError, match="run `brain hosted init"):
+        check_schema(conn)
+    init(db)
+    with psycopg.connect(db) as conn:
+        check_schema(conn)
+
+
+def test_a_database_made_before_the_rule_reads_as_serving_only_its_own_version(
+    pg_dsn: str,
+) -> None:
+    db = fresh_database(pg_dsn)
+    init(db)
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute("ALTER TABLE brain_migrations DROP COLUMN serves_from")
+        assert schema_state(conn) == (N, N)
+        check_schema(conn)
+    assert init(db) == N  # and init adds the column back without applying anything
