@@ -140,11 +140,13 @@ def serve_http(
     origins: list[str] | None = None,
     limits: tuple[float, float, int] = (10.0, 30.0, 32),
     statement_timeout: float = 30.0,
+    max_connections: int = 10,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
     from brain.hosted import address as where
     from brain.hosted import serving
+    from brain.hosted.pool import Pool
     from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
     address = where.parse_address(http, public=public)
@@ -160,18 +162,21 @@ def serve_http(
             "--header-timeout, --body-timeout and --statement-timeout must be "
             "above 0, --max-requests-per-user at least 1"
         )
-    if rate <= 0 or burst < 1 or max_open < 1 or workers < 1 or grace < 0:
+    if rate <= 0 or burst < 1 or min(max_open, workers, max_connections) < 1 or grace < 0:
         raise InvalidInput(
-            "--rate must be above 0; --burst, --max-open, --workers at least 1; --grace not below 0"
+            "--rate must be above 0; --burst, --max-open, --workers, --max-connections at "
+            "least 1; --grace not below 0"
         )
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
+    # Every connection the server makes to PostgreSQL, lent a transaction at a time.
+    pool = Pool(db, max_connections, statement_timeout=statement_timeout)
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
-        tenants = PgTenants(db, embedder=embedder, statement_timeout=statement_timeout)
+        tenants = PgTenants(pool, embedder=embedder)
     else:
         tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
 
@@ -181,7 +186,7 @@ def serve_http(
     serving.serve_http(
         address,
         tenants,
-        db,
+        pool,
         rate=rate,
         burst=burst,
         max_open=max_open,

@@ -129,6 +129,14 @@ def serve(
             help="With --http and brains in the database: seconds a PostgreSQL statement may run.",
         ),
     ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections",
+            help="With --http: connections this server holds to PostgreSQL, shared by all "
+            "users (servers x this must fit the pooler's pool or max_connections).",
+        ),
+    ] = 10,
     allowed_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -158,6 +166,7 @@ def serve(
             origins=allowed_origin or [],
             limits=(header_timeout, body_timeout, per_user),
             statement_timeout=statement_timeout,
+            max_connections=max_connections,
         )
         return
     from brain import settings as settings_mod

@@ -11,7 +11,8 @@ from pathlib import Path
 from brain import settings as settings_mod
 from brain.clock import Clock
 from brain.errors import InvalidInput
-from brain.hosted.schema import HostedError, check_schema, connect
+from brain.hosted.pool import Pool, admin
+from brain.hosted.schema import HostedError, check_schema
 from brain.hosted.sql import TenantDatabase, known_tenant
 from brain.hosted.store import PgStore
 from brain.model import LOCAL_ONLY
@@ -51,7 +52,7 @@ def vault_files(root: Path) -> Iterator[tuple[str, Path]]:
             yield rel, path
 
 
-def push(dsn: str, root: Path, user: str, clock: Clock) -> Transfer:
+def push(dsn: str | Pool, root: Path, user: str, clock: Clock) -> Transfer:
     """Replace the user's vault in the database by this one (the user is made if new), then
     build its catalog, full text, vectors and node statistics, all in one transaction."""
     from brain.hosted.tenant import open_tenant
@@ -59,9 +60,9 @@ def push(dsn: str, root: Path, user: str, clock: Clock) -> Transfer:
     check_segment(user, "user")
     settings_mod.load(root)  # a vault, and a valid one, before anything is replaced
     files = list(vault_files(root))
-    with connect(dsn) as admin:
-        check_schema(admin)
-        admin.execute("INSERT INTO tenants (name) VALUES (%s) ON CONFLICT DO NOTHING", (user,))
+    with admin(dsn) as conn:
+        check_schema(conn)
+        conn.execute("INSERT INTO tenants (name) VALUES (%s) ON CONFLICT DO NOTHING", (user,))
     db = TenantDatabase(dsn, user)
     store = PgStore(db, root)
     total = 0
@@ -102,7 +103,7 @@ _TENANT_TABLES = (
 )  # one list
 
 
-def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) -> Transfer:
+def create(dsn: str | Pool, user: str, clock: Clock, *, embedder: str | None = None) -> Transfer:
     """A new user's brain, made from the vault template as `brain init` makes one (refused
     if the user exists: `push` replaces, this never does)."""
     import tempfile
@@ -110,9 +111,9 @@ def create(dsn: str, user: str, clock: Clock, *, embedder: str | None = None) ->
     from brain.vault.template import init_vault
 
     check_segment(user, "user")
-    with connect(dsn) as admin:
-        check_schema(admin)
-        if known_tenant(admin, user):
+    with admin(dsn) as conn:
+        check_schema(conn)
+        if known_tenant(conn, user):
             raise InvalidInput(f"user {user!r} already exists", "choose another name")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "vault"
@@ -131,9 +132,9 @@ def pull(dsn: str, dest: Path, user: str) -> Transfer:
     check_segment(user, "user")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InvalidInput(f"{dest} is not an empty folder", "pull into a new folder")
-    with connect(dsn) as admin:
-        check_schema(admin)
-        if not known_tenant(admin, user):
+    with admin(dsn) as conn:
+        check_schema(conn)
+        if not known_tenant(conn, user):
             raise HostedError(f"no user {user!r} in the database", "check the name")
     db = TenantDatabase(dsn, user)
     count = total = 0
