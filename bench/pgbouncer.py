@@ -44,16 +44,6 @@ def installed() -> bool:
     return Path(PGBOUNCER).is_file()
 
 
-def install() -> bool:
-    """pgbouncer from Debian (1.18 on bookworm) when it is missing and this runs as root."""
-    if installed() or os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return installed()
-    for step in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-q", "pgbouncer"]):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(step, capture_output=True, timeout=600, check=False)
-    return installed()
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
