@@ -58,18 +58,23 @@ def budgeted(pg_dsn: str) -> Iterator[Served]:
         server.stop()
 
 
-def connections(db: str) -> int:
-    """The connections to `db` now, but the one asking."""
-    with psycopg.connect(db, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+class Counter:
+    """Counts the connections to a database, on one connection of its own (a new one each
+    time would leave the last one's backend exiting, and counted)."""
+
+    def __init__(self, db: str) -> None:
+        self.conn = psycopg.connect(db, autocommit=True)
+
+    def __call__(self) -> int:
+        row = self.conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
         ).fetchone()
-    assert row is not None
-    return int(row[0])
+        assert row is not None
+        return int(row[0])
 
 
-async def tenant_work(served: Served, n: int, seen: list[int] | None = None) -> None:
+async def tenant_work(served: Served, n: int, count: Counter, seen: list[int]) -> None:
     """Three remembers and recalls of one tenant's own word, taking turns with the others'
     calls; then every other tenant's word finds nothing of theirs."""
     token = served.tokens[f"user{n}"]
@@ -80,8 +85,7 @@ async def tenant_work(served: Served, n: int, seen: list[int] | None = None) -> 
             await call(client, "remember", {"text": text, "title": f"{mine} {i}"})
             found = json.dumps(await call(client, "recall", {"query": f"{mine} crate", "k": 20}))
             assert all(f"{mine} crate number {j}" in found for j in range(i + 1)), found
-            if seen is not None:
-                seen.append(connections(served.db))
+            seen.append(count())
             await anyio.sleep(0)
         for other in WORDS:
             if other != mine:
@@ -89,28 +93,34 @@ async def tenant_work(served: Served, n: int, seen: list[int] | None = None) -> 
                 assert f"{other} crate number" not in found, found
 
 
-def run_all(served: Served, seen: list[int] | None = None) -> None:
+def run_all(served: Served, count: Counter) -> list[int]:
+    """Every tenant's work at once; the connections counted along the way."""
+    seen: list[int] = []
+
     async def main() -> None:
         with anyio.fail_after(300):
             async with anyio.create_task_group() as group:
                 for n in range(TENANTS):
-                    group.start_soon(tenant_work, served, n, seen)
+                    group.start_soon(tenant_work, served, n, count, seen)
 
     anyio.run(main)
+    return seen
 
 
 def test_tenants_interleave_and_stay_apart_behind_pgbouncer_in_transaction_mode(
     bounced: Served,
 ) -> None:
-    seen: list[int] = []
-    run_all(bounced, seen)
+    count = Counter(bounced.db)
+    seen = run_all(bounced, count)
+    count.conn.close()
     # Behind pgbouncer the database sees its pool's server connections, never one a tenant.
     assert seen and max(seen) <= 2, seen
     assert not any("prepared statement" in line for line in bounced.server.said)
 
 
 def test_max_connections_bounds_the_connections_a_server_holds(budgeted: Served) -> None:
-    seen: list[int] = []
-    run_all(budgeted, seen)  # six tenants at once, each a brain open on the server
+    count = Counter(budgeted.db)
+    seen = run_all(budgeted, count)  # six tenants at once, each a brain open on the server
     assert seen and max(seen) <= 2, seen
-    assert connections(budgeted.db) <= 2  # and after, with every tenant's brain still open
+    assert count() <= 2  # and after, with every tenant's brain still open
+    count.conn.close()
