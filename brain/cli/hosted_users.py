@@ -141,6 +141,7 @@ def serve_http(
     limits: tuple[float, float, int] = (10.0, 30.0, 32),
     statement_timeout: float = 30.0,
     max_connections: int = 10,
+    prepared: bool = False,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
@@ -173,7 +174,7 @@ def serve_http(
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     # Every connection the server makes to PostgreSQL, lent a transaction at a time.
-    pool = Pool(db, max_connections, statement_timeout=statement_timeout)
+    pool = Pool(db, max_connections, statement_timeout=statement_timeout, prepared=prepared)
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
         tenants = PgTenants(pool, embedder=embedder)

@@ -255,10 +255,14 @@ class TokenCheck:
     def _twice(self, ask: Callable[[psycopg.Connection[Any]], T]) -> T:
         import psycopg
 
+        from brain.hosted.pool import PoolBusy
+
         for attempt in (1, 2):
             try:
                 with self.pool.connection() as conn:
                     return ask(conn)
+            except PoolBusy:
+                raise  # it waited its while already
             except (psycopg.OperationalError, BrainError):
                 if attempt == 2:
                     raise

@@ -51,7 +51,8 @@ def budgeted(pg_dsn: str) -> Iterator[Served]:
     db = fresh_database(pg_dsn)
     init_schema(db)
     tokens = users(db)
-    server = start(db, None, "--max-connections", "2")
+    # Straight to PostgreSQL, so prepared statements may be kept (each on its connection).
+    server = start(db, None, "--max-connections", "2", "--prepared-statements")
     try:
         yield Served(db, server, tokens)
     finally:
