@@ -39,8 +39,13 @@ TEXT = (
 )
 
 
+def raw(db: TenantDatabase, sql: str, params: tuple[Any, ...]) -> Any:
+    """psycopg's `%s` SQL, run as the tenant (TenantDatabase takes `?`)."""
+    return db.execute(sql.replace("%s", "?"), params)
+
+
 def plan(db: TenantDatabase, sql: str, params: tuple[Any, ...]) -> list[str]:
-    rows = db.conn.execute("EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF) " + sql, params)
+    rows = raw(db, "EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF) " + sql, params)
     return [str(r[0])[:160] for r in rows]
 
 
@@ -64,13 +69,13 @@ def main() -> None:
         for query in asked[t * mine : (t + 1) * mine]:
             q = embedder.embed([query])[0]
             literal = _literal(q)
-            exact10 = [r[0] for r in db.conn.execute(EXACT, (literal, 10))]
+            exact10 = [r[0] for r in raw(db, EXACT, (literal, 10))]
             for variant in ("before", "now"):
                 begun = time.perf_counter()
                 if variant == "before":
-                    got10 = [r[0] for r in db.conn.execute(BEFORE, (literal, 10))]
+                    got10 = [r[0] for r in raw(db, BEFORE, (literal, 10))]
                     ms = (time.perf_counter() - begun) * 1000
-                    got200 = db.conn.execute(BEFORE, (literal, 200)).fetchall()
+                    got200 = raw(db, BEFORE, (literal, 200)).fetchall()
                 else:
                     got10 = [oid for oid, _ in vectors.search(q, 10)]
                     ms = (time.perf_counter() - begun) * 1000

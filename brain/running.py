@@ -99,6 +99,12 @@ class Running:
         """This process's watcher follows the vault from now on, or stopped (Context.watched)."""
         self.context.watched(on)
 
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """One unit of a server's work (a tool call) on the storage: in PostgreSQL one pooled
+        connection and one transaction for all its statements; nothing for files."""
+        session = getattr(self.context.storage, "session", None)
+        return contextlib.nullcontext() if session is None else session()
+
     def alive(self) -> bool:
         """Whether the storage still reaches its database (always, for files)."""
         alive = getattr(self.context.storage, "alive", None)

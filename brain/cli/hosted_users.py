@@ -141,12 +141,15 @@ def serve_http(
     limits: tuple[float, float, int] = (10.0, 30.0, 32),
     statement_timeout: float = 30.0,
     tenant_key: Path | None = None,
+    max_connections: int = 10,
+    prepared: bool = False,
 ) -> None:
     """`brain serve --http`: check the options, then serve until stopped."""
     from brain.errors import InvalidInput
     from brain.hosted import address as where
     from brain.hosted import serving
-    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants, timed
+    from brain.hosted.pool import Pool
+    from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
 
     address = where.parse_address(http, public=public)
     allow = where.allowed(hosts or [], origins or [], public=public)
@@ -161,21 +164,24 @@ def serve_http(
             "--header-timeout, --body-timeout and --statement-timeout must be "
             "above 0, --max-requests-per-user at least 1"
         )
-    if rate <= 0 or burst < 1 or max_open < 1 or workers < 1 or grace < 0:
+    if rate <= 0 or burst < 1 or min(max_open, workers, max_connections) < 1 or grace < 0:
         raise InvalidInput(
-            "--rate must be above 0; --burst, --max-open, --workers at least 1; --grace not below 0"
+            "--rate must be above 0; --burst, --max-open, --workers, --max-connections at "
+            "least 1; --grace not below 0"
         )
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
+    # Every connection the server makes to PostgreSQL, lent a transaction at a time.
+    pool = Pool(db, max_connections, statement_timeout=statement_timeout, prepared=prepared)
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
         from brain.hosted.roles import read_key
 
         key = read_key(tenant_key.expanduser()) if tenant_key is not None else None
-        tenants = PgTenants(db, embedder=embedder, statement_timeout=statement_timeout, key=key)
+        tenants = PgTenants(pool, embedder=embedder, key=key)
     else:
         tenants = FilesTenants(vaults.expanduser().resolve(), embedder=embedder)
 
@@ -185,7 +191,7 @@ def serve_http(
     serving.serve_http(
         address,
         tenants,
-        timed(db, statement_timeout),  # a token check stuck on the database ends too
+        pool,
         rate=rate,
         burst=burst,
         max_open=max_open,

@@ -129,6 +129,22 @@ def serve(
             help="With --http and brains in the database: seconds a PostgreSQL statement may run.",
         ),
     ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections",
+            help="With --http: connections this server holds to PostgreSQL, shared by all "
+            "users (servers x this must fit the pooler's pool or max_connections).",
+        ),
+    ] = 10,
+    prepared_statements: Annotated[
+        bool,
+        typer.Option(
+            "--prepared-statements",
+            help="With --http: let PostgreSQL keep the plans of repeated statements (about "
+            "half a recall's database CPU). Not behind pgbouncer before 1.21 in transaction mode.",
+        ),
+    ] = False,
     allowed_origin: Annotated[
         list[str] | None,
         typer.Option(
@@ -169,6 +185,8 @@ def serve(
             limits=(header_timeout, body_timeout, per_user),
             statement_timeout=statement_timeout,
             tenant_key=tenant_key,
+            max_connections=max_connections,
+            prepared=prepared_statements,
         )
         return
     from brain import settings as settings_mod

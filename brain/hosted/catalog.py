@@ -27,7 +27,7 @@ class PgCatalog(Queries):
     def __init__(self, db: TenantDatabase) -> None:
         self.db = self.tenant_db = db
         # A bulk block hooks its note group here (Context.bulk); rows and files share one
-        # database, and each write commits its own transaction, so nothing need come first.
+        # database and commit together, so nothing need come first.
         self.before_commit: list[Callable[[], None]] = []
 
     @property
@@ -49,7 +49,10 @@ class PgCatalog(Queries):
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        yield  # each write stays a transaction of its own: other instances see it at once
+        """A bulk block: its writer's transaction holds every write, each a savepoint, and
+        an error keeps the writes finished before it, as files do (TenantDatabase.keeping)."""
+        with self.tenant_db.keeping():
+            yield
 
     # briefs: read from the database each time ----------------------------------------
     def held(self) -> None:

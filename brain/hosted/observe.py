@@ -115,6 +115,12 @@ class Metrics:
         )
         self.workers = Gauge("brain_workers", "worker threads for tool calls", registry=r)
         self.busy = Gauge("brain_workers_busy", "worker threads running a call now", registry=r)
+        self.connections = Gauge(
+            "brain_db_connections", "database connections the server holds", registry=r
+        )
+        self.connections_lent = Gauge(
+            "brain_db_connections_lent", "database connections lent to a call now", registry=r
+        )
         self.reconnects = Counter(
             "brain_reconnects_total",
             "tenants opened again after their connection broke",

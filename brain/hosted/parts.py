@@ -17,9 +17,11 @@ from brain.vault.journal import KEEP_DAYS, Event
 
 class PgLock:
     """One writer per tenant across every process and machine: the outermost hold is one
-    transaction that first takes the tenant's advisory lock, so everything written under it
-    commits together or not at all (a killed process loses only what was not acknowledged).
-    Re-entrant within one process, as the files vault's lock is (ports.LockPort)."""
+    transaction that first takes the tenant's advisory lock (transaction-scoped, so a pooler
+    may lend the connection to anyone once it ends), and everything written under it commits
+    together or not at all (a killed process loses only what was not acknowledged).
+    Re-entrant within one process, as the files vault's lock is (ports.LockPort); inside a
+    bulk block each inner hold is one write, undone alone if it fails (TenantDatabase.write)."""
 
     def __init__(self, db: TenantDatabase, timeout: float = 60.0) -> None:
         self.db = db
@@ -32,23 +34,28 @@ class PgLock:
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
-        outermost = self._depth == 0
-        if outermost:
-            self.db.begin()
+        if self._depth:
+            self._depth += 1
             try:
-                self._acquire_in_transaction()
-            except BaseException:
-                self.db.end(ok=False)
-                raise
-        self._depth += 1
+                with self.db.write():
+                    yield
+            finally:
+                self._depth -= 1
+            return
+        self.db.begin()
+        try:
+            self._acquire_in_transaction()
+        except BaseException:
+            self.db.end(ok=False)
+            raise
+        self._depth = 1
         ok = False
         try:
             yield
             ok = True
         finally:
-            self._depth -= 1
-            if outermost:
-                self.db.end(ok=ok)
+            self._depth = 0
+            self.db.end(ok=ok)
 
     def _acquire_in_transaction(self) -> None:
         import psycopg
@@ -68,18 +75,20 @@ class PgLock:
 
     @contextlib.contextmanager
     def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
-        """One process at a time for this tenant's long job, on any server: a session-level
-        advisory lock (a killed process's connection ends, and its turn with it)."""
+        """One process at a time for this tenant's long job (`sleep`), on any server: a
+        transaction-scoped advisory lock in a transaction of its own, held open on a
+        connection of its own for the length of the job. A pooler in transaction mode keeps
+        that connection the job's until the transaction ends; a killed process's transaction
+        ends with its connection, and its turn with it, at once (a lease row would need a
+        clock, a renewal and an expiry to wait out). The cost is one connection a running job."""
         key = (f"brain-{name}:{self.db.tenant}",)
-        sql = "SELECT {}(hashtextextended(?, 0))"
-        if not self.db.value(sql.format("pg_try_advisory_lock"), key):
-            if waiting is not None:
-                waiting()
-            self.db.execute(sql.format("pg_advisory_lock"), key)
-        try:
+        with self.db.apart() as own:
+            if not own.value("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", key):
+                if waiting is not None:
+                    waiting()
+                own.execute("SET LOCAL statement_timeout = 0")  # the other job's length
+                own.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", key)
             yield
-        finally:
-            self.db.execute(sql.format("pg_advisory_unlock"), key)
 
 
 class PgJournal:

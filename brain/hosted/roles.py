@@ -73,6 +73,13 @@ def create_roles(conn: Conn) -> None:
     # A statement on a server's connection may `ALTER ROLE brain_server SET …` (any role may
     # for itself): init puts its defaults back.
     conn.execute(f"ALTER ROLE {SERVER_ROLE} RESET ALL")
+    # Temporary tables and functions last as long as the session, and a session is lent from
+    # tenant to tenant (a server's pool, pgbouncer): a temporary `objects` made in one tenant's
+    # transaction would stand in for the real one in the next tenant's. The login makes none.
+    conn.execute(
+        "DO $d$ BEGIN EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC, "
+        f"{SERVER_ROLE}', current_database()); END $d$"
+    )
 
 
 def version_3(tenant_tables: tuple[str, ...]) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from brain.brain import Brain
+    from brain.hosted.pool import Pool
     from brain.hosted.tenants import Tenants
     from brain.mcp_server import Tools
 
@@ -149,8 +149,11 @@ class TenantTools:
             self.metrics.reconnects.inc()
         for attempt in (1, 2):
             tools = self._tools(tenant, opened)
+            assert opened.brain is not None
             try:
-                return work(tools)
+                # One pooled connection and one transaction for the whole call (PostgreSQL).
+                with opened.brain.running().session():
+                    return work(tools)
             except Exception as exc:
                 if not connection_lost(exc):
                     raise
@@ -239,48 +242,47 @@ def connection_lost(exc: BaseException) -> bool:
 
 
 class TokenCheck:
-    """Tokens looked up in the users database on every request, so a revocation holds at once;
-    one connection, made again once if it broke."""
+    """Tokens looked up in the users database on every request, so a revocation holds at once,
+    on a connection lent by the server's pool for the lookup; a lookup that found its
+    connection dead (the database restarted) is made once more on a new one."""
 
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
-        self._conn: psycopg.Connection[Any] | None = None
-        self._using = threading.Lock()  # called from worker threads; one connection
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
 
     def __call__(self, token: str) -> str | None:
-        with self._using:
-            return self._check(token)
+        return self._twice(lambda conn: tokens.tenant_of(conn, token))
 
-    def _check(self, token: str) -> str | None:
+    def _twice(self, ask: Callable[[psycopg.Connection[Any]], T]) -> T:
         import psycopg
+
+        from brain.hosted.pool import PoolBusy
 
         for attempt in (1, 2):
             try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = tokens.connect(self.dsn)
-                return tokens.tenant_of(self._conn, token)
+                with self.pool.connection() as conn, conn.transaction():
+                    # A lookup stuck on the database (a lock on brain_tokens) ends too.
+                    if self.pool.statement_timeout is not None:
+                        ms = f"{int(self.pool.statement_timeout * 1000)}ms"
+                        conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+                    return ask(conn)
+            except PoolBusy:
+                raise  # it waited its while already
             except (psycopg.OperationalError, BrainError):
-                self._conn = None
                 if attempt == 2:
                     raise
-        return None
+                self.pool.drop_idle()
+        raise AssertionError("unreachable")
 
     def ready(self) -> bool:
         """Whether the users database answers now (`/readyz`)."""
-        with self._using:
-            for _attempt in (1, 2):  # a connection broken by a restart is made again once
-                try:
-                    if self._conn is None or self._conn.closed:
-                        self._conn = tokens.connect(self.dsn)
-                    self._conn.execute("SELECT 1")
-                    return True
-                except Exception:
-                    self._conn = None
+        try:
+            self._twice(lambda conn: conn.execute("SELECT 1"))
+        except Exception:
             return False
+        return True
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
+        self.pool.close()
 
 
 def build_app(
@@ -311,7 +313,7 @@ def build_app(
 def serve_http(
     address: Address,
     tenants: Tenants,
-    dsn: str,
+    pool: Pool,
     *,
     rate: float,
     burst: int,
@@ -324,12 +326,16 @@ def serve_http(
 ) -> None:
     """Run until stopped (Ctrl-C or SIGTERM): then take no new request, let those in flight
     finish for up to `grace` seconds, close each tenant's Brain, and return (exit code 0).
-    `announce` is told the endpoint's URL once the socket listens (the port, if 0 was asked)."""
+    `announce` is told the endpoint's URL once the socket listens (the port, if 0 was asked).
+    `pool` lends every connection the server makes to PostgreSQL, the users' and the
+    tenants' brains' alike (`--max-connections`)."""
     configure_logs()
-    with tokens.connect(dsn) as conn:
+    with pool.connection() as conn:
         tokens.ensure_schema(conn)
-    check = TokenCheck(dsn)
+    check = TokenCheck(pool)
     tools = TenantTools(tenants, max_open=max_open, workers=workers)
+    tools.metrics.connections.set_function(lambda: pool.held)
+    tools.metrics.connections_lent.set_function(lambda: pool.lent)
     limits = limits or Limits()
     app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready, allow, limits)
     sock = listen(address)

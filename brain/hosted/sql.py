@@ -1,16 +1,20 @@
-"""One tenant's connection to PostgreSQL, run as that tenant (row-level security)."""
+"""One tenant's work in PostgreSQL: each transaction entered as that tenant (row-level security)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from brain.hosted.pool import Pool, admin, private
 from brain.hosted.roles import ROLE, proof, stored_key
-from brain.hosted.schema import check_schema, connect
+from brain.hosted.schema import HostedError
 from brain.vault.paths import check_segment
 
 if TYPE_CHECKING:
     import psycopg
+
+Statement = Callable[["psycopg.Connection[Any]"], "psycopg.Cursor[Any]"]
 
 
 def _format(sql: str) -> str:
@@ -28,9 +32,11 @@ def enter(
     local: bool,
     role: str | None = ROLE,
 ) -> None:
-    """Make the session (`local=False`) or the transaction in progress (`local=True`) act as
+    """Make the transaction in progress (`local=True`) or the session (`local=False`) act as
     `tenant`: the tenant role, the name and its proof (brain/hosted/roles.py), in one round
-    trip. `role=None` keeps the login's own role (the owner's commands)."""
+    trip. Transaction-local settings end with the transaction, so the connection carries no
+    tenant once it is given back and a pooler in transaction mode may hand it to anyone next.
+    `role=None` keeps the login's own role (the owner's commands)."""
     conn.execute(
         "SELECT set_config('role', %s, %s), set_config('brain.tenant', %s, %s), "
         "set_config('brain.proof', %s, %s)",
@@ -38,40 +44,171 @@ def enter(
     )
 
 
+class Rows:
+    """A statement's result, read whole: its connection may be lent to another call before
+    the caller reads it."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+        self.rowcount = cursor.rowcount
+        self._rows = list(cursor.fetchall()) if cursor.description is not None else []
+        self._next = 0
+
+    def fetchone(self) -> Any:
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchall(self) -> list[Any]:
+        rest, self._next = self._rows[self._next :], len(self._rows)
+        return rest
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
 class TenantDatabase:
-    """A connection that runs as the tenant role with `brain.tenant` and its proof set, so
-    row-level security confines every statement to that tenant. Outside a transaction each
-    statement commits on its own; `begin()`/`end()` nest, and the outermost pair is one
-    transaction.
+    """A tenant's statements, each in a transaction that first enters the tenant (`enter`), on
+    a connection lent by the pool for that transaction only.
 
-    `key` is the tenants' key (the server's key file); without it, it is read from the
-    database, which only the owner's login may do (the administrator's commands)."""
+    Three ways a statement runs: inside `session()` (a server's tool call: one connection and
+    one transaction for the whole call), inside `begin()`/`end()` (a writer's transaction;
+    they nest, and the outermost pair is one transaction that commits when it ends, inside a
+    session too), or alone (its own transaction, entered and committed in the same round trip).
+    """
 
-    def __init__(self, dsn: str, tenant: str, key: bytes | None = None) -> None:
+    def __init__(self, source: str | Pool, tenant: str, key: bytes | None = None) -> None:
         check_segment(tenant, "user")
         self.tenant = tenant
-        self.conn: psycopg.Connection[Any] = connect(dsn)
-        try:
-            check_schema(self.conn)
-            key = stored_key(self.conn) if key is None else key
-            enter(self.conn, tenant, proof(key, tenant), local=False)
-            # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
-            self.conn.execute("SET hnsw.iterative_scan = strict_order")
-        except BaseException:
-            self.conn.close()
-            raise
+        self.pool = private(source)
+        self._own_pool = self.pool is not source
+        if key is None:  # the owner's commands: only the owner's login may read it
+            with admin(self.pool) as conn:
+                key = stored_key(conn)
+        self._key = key
+        self._proof = proof(key, tenant)
+        self._conn: psycopg.Connection[Any] | None = None  # lent for a session or transaction
+        self._lent_by_begin = False  # the outermost begin() took it: its end() gives it back
         self.depth = 0
+        self._keeping = 0  # inside bulk blocks (`keeping`)
+        self._salvage = False  # a bulk block failed: its finished writes commit all the same
 
     def known(self) -> bool:
         """Whether the database knows this tenant (its row in `tenants`, which it alone sees)."""
         return self.value("SELECT 1 FROM tenants WHERE name = ?", (self.tenant,)) is not None
 
     @property
+    def lent(self) -> psycopg.Connection[Any] | None:
+        """The connection lent to this tenant now (in a session or a writer's transaction),
+        entered as the tenant; None between them."""
+        return self._conn
+
+    @property
     def in_transaction(self) -> bool:
         return self.depth > 0
 
-    def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
-        return self.conn.execute(_format(sql), parameters)
+    # the transaction each connection is lent for -------------------------------------------
+    def _start(self, conn: psycopg.Connection[Any], finish: str | None = None) -> None:
+        """End the connection's transaction with `finish` (COMMIT or ROLLBACK), if given, and
+        begin the next one as the tenant: one round trip (a pipeline)."""
+        with conn.pipeline():
+            if finish is not None:
+                conn.execute(finish)
+            self._begin(conn)
+
+    def _begin(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute("BEGIN")
+        enter(conn, self.tenant, self._proof, local=True)
+        # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
+        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+        if self.pool.statement_timeout is not None:
+            ms = f"{int(self.pool.statement_timeout * 1000)}ms"
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+
+    def _take(self) -> psycopg.Connection[Any]:
+        """A lent connection in a new tenant transaction. A connection that died while idle
+        (PostgreSQL restarted) fails this first round trip, before anything is written, so
+        one more try on a new connection is safe, for a write too."""
+        import psycopg
+
+        for attempt in (1, 2):
+            conn = self.pool.take()
+            try:
+                self._start(conn)
+                return conn
+            except psycopg.OperationalError:
+                lost = conn.broken or conn.closed
+                self.pool.give(conn)
+                if not lost or attempt == 2:
+                    raise
+                self.pool.drop_idle()
+        raise AssertionError("unreachable")
+
+    def _give(self, conn: psycopg.Connection[Any], *, commit: bool) -> None:
+        from psycopg.pq import TransactionStatus
+
+        try:
+            if not conn.broken and not conn.closed:
+                status = conn.info.transaction_status
+                if status == TransactionStatus.INTRANS:
+                    conn.execute("COMMIT" if commit else "ROLLBACK")
+                elif status == TransactionStatus.INERROR:
+                    conn.execute("ROLLBACK")
+        finally:
+            self.pool.give(conn)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """One connection and one transaction for a unit of work (a server's tool call): the
+        tenant entered once and committed once, not around each statement. A writer's
+        transaction inside commits when it ends, and the session goes on in a new one."""
+        if self._conn is not None:
+            yield
+            return
+        self._conn = self._take()
+        try:
+            yield
+        finally:
+            conn, self._conn = self._conn, None
+            self._give(conn, commit=True)  # as each statement alone would have committed
+
+    # statements -----------------------------------------------------------------------------
+    def _run(self, statement: Statement) -> Rows:
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        conn = self._conn
+        if conn is None:
+            return self._alone(statement)
+        if conn.info.transaction_status == TransactionStatus.IDLE:  # a commit failed before
+            if self.depth:
+                raise HostedError("the database ended a transaction under way", "try again")
+            self._start(conn)  # never a statement outside a tenant's transaction
+        try:
+            return Rows(statement(conn))
+        except psycopg.Error:
+            if self.depth == 0 and not conn.broken:
+                # Outside a writer's transaction each statement stood alone, as it does in
+                # SQLite: the session goes on in a new transaction.
+                with contextlib.suppress(psycopg.Error):
+                    self._start(conn, finish="ROLLBACK")
+            raise
+
+    def _alone(self, statement: Statement) -> Rows:
+        """A statement in a transaction of its own: entered, run and committed in one round
+        trip (a pipeline)."""
+        conn = self.pool.take()
+        try:
+            with conn.pipeline():
+                self._begin(conn)
+                cursor = statement(conn)
+                conn.execute("COMMIT")
+            return Rows(cursor)
+        finally:
+            self.pool.give(conn)  # rolled back there if the statement failed
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Rows:
+        return self._run(lambda conn: conn.execute(_format(sql), parameters))
 
     def value(self, sql: str, parameters: Any = (), /) -> Any:
         """The first column of the first row (a count, a flag), None if there is no row."""
@@ -81,45 +218,113 @@ class TenantDatabase:
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> None:
         rows = list(parameters)
         if rows:
-            with self.conn.cursor() as cursor:
+
+            def many(conn: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
+                cursor = conn.cursor()
                 cursor.executemany(_format(sql), rows)
+                return cursor
+
+            self._run(many)
 
     def executescript(self, script: str, /) -> None:
         """The catalog's own CREATE statements: the schema is `brain hosted init`'s instead."""
 
+    # a writer's transaction -------------------------------------------------------------------
     def begin(self) -> None:
         if self.depth == 0:
-            self.conn.execute("BEGIN")
+            if self._conn is None:
+                self._conn, self._lent_by_begin = self._take(), True
+            else:  # in a session: what came before commits, as it would have alone
+                self._start(self._conn, finish="COMMIT")
         self.depth += 1
 
     def end(self, *, ok: bool) -> None:
-        """The outermost end commits or rolls back; an error inside reaches it and undoes all."""
-        self.depth -= 1
-        if self.depth == 0:
-            self.conn.execute("COMMIT" if ok else "ROLLBACK")
-
-    def alive(self) -> bool:
-        """Whether the connection still answers (one round trip); False once it broke, e.g.
-        when PostgreSQL restarted while the connection was idle."""
+        """The outermost end commits or rolls back; an error inside reaches it and undoes all
+        (but what a failed bulk block finished first: `keeping`)."""
         import psycopg
 
-        if self.conn.closed or self.conn.broken:
-            return False
+        self.depth -= 1
         if self.depth:
-            return True  # in a transaction: it answered a moment ago
+            return
+        commit, self._salvage = ok or self._salvage, False
+        conn = self._conn
+        assert conn is not None
         try:
-            self.conn.execute("SELECT 1")
+            if self._lent_by_begin:
+                self._conn, self._lent_by_begin = None, False
+                self._give(conn, commit=commit)
+            elif not conn.broken:
+                self._start(conn, finish="COMMIT" if commit else "ROLLBACK")
         except psycopg.Error:
-            return False
-        return True
+            if ok:
+                raise  # the commit failed: the caller must know
+            # else the error that ended the block says more than this one
+
+    @contextlib.contextmanager
+    def keeping(self) -> Iterator[None]:
+        """A bulk block (PgCatalog.batched) inside a writer's transaction: each write in it is
+        a savepoint (`write`), and if the block ends in an error the writes it finished
+        first are committed all the same, as each is already on disk in a files vault."""
+        from psycopg.pq import TransactionStatus
+
+        self._keeping += 1
+        try:
+            yield
+        except BaseException:
+            conn = self._conn
+            if (
+                self.depth
+                and conn is not None
+                and not conn.broken
+                and conn.info.transaction_status == TransactionStatus.INTRANS
+            ):
+                self._salvage = True
+            raise
+        finally:
+            self._keeping -= 1
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """One write inside a bulk block: a savepoint, so a write that fails undoes itself
+        alone (elsewhere the writer's transaction is the unit, and this does nothing)."""
+        import psycopg
+
+        conn = self._conn
+        if not self._keeping or not self.depth or conn is None:
+            yield
+            return
+        conn.execute("SAVEPOINT brain_write")
+        try:
+            yield
+        except BaseException:
+            if not conn.broken:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK TO SAVEPOINT brain_write")
+                    conn.execute("RELEASE SAVEPOINT brain_write")
+            raise
+        conn.execute("RELEASE SAVEPOINT brain_write")
+
+    @contextlib.contextmanager
+    def apart(self) -> Iterator[TenantDatabase]:
+        """The tenant on another connection of the pool, in one transaction of its own for
+        the length of the block."""
+        other = TenantDatabase(self.pool, self.tenant, self._key)
+        with other.session():
+            yield other
+
+    def alive(self) -> bool:
+        """Whether this tenant can reach its database: it holds no connection between calls,
+        and each call's first round trip replaces a dead one before anything is written."""
+        return not self.pool.closed
 
     def close(self) -> None:
-        self.conn.close()
+        if self._own_pool:
+            self.pool.close()
 
 
-def known_tenant(dsn: str, tenant: str, key: bytes | None = None) -> bool:
+def known_tenant(source: str | Pool, tenant: str, key: bytes | None = None) -> bool:
     """Whether the database knows this tenant (asked as the tenant: no login lists them)."""
-    db = TenantDatabase(dsn, tenant, key)
+    db = TenantDatabase(source, tenant, key)
     try:
         return db.known()
     finally:

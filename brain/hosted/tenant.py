@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from brain.errors import NotFound
 from brain.git.autocommit import Autocommit
 from brain.hosted.caches import PgCaches
 from brain.hosted.parts import IndexRows, PgJournal, PgLock
+from brain.hosted.pool import Pool
 from brain.hosted.schema import HostedError
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
@@ -33,7 +35,8 @@ HOSTED = Capabilities(
 
 @dataclass
 class PgStorage:
-    """The `Storage` of a tenant: every part of the opened vault on one connection."""
+    """The `Storage` of a tenant: every part of the opened vault on one TenantDatabase, which
+    borrows a connection of the pool for each transaction."""
 
     db: TenantDatabase
     embedder: Embedder | None
@@ -41,8 +44,12 @@ class PgStorage:
     capabilities: Capabilities = HOSTED
 
     def alive(self) -> bool:
-        """Whether the tenant's connection still answers (a server asks before a write)."""
+        """Whether the tenant can still reach its database (a server asks before a write)."""
         return self.db.alive()
+
+    def session(self) -> contextlib.AbstractContextManager[None]:
+        """One connection and one transaction for a server's tool call (TenantDatabase.session)."""
+        return self.db.session()
 
     def attach(self, context: Context) -> None:
         root = context.root
@@ -60,7 +67,7 @@ class PgStorage:
 
 
 def open_tenant(
-    dsn: str,
+    dsn: str | Pool,
     tenant: str,
     *,
     clock: Clock | None = None,
@@ -70,38 +77,53 @@ def open_tenant(
     model_cache: Path | None = None,
     key: bytes | None = None,
 ) -> Brain:
-    """One tenant's Brain over the database (the user must exist: `brain hosted push`);
+    """One tenant's Brain over the database (the user must exist: `brain hosted push`). `dsn`
+    may be a server's pool, whose connections the Brain borrows a transaction at a time;
     `key`: the tenants' key, else read from the database (the owner's login only)."""
     check_segment(tenant, "user")
     db = TenantDatabase(dsn, tenant, key)
     try:
-        if not db.known():
-            raise HostedError(f"no user {tenant!r} in the database", "push a vault for it first")
-        store = PgStore(db, HOSTED_ROOT / tenant)
-        try:
-            text = store.read_bytes(SETTINGS_FILE).decode("utf-8")
-        except FileNotFoundError:
-            raise HostedError(
-                f"user {tenant!r} has no brain.yaml in the database", "push a vault for it"
-            ) from None
-        loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
-        # The cold tier is compressed files on a disk: a database stores every note whole.
-        loaded = replace(loaded, cold_tier=HOSTED.cold_tier and loaded.cold_tier)
-        embedder, sparse = models(loaded, embedder, sparse, model_cache)
-        context = Context(
-            root=HOSTED_ROOT / tenant,
-            settings=loaded,
-            clock=clock or SystemClock(),
-            partition=partition or "",
-            embedder=embedder,
-            sparse=sparse,
-            storage=PgStorage(db, embedder, sparse),
-        )
+        with db.session():  # the opening's reads on one connection, not one each
+            if not db.known():
+                raise HostedError(
+                    f"no user {tenant!r} in the database", "push a vault for it first"
+                )
+            return _opened(db, tenant, clock, embedder, sparse, partition, model_cache)
     except BaseException:
         db.close()
         raise
+
+
+def _opened(
+    db: TenantDatabase,
+    tenant: str,
+    clock: Clock | None,
+    embedder: Embedder | str | None,
+    sparse: SparseEncoder | str | None,
+    partition: str | None,
+    model_cache: Path | None,
+) -> Brain:
+    store = PgStore(db, HOSTED_ROOT / tenant)
+    try:
+        text = store.read_bytes(SETTINGS_FILE).decode("utf-8")
+    except FileNotFoundError:
+        raise HostedError(
+            f"user {tenant!r} has no brain.yaml in the database", "push a vault for it"
+        ) from None
+    loaded = settings_mod.parse(text, HOSTED_ROOT / tenant / SETTINGS_FILE)
+    # The cold tier is compressed files on a disk: a database stores every note whole.
+    loaded = replace(loaded, cold_tier=HOSTED.cold_tier and loaded.cold_tier)
+    embedder, sparse = models(loaded, embedder, sparse, model_cache)
+    context = Context(
+        root=HOSTED_ROOT / tenant,
+        settings=loaded,
+        clock=clock or SystemClock(),
+        partition=partition or "",
+        embedder=embedder,
+        sparse=sparse,
+        storage=PgStorage(db, embedder, sparse),
+    )
     if context.partition not in context.store.partitions():
-        db.close()
         check_segment(context.partition, "partition")
         raise NotFound(f"no partition {context.partition!r} for user {tenant!r}")
     return Brain.over(context)

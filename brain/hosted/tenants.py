@@ -17,8 +17,9 @@ from typing import Protocol
 from brain.brain import Brain, open_vault
 from brain.clock import Clock, SystemClock
 from brain.errors import InvalidInput
+from brain.hosted.pool import Pool, admin
 from brain.hosted.roles import login_warning, stored_key
-from brain.hosted.schema import check_schema, connect
+from brain.hosted.schema import check_schema
 from brain.hosted.sql import known_tenant
 from brain.hosted.tenant import open_tenant
 from brain.hosted.tokens import check_name
@@ -30,6 +31,7 @@ from brain.settings import load as load_settings
 from brain.vault.files import WriterLock, atomic_write
 from brain.vault.template import init_vault
 
+MAX_CONNECTIONS = 10  # a server's connections to PostgreSQL unless --max-connections says
 CATCH_UP_EVERY = 1.0  # seconds between walks for hand edits in a tenant's folder, as the daemon
 
 
@@ -103,18 +105,6 @@ class FilesTenants:
             atomic_write(settings, chosen)
 
 
-def timed(dsn: str, seconds: float) -> str:
-    """The DSN with PostgreSQL's statement_timeout set for every session it opens."""
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    try:
-        given = str(conninfo_to_dict(dsn).get("options") or "")
-    except psycopg.ProgrammingError:
-        return dsn  # not a DSN: connecting says so, in one line
-    return make_conninfo(dsn, options=f"{given} -c statement_timeout={int(seconds * 1000)}".strip())
-
-
 class PgTenants:
     """Every tenant's brain in one PostgreSQL (brain/hosted/tenant.py), made from the vault
     template on the tenant's first use, as the files provider makes a folder.
@@ -127,16 +117,21 @@ class PgTenants:
 
     def __init__(
         self,
-        dsn: str,
+        source: str | Pool,
         *,
         embedder: str | None = None,
         clock: Clock | None = None,
         statement_timeout: float | None = None,
         key: bytes | None = None,
     ):
-        # A statement that runs longer (a lock held elsewhere, a frozen disk) is cancelled:
-        # one tenant's call fails instead of holding a worker and a connection for ever.
-        self.dsn = dsn if statement_timeout is None else timed(dsn, statement_timeout)
+        # Every tenant borrows the server's connections a transaction at a time. A statement
+        # that runs longer than `statement_timeout` (a lock held elsewhere, a frozen disk) is
+        # cancelled: one tenant's call fails instead of holding a worker and a connection.
+        self.pool = (
+            source
+            if isinstance(source, Pool)
+            else Pool(source, MAX_CONNECTIONS, statement_timeout=statement_timeout)
+        )
         self.new_embedder = embedder
         self.clock = clock or SystemClock()
         cache = Path.home() / ".cache" / "brain" / "models"
@@ -146,7 +141,7 @@ class PgTenants:
         self._shared_sparse = (
             load_sparse(default_sparse(embedder), cache) if embedder is not None else None
         )
-        with connect(dsn) as conn:
+        with admin(self.pool) as conn:
             check_schema(conn)  # `brain hosted init` first: said before anything listens
             self.key = stored_key(conn) if key is None else key
             warning = login_warning(conn)
@@ -155,13 +150,13 @@ class PgTenants:
 
     def open(self, tenant: str) -> Brain:
         check_name(tenant)
-        if not known_tenant(self.dsn, tenant, self.key):
+        if not known_tenant(self.pool, tenant, self.key):
             with contextlib.suppress(InvalidInput):  # another server made it a moment ago
-                create(self.dsn, tenant, self.clock, embedder=self.new_embedder, key=self.key)
+                create(self.pool, tenant, self.clock, embedder=self.new_embedder, key=self.key)
         if self.new_embedder is None:
-            return open_tenant(self.dsn, tenant, clock=self.clock, key=self.key)
+            return open_tenant(self.pool, tenant, clock=self.clock, key=self.key)
         return open_tenant(
-            self.dsn,
+            self.pool,
             tenant,
             clock=self.clock,
             embedder=self._shared,
@@ -171,3 +166,4 @@ class PgTenants:
 
     def close(self) -> None:
         self._shared = self._shared_sparse = None
+        self.pool.close()

@@ -11,7 +11,8 @@ from pathlib import Path
 from brain import settings as settings_mod
 from brain.clock import Clock
 from brain.errors import InvalidInput
-from brain.hosted.schema import HostedError
+from brain.hosted.pool import Pool, admin
+from brain.hosted.schema import HostedError, check_schema
 from brain.hosted.sql import TenantDatabase
 from brain.hosted.store import PgStore
 from brain.model import LOCAL_ONLY
@@ -52,7 +53,13 @@ def vault_files(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def push(
-    dsn: str, root: Path, user: str, clock: Clock, *, key: bytes | None = None, new: bool = False
+    dsn: str | Pool,
+    root: Path,
+    user: str,
+    clock: Clock,
+    *,
+    key: bytes | None = None,
+    new: bool = False,
 ) -> Transfer:
     """Replace the user's vault in the database by this one (the user is made if new), then
     build its catalog, full text, vectors and node statistics, all in one transaction.
@@ -63,6 +70,8 @@ def push(
     check_segment(user, "user")
     settings_mod.load(root)  # a vault, and a valid one, before anything is replaced
     files = list(vault_files(root))
+    with admin(dsn) as conn:
+        check_schema(conn)
     db = TenantDatabase(dsn, user, key)
     store = PgStore(db, root)
     total = 0
@@ -107,7 +116,12 @@ _TENANT_TABLES = (
 
 
 def create(
-    dsn: str, user: str, clock: Clock, *, embedder: str | None = None, key: bytes | None = None
+    dsn: str | Pool,
+    user: str,
+    clock: Clock,
+    *,
+    embedder: str | None = None,
+    key: bytes | None = None,
 ) -> Transfer:
     """A new user's brain, made from the vault template as `brain init` makes one (refused
     if the user exists: `push` replaces, this never does)."""
@@ -133,6 +147,8 @@ def pull(dsn: str, dest: Path, user: str, *, key: bytes | None = None) -> Transf
     check_segment(user, "user")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InvalidInput(f"{dest} is not an empty folder", "pull into a new folder")
+    with admin(dsn) as conn:
+        check_schema(conn)
     db = TenantDatabase(dsn, user, key)
     count = total = 0
     try:

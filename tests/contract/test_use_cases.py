@@ -8,7 +8,7 @@ import pytest
 
 from brain.brain import Brain, open_vault
 from brain.clock import FixedClock
-from brain.errors import NotFound
+from brain.errors import InvalidInput, NotFound
 from brain.sources import connectors as conn
 from brain.sources import documents
 from tests.contract.conftest import Opener
@@ -25,6 +25,21 @@ def test_bulk_writes_all_land_and_are_recalled(both: Brain) -> None:
     assert both.count(kind="titled") >= 25
     hits = both.recall("crate 17 quince jars", mode="text")
     assert hits and hits[0].title == "Crate 17"
+
+
+def test_bulk_keeps_the_writes_made_before_an_error(both: Brain) -> None:
+    """A write acknowledged inside a bulk block stays when a later one fails: on files each is
+    on disk when it returns, in PostgreSQL each is a savepoint the block commits."""
+    with pytest.raises(InvalidInput), both.bulk():
+        for n in range(3):
+            both.remember(f"Crate {n} holds {n} quince jars.", title=f"Crate {n}")
+        both.remember("Crate 9 holds nothing.", title="Crate 9", kind="nonsense")
+    titles = {note.title for note in both.list(kind="titled")}
+    assert {"Crate 0", "Crate 1", "Crate 2"} <= titles and "Crate 9" not in titles
+    hits = both.recall("crate 1 quince jars", mode="text")
+    assert hits and hits[0].title == "Crate 1"
+    both.remember("Crate 3 holds three jars.", title="Crate 3")  # and the vault writes on
+    assert "Crate 3" in {note.title for note in both.list(kind="titled")}
 
 
 def test_a_connected_documents_chunks_are_recalled_expanded_and_forgotten(

@@ -4,6 +4,7 @@ tenant's connection do find his rows, so the probes can fail."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import uuid
@@ -17,6 +18,7 @@ import pytest
 
 from brain.clock import FixedClock
 from brain.hosted.admin import delete_user
+from brain.hosted.pool import Pool
 from brain.hosted.roles import ROLE, SERVER_ROLE, TenantKeyError, proof
 from brain.hosted.schema import TENANT_TABLES, connect
 from brain.hosted.sql import TenantDatabase
@@ -47,9 +49,17 @@ def pair(hosted_dsn: str, vault: Path, clock: FixedClock) -> Iterator[Pair]:
         delete_user(hosted_dsn, name)
 
 
-def connection(login: ServerLogin, tenant: str) -> TenantDatabase:
-    """A tenant's connection as the server makes it (brain/hosted/tenant.py)."""
-    return TenantDatabase(login.dsn, tenant, login.key)
+@contextlib.contextmanager
+def connection(login: ServerLogin, tenant: str) -> Iterator[Conn]:
+    """A tenant's connection as a server's tool call has it (brain/hosted/sql.py): lent by
+    the pool, in a transaction that entered the tenant."""
+    db = TenantDatabase(login.dsn, tenant, login.key)
+    try:
+        with db.session():
+            assert db.lent is not None
+            yield db.lent
+    finally:
+        db.close()
 
 
 def run(conn: Conn, sql: str, params: Any = None) -> Exception | None:
@@ -219,29 +229,21 @@ def test_hostile_sql_on_a_tenants_connection_reads_and_changes_nothing_of_anothe
     with connect(hosted_dsn) as owner:
         before = snapshot(owner, pair.bob)
     assert before["objects"] and before["tenants"]
-    probe = connection(server_login, pair.alice)
-    tables = relations(probe.conn)
+    with connection(server_login, pair.alice) as probe:
+        tables = relations(probe)
     assert {"objects", "vault_files", "tenants", "brain_tokens", "brain_tenant_key"} <= set(tables)
-    probe.close()
     for name, statements in {**KEEPING, **FORGING}.items():
-        alice = connection(server_login, pair.alice)
-        try:
-            assert alice.conn.execute("SELECT session_user").fetchone() == (SERVER_ROLE,)
-            _apply(alice.conn, statements, values)
-            assert seen(alice.conn, pair, tables) == set(), name
+        with connection(server_login, pair.alice) as alice:
+            assert alice.execute("SELECT session_user").fetchone() == (SERVER_ROLE,)
+            _apply(alice, statements, values)
+            assert seen(alice, pair, tables) == set(), name
             for sql in WRITES:
-                run(alice.conn, sql, values if "%(" in sql else None)
-        finally:
-            alice.close()
+                run(alice, sql, values if "%(" in sql else None)
         if name in KEEPING:  # the probes can fail: Bob's own connection finds him
-            bob = connection(server_login, pair.bob)
-            try:
-                _apply(bob.conn, statements, values)
-                assert {"objects", "texts", "vault_files", "tenants"} <= seen(
-                    bob.conn, pair, tables
-                ), name
-            finally:
-                bob.close()
+            with connection(server_login, pair.bob) as bob:
+                _apply(bob, statements, values)
+                found = seen(bob, pair, tables)
+                assert {"objects", "texts", "vault_files", "tenants"} <= found, name
     with connect(hosted_dsn) as owner:
         assert snapshot(owner, pair.bob) == before
         assert not owner.execute("SELECT 1 FROM tenants WHERE name = 'hostile'").fetchone()
@@ -251,27 +253,24 @@ def test_each_escalation_is_refused_and_only_a_real_proof_opens_a_tenant(
     pair: Pair, server_login: ServerLogin
 ) -> None:
     values = _values(pair, server_login.key)
-    alice = connection(server_login, pair.alice)
-    try:
+    with connection(server_login, pair.alice) as alice:
         for sql in REFUSED:
-            failed = run(alice.conn, sql, values if "%(" in sql else None)
+            failed = run(alice, sql, values if "%(" in sql else None)
             assert isinstance(
                 failed, (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedFunction)
             ), sql
-        tables = relations(alice.conn)
+        tables = relations(alice)
         # The lookup of tokens (the login's, not the tenant role's) answers for one hash at
         # a time: a guess finds no one.
-        alice.conn.execute("RESET ROLE")
-        assert alice.conn.execute("SELECT brain_token_tenant('\\x00')").fetchone() == (None,)
-        assert seen(alice.conn, pair, tables) == set()
+        alice.execute("RESET ROLE")
+        assert alice.execute("SELECT brain_token_tenant('\\x00')").fetchone() == (None,)
+        assert seen(alice, pair, tables) == set()
         # What opens Bob is his proof, which only the key makes: set by hand here, it does.
-        alice.conn.execute(
+        alice.execute(
             "SELECT set_config('brain.tenant', %s, false), set_config('brain.proof', %s, false)",
             (pair.bob, proof(server_login.key, pair.bob)),
         )
-        assert {"objects", "texts", "tenants"} <= seen(alice.conn, pair, tables)
-    finally:
-        alice.close()
+        assert {"objects", "texts", "tenants"} <= seen(alice, pair, tables)
 
 
 def test_the_servers_role_is_no_superuser_owns_nothing_and_belongs_to_the_tenant_role_only(
@@ -307,13 +306,15 @@ def test_a_server_opens_its_tenants_as_the_servers_role(
     try:
         assert [h.title for h in brain.recall(pair.secret)][:1] == [f"Bob {pair.secret}"]
         db = brain._context.storage.db  # type: ignore[union-attr]
-        assert db.conn.execute("SELECT session_user, current_user").fetchone() == (
-            SERVER_ROLE,
-            ROLE,
-        )
-        run(db.conn, "RESET ROLE")
-        run(db.conn, "SELECT set_config('brain.tenant', %s, false)", (pair.alice,))
-        assert db.value("SELECT count(*) FROM objects") == 0
+        with db.session():
+            conn = db.lent
+            assert conn.execute("SELECT session_user, current_user").fetchone() == (
+                SERVER_ROLE,
+                ROLE,
+            )
+            run(conn, "RESET ROLE")
+            run(conn, "SELECT set_config('brain.tenant', %s, false)", (pair.alice,))
+            assert db.value("SELECT count(*) FROM objects") == 0
     finally:
         brain.close()
         tenants.close()
@@ -325,3 +326,40 @@ def test_a_server_opens_its_tenants_as_the_servers_role(
     finally:
         tenants.close()
     assert delete_user(hosted_dsn, new).rows > 0
+
+
+def test_what_one_tenant_leaves_on_a_lent_connection_shows_nothing_to_the_next(
+    pair: Pair, server_login: ServerLogin
+) -> None:
+    """A server's pool (and pgbouncer) lends one session to tenant after tenant: what a
+    statement of Alice's leaves on it (settings for the session, a temporary table standing in
+    for `objects`) must neither show Bob's rows to her nor hers, or a forgery, to Bob."""
+    pool = Pool(server_login.dsn, 1)  # one connection: Bob's transaction gets Alice's session
+    alice = TenantDatabase(pool, pair.alice, server_login.key)
+    bob = TenantDatabase(pool, pair.bob, server_login.key)
+    try:
+        with alice.session():
+            conn = alice.lent
+            assert conn is not None
+            planted = run(
+                conn,
+                "CREATE TEMP TABLE objects AS SELECT * FROM public.objects WHERE false",
+            )
+            assert isinstance(planted, psycopg.errors.InsufficientPrivilege)
+            for sql in (
+                "RESET ROLE",
+                "SELECT set_config('brain.tenant', current_setting('brain.tenant'), false)",
+                "SELECT set_config('brain.proof', current_setting('brain.proof'), false)",
+                "SET search_path = pg_temp, public",
+            ):
+                assert run(conn, sql) is None, sql
+        with bob.session():  # the same session, entered as Bob
+            assert bob.lent is conn
+            titles = {str(r[0]) for r in bob.execute("SELECT title FROM objects").fetchall()}
+            assert f"Bob {pair.secret}" in titles
+            owners = bob.execute("SELECT DISTINCT tenant FROM objects").fetchall()
+            assert owners == [(pair.bob,)]
+        with alice.session():  # and Alice, after Bob, sees none of his
+            assert alice.value("SELECT count(*) FROM objects WHERE tenant = ?", (pair.bob,)) == 0
+    finally:
+        pool.close()

@@ -47,7 +47,8 @@ def crowded(pg_dsn: str) -> Iterator[tuple[str, np.ndarray]]:
 
 def short_scans(db: TenantDatabase) -> None:
     """What a big shared index does to a small tenant, at this size: a short HNSW scan, and a
-    planner that takes the index whenever it can (as it does at 1M rows)."""
+    planner that takes the index whenever it can (as it does at 1M rows). For the rest of the
+    session's transaction, which the caller holds open."""
     for setting in (
         "hnsw.ef_search = 10",
         "hnsw.max_scan_tuples = 40",
@@ -55,7 +56,7 @@ def short_scans(db: TenantDatabase) -> None:
         "enable_bitmapscan = off",
         "enable_sort = off",
     ):
-        db.conn.execute(f"SET {setting}")
+        db.execute(f"SET LOCAL {setting}")
 
 
 def test_a_small_tenant_gets_its_exact_nearest_from_a_shared_hnsw_index(
@@ -63,26 +64,28 @@ def test_a_small_tenant_gets_its_exact_nearest_from_a_shared_hnsw_index(
 ) -> None:
     dsn, mine = crowded
     db = TenantDatabase(dsn, "few")
-    short_scans(db)
-    vectors = PgVectors(db, DIM, "hashing")
-    rng = np.random.default_rng(11)
-    for query in unit(rng, 5):
-        exact = [f"f{i}" for i in np.argsort(-(mine @ query), kind="stable")[:10]]
-        found = vectors.search(query, 10)
-        assert [oid for oid, _ in found] == exact
-        scores = [s for _, s in found]
-        assert scores == sorted(scores, reverse=True)
-    assert len(vectors.search(unit(rng, 1)[0], 50)) == 12  # all it has, no more, no less
+    with db.session():
+        short_scans(db)
+        vectors = PgVectors(db, DIM, "hashing")
+        rng = np.random.default_rng(11)
+        for query in unit(rng, 5):
+            exact = [f"f{i}" for i in np.argsort(-(mine @ query), kind="stable")[:10]]
+            found = vectors.search(query, 10)
+            assert [oid for oid, _ in found] == exact
+            scores = [s for _, s in found]
+            assert scores == sorted(scores, reverse=True)
+        assert len(vectors.search(unit(rng, 1)[0], 50)) == 12  # all it has, no more, no less
     db.close()
 
 
 def test_a_search_among_allowed_ids_is_exact_too(crowded: tuple[str, np.ndarray]) -> None:
     dsn, mine = crowded
     db = TenantDatabase(dsn, "few")
-    short_scans(db)
     allowed = {f"f{i}" for i in range(0, 12, 2)}
     query = unit(np.random.default_rng(3), 1)[0]
     order = [f"f{i}" for i in np.argsort(-(mine @ query), kind="stable")]
-    found = PgVectors(db, DIM, "hashing").search(query, 4, allowed)
+    with db.session():
+        short_scans(db)
+        found = PgVectors(db, DIM, "hashing").search(query, 4, allowed)
     assert [oid for oid, _ in found] == [oid for oid in order if oid in allowed][:4]
     db.close()
