@@ -6,7 +6,8 @@
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 ARG PIP_CA=""
-RUN useradd --uid 10001 --create-home --home-dir /home/brain --shell /usr/sbin/nologin brain
+RUN useradd --uid 10001 --create-home --home-dir /home/brain --shell /usr/sbin/nologin brain \
+ && install -d -o brain -g brain -m 700 /var/lib/brain/keys
 COPY pyproject.toml README.md /src/
 COPY brain /src/brain
 COPY vault-template /src/vault-template

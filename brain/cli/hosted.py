@@ -47,19 +47,31 @@ def init(
             "an existing file must hold the database's key.",
         ),
     ] = None,
+    server_password: Annotated[
+        str | None,
+        typer.Option(
+            "--server-password",
+            envvar="BRAIN_SERVER_PASSWORD",
+            show_default=False,
+            help="Give the servers' login (brain_server) this password; better from "
+            "$BRAIN_SERVER_PASSWORD than on the command line.",
+        ),
+    ] = None,
 ) -> None:
     """Create or update the roles (brain_tenant, and brain_server for the servers' login),
     the schema, row-level security and the tenants' key; idempotent."""
     from brain.hosted.roles import SERVER_ROLE
-    from brain.hosted.schema import database_errors, export_key
+    from brain.hosted.schema import database_errors, export_key, set_server_password
     from brain.hosted.schema import init as run
 
     with database_errors():
         version = run(dsn)
         if key_file is not None:
             export_key(dsn, key_file.expanduser())
+        if server_password:
+            set_server_password(dsn, server_password)
     out.print(f"Database ready (schema version {version}).")
-    if key_file is not None:
+    if key_file is not None and not server_password:
         out.print(
             f"Servers log in as {SERVER_ROLE} with --tenant-key {escape(str(key_file))}; "
             f"give the role a password first (ALTER ROLE {SERVER_ROLE} PASSWORD '…')."

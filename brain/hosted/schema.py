@@ -232,6 +232,18 @@ def init(
         return max(applied | set(migrations))
 
 
+def set_server_password(dsn: str, password: str) -> None:
+    """Give the servers' login its password (as the owner; PostgreSQL keeps its SCRAM hash)."""
+    from psycopg import sql
+
+    with connect(dsn) as conn:
+        conn.execute(
+            sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                sql.Identifier(roles.SERVER_ROLE), sql.Literal(password)
+            )
+        )
+
+
 def export_key(dsn: str, path: Path) -> None:
     """The database's tenants' key into a file (`brain hosted init --key-file`), read as the
     owner; the servers' `--tenant-key`."""

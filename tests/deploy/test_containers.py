@@ -128,7 +128,7 @@ def stack(engine: dict[str, str]) -> Iterator[dict[str, Any]]:
                 str(PODMAN), "logs", "--tail", "20", f"{project}_brain1_1", env=env, check=False
             )
             pytest.fail(f"the stack never became ready:\n{states}\n{logs[-3000:]}")
-        yield {"url": url, "env": env, "project": project}
+        yield {"url": url, "env": env, "project": project, "compose": compose}
     finally:
         run(*compose, "down", "-v", env=env, check=False, timeout=300)
 
@@ -151,10 +151,10 @@ def container(stack: dict[str, Any], service: str) -> str:
 
 def test_the_stack_serves_mcp_through_the_proxy_pooler_and_two_servers(stack: Any) -> None:
     env = stack["env"]
-    adding = ("brain", "hosted", "user", "add", "alice")
-    said = run(str(PODMAN), "exec", container(stack, "brain1"), *adding, env=env)
-    token = said.splitlines()[0].strip()
-    assert token.startswith("brain_")
+    # As the operator would: the owner's login, in a one-off container of the migrate service.
+    adding = ("run", "--rm", "--no-deps", "migrate", "hosted", "user", "add", "alice")
+    said = run(*stack["compose"], *adding, env=env)
+    token = next(line.strip() for line in said.splitlines() if line.startswith("brain_"))
 
     async def main() -> None:
         headers = {"Authorization": f"Bearer {token}", "Host": PUBLIC}
@@ -173,6 +173,32 @@ def test_the_stack_serves_mcp_through_the_proxy_pooler_and_two_servers(stack: An
     for server in ("brain1", "brain2"):
         log = run(str(PODMAN), "logs", container(stack, server), env=env, check=False)
         assert '"tool": "recall"' in log
+    # The servers reached PostgreSQL as brain_server, only through pgbouncer's connections.
+    logins = run(
+        str(PODMAN),
+        "exec",
+        container(stack, "db"),
+        "/opt/pgbin/psql",
+        "-h",
+        "/tmp",
+        "-U",
+        "postgres",
+        "-d",
+        "brain",
+        "-Atc",
+        "SELECT DISTINCT usename, host(client_addr) FROM "
+        "pg_stat_activity WHERE usename = 'brain_server'",
+        env=env,
+    ).split()
+    bouncer = run(
+        str(PODMAN),
+        "inspect",
+        "-f",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        container(stack, "pgbouncer"),
+        env=env,
+    ).strip()
+    assert logins and all(line == f"brain_server|{bouncer}" for line in logins), logins
 
 
 def test_the_servers_run_as_a_user_that_is_not_root(stack: Any) -> None:

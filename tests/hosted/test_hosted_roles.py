@@ -3,6 +3,9 @@ servers, and brings a database of an older schema up to the proof-bound policies
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from pathlib import Path
 
 import psycopg
@@ -65,3 +68,33 @@ def test_a_database_of_schema_2_is_brought_to_3_and_its_tenants_kept(pg_dsn: str
         assert server.execute("SELECT value FROM info").fetchall() == [("old",)]
     finally:
         server.close()
+
+
+def test_init_gives_the_servers_login_the_password_from_the_environment(pg_dsn: str) -> None:
+    db = fresh_database(pg_dsn)
+    said = CliRunner().invoke(
+        app, ["hosted", "init", db], env={"BRAIN_SERVER_PASSWORD": 'it\'s-a "quoted" secret'}
+    )
+    assert said.exit_code == 0, said.output
+    try:
+        with psycopg.connect(db) as owner:  # roles are the cluster's: read as a superuser
+            row = owner.execute(
+                "SELECT rolpassword FROM pg_authid WHERE rolname = %s", (SERVER_ROLE,)
+            ).fetchone()
+            assert row is not None and str(row[0]).startswith("SCRAM-SHA-256$")
+            assert scram_holds(str(row[0]), 'it\'s-a "quoted" secret')
+            assert not scram_holds(str(row[0]), "another")
+    finally:
+        with psycopg.connect(db, autocommit=True) as owner:
+            owner.execute(f"ALTER ROLE {SERVER_ROLE} PASSWORD NULL")
+
+
+def scram_holds(secret: str, password: str) -> bool:
+    """Whether PostgreSQL's SCRAM-SHA-256 secret was made from `password` (RFC 5802/7677)."""
+    _, rest = secret.split("$", 1)
+    params, keys = rest.split("$")
+    rounds, salt = params.split(":")
+    stored, _server = keys.split(":")
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(salt), int(rounds))
+    client = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    return base64.b64encode(hashlib.sha256(client).digest()).decode() == stored
