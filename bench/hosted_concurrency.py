@@ -3,6 +3,7 @@ clients, /healthz while 32 clients recall, and one tenant's recall while another
 
 python -m bench.hosted_concurrency [--tenants 8] [--memories 300] [--seconds 8]
                                    [--baseline /work/main] [--db DSN]
+                                   [--server '--workers 2'] [--baseline-server '…']
 
 The users' brains are in PostgreSQL (hashing vectors, seeded in bulk by this checkout's code).
 With --baseline the same measures run against a server started from that checkout too (e.g.
@@ -110,11 +111,13 @@ async def recall_beside_writes(server: Server, reader: str, writer: str, seconds
     return {"idle": ms(idle), "beside_writes": ms(busy), "big_writes": written}
 
 
-def measure(db: str, tokens: list[str], seconds: float, source: Path) -> dict[str, Any]:
-    extra = ("--rate", "100000", "--burst", "100000")
+def measure(
+    db: str, tokens: list[str], seconds: float, source: Path, options: list[str]
+) -> dict[str, Any]:
+    extra = ("--rate", "100000", "--burst", "100000", *options)
     server = start(db, None, *extra, source=source)
     try:
-        got: dict[str, Any] = {"source": str(source), "recall": []}
+        got: dict[str, Any] = {"source": str(source), "options": options, "recall": []}
         for clients in (1, 8, 32):
             res = anyio.run(lambda c=clients: load([server], tokens, c, seconds, write=False))
             got["recall"].append(res)
@@ -135,6 +138,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--db", help="a PostgreSQL to use (else an embedded one)")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure too")
+    parser.add_argument(
+        "--server", default="", help="more options of this checkout's server, e.g. '--workers 2'"
+    )
+    parser.add_argument("--baseline-server", default="", help="the same for the baseline's")
     args = parser.parse_args()
     with database(args.db, "brain-concurrency-bench-") as dsn:
         db = fresh_database(dsn)
@@ -147,10 +154,13 @@ def main() -> None:
             "memories_per_tenant": args.memories,
             "seconds": args.seconds,
             "cores": os.cpu_count(),
-            "runs": [measure(db, tokens, args.seconds, ROOT)],
+            "runs": [measure(db, tokens, args.seconds, ROOT, args.server.split())],
         }
         if args.baseline is not None:
-            result["runs"].append(measure(db, tokens, args.seconds, args.baseline.resolve()))
+            other = args.baseline.resolve()
+            result["runs"].append(
+                measure(db, tokens, args.seconds, other, args.baseline_server.split())
+            )
         print(json.dumps(result, indent=2))
 
 

@@ -178,6 +178,9 @@ class CatalogReads(Protocol):
     def written_near(
         self, brief: Brief, low: str, high: str, n: int, filters: Filters
     ) -> tuple[list[str], list[str]]: ...
+    def written_near_each(
+        self, asks: Sequence[tuple[Brief, str, str, int]], filters: Filters
+    ) -> dict[str, tuple[list[str], list[str]]]: ...
     def titled(
         self, partition: str, node: str, title: str, *, normal_only: bool
     ) -> list[ObjectRow]: ...

@@ -387,23 +387,38 @@ class Queries:
         node written just before this one and just after it, nearest first, ids within
         [low, high), that the filters' status, visibility and kinds let through: its
         neighbours. Read from the `objects_order` index alone."""
+        return self.written_near_each([(brief, low, high, n)], filters)[brief.id]
+
+    def written_near_each(
+        self, asks: Sequence[tuple[Brief, str, str, int]], filters: Filters
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """`written_near` of each (brief, low, high, n), in one statement: on PostgreSQL a
+        recall's twenty-odd neighbourhoods are one round trip and one plan, not one each."""
+        if not asks:
+            return {}
         shown, params = shown_sql(filters)
         shown.append(f"kind NOT IN ({marks(SECTIONED_KINDS)})")  # a sync's files are no talk
         params.extend(SECTIONED_KINDS)
         where = "".join(f" AND {condition}" for condition in shown)
         no_section = self.dialect.position("id", "'#'") + "=0"
         side = (
-            f"SELECT id FROM objects WHERE partition=? AND node=? AND {no_section}{where} "
-            "AND id {} ? AND id {} ? ORDER BY id {} LIMIT ?"
+            f"SELECT ? AS ask, id FROM objects WHERE partition=? AND node=? AND {no_section}"
+            f"{where} AND id {{}} ? AND id {{}} ? ORDER BY id {{}} LIMIT ?"
         )
-        query = (
-            f"SELECT * FROM ({side.format('<', '>=', 'DESC')}) "
-            f"UNION ALL SELECT * FROM ({side.format('>', '<', 'ASC')})"
-        )
-        args = (brief.partition, brief.node, *params, brief.id)
-        me = brief.id
-        found = [oid for (oid,) in self.db.execute(query, (*args, low, n, *args, high, n))]
-        return [oid for oid in found if oid < me], [oid for oid in found if oid > me]
+        before, after = side.format("<", ">=", "DESC"), side.format(">", "<", "ASC")
+        parts, args = [], []
+        for i, (brief, low, high, n) in enumerate(asks):
+            head = (i, brief.partition, brief.node, *params, brief.id)
+            parts += [f"SELECT * FROM ({before})", f"SELECT * FROM ({after})"]
+            args += [*head, low, n, *head, high, n]
+        near: dict[str, tuple[list[str], list[str]]] = {b.id: ([], []) for b, *_ in asks}
+        for ask, oid in self.db.execute(" UNION ALL ".join(parts), args):
+            me = asks[int(ask)][0].id
+            near[me][0 if oid < me else 1].append(oid)
+        for earlier, later in near.values():  # nearest first (a union keeps no order)
+            earlier.sort(reverse=True)
+            later.sort()
+        return near
 
     # the session gate's briefing, upkeep and cues (a partition's notes; `normal_only` for a model)
     def _in_partition(

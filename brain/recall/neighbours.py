@@ -33,6 +33,8 @@ _SLACK = 2  # extra rows fetched when neighbours must also be among named ids (`
 # fewer neighbourhoods").
 DEPTH = 20
 
+Near = dict[str, tuple[list[str], list[str]]]  # a memory's neighbours before and after it
+
 
 def order_key(object_id: str) -> tuple[str, int]:
     """Write order: ids are ULIDs (time first); sections `<note id>#<n>` follow their number."""
@@ -59,10 +61,11 @@ class Neighbourhood:
         if filters != self._filters:
             self._filters, self._around, self._loaded = filters, {}, set()
         found = self.briefs.of([oid for oid in ids if oid not in self._loaded])
+        nearby = self._near_each(list(found.values()), filters)
         # In id order, as the catalog gives them back: where two runs overlap, the later one
         # sets the windows they share.
         for oid in sorted(found):
-            run = self._run(found[oid], filters)
+            run = self._run(found[oid], filters, nearby)
             # Every memory within `window` of this one has its whole window inside the run.
             me = run.index(oid)
             for i in range(max(0, me - self.window), min(len(run), me + self.window + 1)):
@@ -71,7 +74,22 @@ class Neighbourhood:
                 self._loaded.add(run[i])
         return self._around
 
-    def _run(self, brief: Brief, filters: Filters) -> list[str]:
+    def _asks(self, brief: Brief, filters: Filters) -> tuple[Brief, str, str, int]:
+        """What `written_near` is asked of a memory that is neither a section nor a document."""
+        millis = _millis(brief.id)
+        extra = _SLACK if filters.ids is not None else 0  # the named ones are kept below
+        low, high = _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1)
+        return brief, low, high, 2 * self.window + extra
+
+    def _near_each(self, briefs: list[Brief], filters: Filters) -> Near:
+        """The neighbours read from the catalog for all these memories at once (one statement);
+        none where the briefs are held in memory, which answers each for itself."""
+        if self.briefs.held is not None:
+            return {}
+        talk = [b for b in briefs if b.kind not in SECTIONED_KINDS and "#" not in b.id]
+        return self.catalog.written_near_each([self._asks(b, filters) for b in talk], filters)
+
+    def _run(self, brief: Brief, filters: Filters, nearby: Near) -> list[str]:
         """The memories up to 2 × window before and after this one, in write order."""
         reach = 2 * self.window
         if brief.kind in SECTIONED_KINDS:  # a document's context is its own sections
@@ -82,13 +100,12 @@ class Neighbourhood:
             run = sorted(shown, key=order_key)
             me = run.index(brief.id)
             return run[max(0, me - reach) : me + reach + 1]
-        millis = _millis(brief.id)
-        extra = _SLACK if filters.ids is not None else 0  # the named ones are kept below
-        held = self.briefs.held
-        near = self.catalog.written_near if held is None else held.near
-        before, after = near(
-            brief, _ulid_at(millis - GAP_MS), _ulid_at(millis + GAP_MS + 1), reach + extra, filters
-        )
+        if brief.id in nearby:
+            before, after = nearby[brief.id]
+        else:
+            held = self.briefs.held
+            near = self.catalog.written_near if held is None else held.near
+            before, after = near(*self._asks(brief, filters), filters)
         if filters.ids is not None:
             before = [oid for oid in before if oid in filters.ids]
             after = [oid for oid in after if oid in filters.ids]

@@ -117,3 +117,26 @@ def test_the_storage_says_what_it_can_do(both: Brain) -> None:
     assert (caps.folder, caps.hand_edits, caps.connectors, caps.cold_tier, caps.local_only) == (
         (on_files,) * 5
     )
+
+
+def test_neighbourhoods_read_at_once_are_each_read_alone(
+    storage: Opener, vault: Path, clock: FixedClock
+) -> None:
+    """A recall reads its candidates' neighbours in one statement (`written_near_each`); each
+    memory's are those `written_near` finds for it alone, on both storages, with filters."""
+    from brain.indexes.fulltext import Filters
+    from brain.recall.neighbours import Neighbourhood
+
+    with open_vault(vault, clock=clock) as seeding:  # the vault's files, then either storage
+        ids = [seeding.remember(f"Turn {n} of the harbour talk.").id for n in range(9)]
+        seeding.forget(ids[4])  # a gap the filters step over
+    brain = storage()
+    catalog = brain._context.caches.catalog
+    briefs = catalog.briefs([i for i in ids if i != ids[4]])
+    hood = Neighbourhood(catalog)
+    for filters in (Filters(), Filters(ids=frozenset(ids[2:7])), Filters(partition="nowhere")):
+        asks = [hood._asks(b, filters) for b in briefs.values()]
+        together = catalog.written_near_each(asks, filters)
+        alone = {a[0].id: catalog.written_near(*a, filters) for a in asks}
+        assert together == alone
+        assert any(before or after for before, after in alone.values()) or filters.partition
