@@ -131,6 +131,8 @@ def stack(engine: dict[str, str]) -> Iterator[dict[str, Any]]:
         yield {"url": url, "env": env, "project": project, "compose": compose}
     finally:
         run(*compose, "down", "-v", env=env, check=False, timeout=300)
+        # The images a rebuild left without a tag: each run of a changed checkout leaves one.
+        run(str(PODMAN), "image", "prune", "-f", env=env, check=False, timeout=300)
 
 
 def ready(url: str) -> bool:
