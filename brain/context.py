@@ -208,7 +208,7 @@ class Context:
         note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         if self.for_model:
-            self.check_model_may_write(note, before)
+            self._check_model_may_write(note, before)
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.stat(note.path))
         if before is not None and before.path != note.path:
@@ -217,7 +217,7 @@ class Context:
             self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
 
-    def check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
+    def _check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
         """A model's write never reaches a note hidden from it: not the note itself, not the
         note whose file it would replace. The refusal names nothing of that note."""
         owner = self.caches.catalog.file(note.path)
