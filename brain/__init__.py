@@ -1,10 +1,10 @@
 """brain: a local-first long-term memory for AI assistants and the person who uses them."""
 
-from __future__ import annotations
+# Imported under a private name (and no `from __future__` import, which binds `annotations`):
+# the package's own namespace holds the public API and nothing else that looks like it.
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from brain.brain import Brain, init_vault, open_vault
     from brain.clock import Clock, FixedClock, SystemClock
     from brain.doctor import DoctorReport
@@ -88,10 +88,15 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     # Loaded on first use, so `brain --help` does not pay for the whole core.
     if name in _HOMES:
         import importlib
 
         return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'brain' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # dir(brain) and a REPL's completion offer the API, not the internal modules loaded so far.
+    return sorted(__all__)

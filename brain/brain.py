@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any, Unpack
 
 from brain import doctor, partitions
 from brain import settings as settings_mod
@@ -36,9 +36,6 @@ from brain.upkeep.sleep import SleepReport, sleep_summary
 from brain.upkeep.splits import Suggestion
 from brain.vault import template
 from brain.vault.archive import check_recallable, check_writable
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["Brain", "init_vault", "models", "open_vault"]
 

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
-import sqlite3
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 from brain import settings as settings_mod
 from brain.clock import Clock, SystemClock
-from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, broken_in_the_way
+from brain.errors import BrokenNote, InvalidInput, NotFound, broken_in_the_way
 from brain.git.autocommit import Autocommit, recorded
+from brain.handedits import HandEdits
 from brain.indexes import catchup
-from brain.indexes.catalog import REBUILDING, REBUILT, Catalog, ObjectRow
+from brain.indexes.catalog import REBUILDING, REBUILT, ObjectRow
 from brain.indexes.catchup import CatchUp
-from brain.indexes.copies import Holders
 from brain.indexes.embedder import Embedder
 from brain.indexes.ports import (
     CachesPort,
@@ -31,9 +28,9 @@ from brain.indexes.ports import (
 )
 from brain.indexes.sparse import SparseEncoder
 from brain.ingest.sections import Section, sections_of
-from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso, normalise_title
+from brain.model import Note, Relation, Status, Steps, Visibility, is_id, iso
 from brain.obsidian import linked
-from brain.storage import files_parts
+from brain.storage import files_parts, grouped
 from brain.vault import forgotten
 from brain.vault.archive import check_writable
 from brain.vault.cold import is_cold
@@ -43,7 +40,6 @@ from brain.vault.store import Folders, free_hot_path
 
 Progress = Callable[[int, int], None]
 REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`
-NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
 
 
 class Storage(Protocol):
@@ -77,19 +73,13 @@ class Context:
     lock: LockPort = field(init=False)
     embedder: Embedder | None = None
     sparse: SparseEncoder | None = None  # learned-sparse terms; used only beside an embedder
-    catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     steps: Steps | None = None  # told how far a long job is: a build, an embedding (model.Steps)
-    _last_walk: float = field(default=-1e9, init=False)
-    # What the last catch_up looked at: how (walk or folders), folders stat'ed and listed, ms.
-    last_catch_up: dict[str, float | int | str] = field(default_factory=dict, init=False)
-    walks: int = field(default=0, init=False)  # full walks of the files by this process
+    catch_up_every: float = 0.0  # seconds between walks for hand edits; 0: before every read
     journal: JournalPort = field(init=False)
     node_index: NodeIndexPort = field(init=False)
     changes: Autocommit = field(init=False)  # the vault under git (git/autocommit.py)
-    _bulk_names: dict[str, NamesByTitle] | None = field(default=None, init=False)
-    # While reindexing: which file held each id before the caches were cleared, so a copied
-    # note (same id, other file) never takes the id from the original (catchup.keeps_id).
-    id_owners: dict[str, str] | None = field(default=None, init=False)
+    by_hand: HandEdits = field(init=False)  # the catch-up with hand edits (brain/handedits.py)
+    _in_bulk: bool = field(default=False, init=False)
     # None: the vault's own files and the caches under `.brain/`.
     storage: Storage | None = None
     # What the storage can do (ports.Capabilities): a files vault can do everything.
@@ -100,14 +90,28 @@ class Context:
         if self.storage is not None:
             self.capabilities = self.storage.capabilities
             self.storage.attach(self)
-            return
-        parts = files_parts(
-            self.root, self.settings, embedder=self.embedder, sparse=self.sparse, steps=self.steps
+        else:
+            parts = files_parts(
+                self.root,
+                self.settings,
+                embedder=self.embedder,
+                sparse=self.sparse,
+                steps=self.steps,
+            )
+            self.store, self.lock, self.journal = parts.store, parts.lock, parts.journal
+            self.changes, self.caches = parts.changes, parts.caches
+            self.node_index = parts.node_index
+        self.by_hand = HandEdits(
+            self.store,
+            self.caches,
+            self.lock,
+            self.node_index,
+            self.changes,
+            self.clock,
+            self.capabilities,
         )
-        self.store, self.lock, self.journal = parts.store, parts.lock, parts.journal
-        self.changes, self.caches, self.node_index = parts.changes, parts.caches, parts.node_index
-        if self._ensure_caches():
-            return  # just rebuilt from the files: nothing more to catch up with
+        if self.storage is not None or self._ensure_caches():
+            return  # attached (the storage resumes its parts), or just rebuilt from the files
         if self.node_index.stale:
             with self.lock.hold():
                 self.node_index.resume(self.store)
@@ -155,6 +159,7 @@ class Context:
         view.partition = self.partition if partition is None else partition
         view.for_model = self.for_model if for_model is None else for_model
         view.defer_commits = self.defer_commits if defer_commits is None else defer_commits
+        view.by_hand = copy.copy(self.by_hand)  # what it last saw and how often it looks: its own
         return view
 
     @contextlib.contextmanager
@@ -172,14 +177,17 @@ class Context:
         Placement inside the block sees the node indexes as they were when it began. Vectors
         are embedded in bounded batches alongside the writes (indexes/pipeline.py).
         """
-        if self._bulk_names is not None:  # nested: the outer block does it all
+        if self._in_bulk:  # nested: the outer block does it all
             yield
             return
-        self._bulk_names = {}
+        self._in_bulk = True
         try:
             with (
                 self.lock.hold(),
-                self._grouped_notes(),  # its last group goes with the catalog's last commit
+                self.by_hand.listing_once(),
+                # Its last group goes with the catalog's last commit. Under git each operation
+                # commits its own files, so they must be in place.
+                grouped(self.store, self.caches.catalog, at_once=self.changes.enabled),
                 self.caches.catalog.batched(),
                 self.node_index.batch(),
                 deferred_dir_sync(),
@@ -187,22 +195,7 @@ class Context:
             ):
                 yield
         finally:
-            self._bulk_names = None
-
-    @contextlib.contextmanager
-    def _grouped_notes(self) -> Iterator[None]:
-        """Inside a bulk block: note files made durable a group at a time, each group before
-        the catalog commits the rows that name its files."""
-        if self.changes.enabled:  # git commits each operation's files: they must be in place
-            yield
-            return
-        catalog = self.caches.catalog
-        with self.store.grouped():
-            catalog.before_commit.append(self.store.commit_group)
-            try:
-                yield
-            finally:
-                catalog.before_commit.remove(self.store.commit_group)
+            self._in_bulk = False
 
     def save(self, note: Note) -> Note:
         """Write a note atomically and bring every cache in step. Callers hold the lock.
@@ -215,7 +208,7 @@ class Context:
         note = linked(self.caches.catalog, note)  # relations as links, for Obsidian
         before = self.caches.catalog.get(note.id) if note.id else None
         if self.for_model:
-            self.check_model_may_write(note, before)
+            self._check_model_may_write(note, before)
         data = self.store.write(note)
         self.caches.put_note(note, data, self.store.stat(note.path))
         if before is not None and before.path != note.path:
@@ -224,7 +217,7 @@ class Context:
             self.record_event("corrected", note.supersedes, note, detail=note.id)
         return note
 
-    def check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
+    def _check_model_may_write(self, note: Note, before: ObjectRow | None) -> None:
         """A model's write never reaches a note hidden from it: not the note itself, not the
         note whose file it would replace. The refusal names nothing of that note."""
         owner = self.caches.catalog.file(note.path)
@@ -308,11 +301,8 @@ class Context:
 
     def changed_under_model(self, paths: Iterable[str]) -> bool:
         """For a model: whether any of these files changed since the caches saw them, caught
-        up now if so. A note rewritten in place (made private, say) changes no folder, and a
-        catch-up may trust the folders for minutes, or the daemon's first walk run aside."""
-        if not self.for_model or not self.capabilities.hand_edits:
-            return False
-        return self.catch_up_paths(paths) != CatchUp()
+        up now if so (HandEdits.changed)."""
+        return self.for_model and self.by_hand.changed(paths, defer=self.defer_commits)
 
     def shows(self, row: ObjectRow) -> bool:
         """Whether this Brain may show the object (always, unless opened for a model)."""
@@ -363,156 +353,44 @@ class Context:
                 if self.caches.sparse_problem() is not None:
                     self.caches.rebuild_sparse()
 
+    # The catch-up with hand edits is a part of its own (brain/handedits.py, which says what
+    # each does); these name it for the use cases, each with this view's commits and pace.
     def catch_up(self, *, force: bool = False) -> CatchUp:
-        """Bring the caches in step with hand edits, new files and deletions on disk.
-
-        Other brain processes record their writes in the shared caches; this is only for
-        changes made by hand. A long-lived process may set `catch_up_every` to look at most
-        that often (a watcher covers the rest). Otherwise the cost follows the change: the
-        folders changed since the last full walk are listed (catchup.by_folders), and the
-        full walk runs when forced, when nothing was recorded, or when the last one is older
-        than `catchup.FULL_WALK_EVERY` (what the folders cannot show: an edit in place).
-        """
-        if not self.capabilities.hand_edits:  # nobody edits a database's rows by hand
-            return CatchUp()
-        if not force and self.catch_up_every > 0:
-            now = time.monotonic()
-            if now - self._last_walk < self.catch_up_every:
-                return CatchUp()
-            self._last_walk = now
-        started = time.perf_counter()
-        look = catchup.look(self.store, self.caches.catalog, self.clock.now(), force=force)
-        return self._catch_up_with(look, started)
-
-    def _catch_up_with(self, look: catchup.Look, started: float) -> CatchUp:
-        result = CatchUp()
-        if look.todo or look.gone:
-            with self.lock.hold():
-                result = self._apply(look.todo, look.gone)
-        look.record()  # after: its stamps were taken before each listing, never newer
-        if look.how == "walk":
-            self.walks += 1
-        self.last_catch_up = {
-            "how": look.how,
-            "folders": look.folders,
-            "listed": look.listed,
-            "ms": round((time.perf_counter() - started) * 1000, 2),
-            "changed": len(look.todo) + len(look.gone),
-        }
-        return result
-
-    # A watcher's first catch-up of a big vault, in three steps, so that calls are served
-    # within milliseconds instead of after a full walk (~15 s at 1M files): the folders
-    # first (new, deleted and renamed files), then a walk aside on the watcher's thread (what
-    # folders cannot show: an edit in place made while nothing watched), applied here.
-    def catch_up_folders(self, above: int = 0) -> bool:
-        """Catch up what the folders recorded by the last walk show; True if done so, and
-        reads leave the rest to the walk aside (catch_up_walked) instead of walking. False,
-        with nothing done, where only a full walk can tell, or its count was below `above`."""
-        catalog = self.caches.catalog
-        if not self.capabilities.hand_edits or catchup.walked_files(catalog) < max(above, 1):
-            return False
-        started = time.perf_counter()
-        look = catchup.look_by_folders(self.store, catalog)
-        if look is None:
-            return False
-        self._catch_up_with(look, started)
-        self._last_walk = time.monotonic()
-        return True
-
-    def walk_aside(self) -> catchup.Walk:
-        """A full walk of the files against the catalog, safe on any thread: it reads
-        through a catalog connection of its own and writes nothing."""
-        try:
-            own = self.caches.catalog
-            assert isinstance(own, Catalog), "only a files vault is walked aside"
-            catalog = Catalog(own.path)
-            try:
-                return catchup.walk_against(self.store, catalog, self.clock.now())
-            finally:
-                catalog.close()
-        except (OSError, sqlite3.Error) as exc:
-            raise BrainError(f"could not walk the vault aside: {exc}") from exc
-
-    def catch_up_walked(self, walk: catchup.Walk) -> CatchUp:
-        """Apply a walk made aside: each file it found out of step is checked again by its
-        stat (it may have changed since), then its folders are recorded as a walk's are."""
-        result = self.catch_up_paths(walk.suspects)
-        catchup.record_walk(self.caches.catalog, walk.folders, walk.files, walk.when)
-        self.caches.catalog.fill_inodes(walk.unknown)
-        self.walks += 1
-        return result
-
-    def watched(self, on: bool) -> None:
-        """This process's watcher follows the vault from now on (after its own full walk),
-        or stopped: while on, other processes' catch-ups trust it instead of looking."""
-        mark = catchup.process_mark(os.getpid()) if on else None
-        if mark:
-            if self.caches.catalog.info(catchup.WATCHER) != mark:  # no write when it is there
-                self.caches.catalog.set_info(catchup.WATCHER, mark)
-        elif self.caches.catalog.info(catchup.WATCHER) == catchup.process_mark(os.getpid()):
-            self.caches.catalog.drop_info(catchup.WATCHER)
+        """Bring the caches in step with hand edits, new files and deletions on disk."""
+        return self.by_hand.catch_up(
+            force=force, every=self.catch_up_every, defer=self.defer_commits
+        )
 
     def catch_up_paths(self, rels: Iterable[str]) -> CatchUp:
-        """Catch up these files only (the watcher's paths): one stat each, read and hashed only
-        when (size, mtime) changed, so the cost follows the change, not the vault's size."""
-        todo, gone = catchup.paths_out_of_step(self.store, self.caches.catalog, rels)
-        if not todo and not gone:
-            return CatchUp()
-        with self.lock.hold():
-            return self._apply(todo, gone)
+        return self.by_hand.paths(rels, defer=self.defer_commits)
 
-    # After a pull or hand edits the caches rewrite index.json: brain's own change, committed.
-    @recorded(lambda _, a: f"catch up with {len(a['todo']) + len(a['gone'])} changed file(s)")
-    def _apply(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
-        self.changes.leave([*todo, *gone])  # the person's own changes stay theirs to commit
-        with self.node_index.batch():
-            return self._apply_files(todo, gone)
+    def catch_up_folders(self, above: int = 0) -> bool:
+        return self.by_hand.folders(above, defer=self.defer_commits)
 
-    def _apply_files(self, todo: Sequence[str], gone: Sequence[str]) -> CatchUp:
-        return catchup.apply_files(self.store, self.caches, self.clock, todo, gone)
+    def walk_aside(self) -> catchup.Walk:
+        return self.by_hand.walk_aside()
 
-    def _refresh_title(self, folder: str, title: str) -> list[str]:
-        """Catch up the files of a folder whose names match a title (cheap: no stat calls);
-        returns those of them that do not parse."""
-        if not self.capabilities.hand_edits:
-            return []
-        broken = []
-        for name in self._names_by_title(folder).get(normalise_title(title), ()):
-            rel = f"{folder}/{name}"
-            st = self.store.stat(rel)
-            row = self.caches.catalog.file(rel)
-            if row is None or not row.matches(st):
-                self._index_file(rel)
-                row = self.caches.catalog.file(rel)
-            if row is not None and row.error is not None:
-                broken.append(rel)
-        # The catalog's note of this title whose file was deleted by hand: dropped now, or the
-        # write would read a file that is not there.
-        partition, _, node = folder.partition("/")
-        held = self.caches.catalog.find_title(partition, node, normalise_title(title))
-        if held is not None and not self.store.exists(held.path):
-            self._apply_files([], [held.path])
-        return broken
+    def catch_up_walked(self, walk: catchup.Walk) -> CatchUp:
+        return self.by_hand.walked(walk, defer=self.defer_commits)
 
-    def _names_by_title(self, folder: str) -> NamesByTitle:
-        """A folder's note file names by normalised title. Inside `bulk()` a folder is listed
-        once per block: the lock is held, so its new files are ours and already cached (a
-        listing per titled write made ingesting quadratic: 26k files in one folder at 100k)."""
-        if self._bulk_names is not None and folder in self._bulk_names:
-            return self._bulk_names[folder]
-        found: NamesByTitle = {}
-        for name in self.store.names(folder):
-            if name.endswith(".md"):
-                found.setdefault(normalise_title(name[:-3]), []).append(name)
-        if self._bulk_names is not None:
-            self._bulk_names[folder] = found
-        return found
+    def watched(self, on: bool) -> None:
+        self.by_hand.watched(on)
+
+    @property
+    def walks(self) -> int:
+        return self.by_hand.walks
+
+    @walks.setter
+    def walks(self, count: int) -> None:
+        self.by_hand.walks = count
+
+    @property
+    def last_catch_up(self) -> dict[str, float | int | str]:
+        return self.by_hand.last
 
     def _index_file(self, rel: str, *, walked: bool = False) -> str:
-        """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`."""
-        holders = None if self.id_owners is None else Holders(self.id_owners)
-        return catchup.index_file(self.store, self.caches, self.clock, rel, holders, walked=walked)
+        """One file's cache entries brought in step (reindex goes through here)."""
+        return self.by_hand.index_file(rel, walked=walked)
 
     def indexing_steps(self) -> Progress | None:
         """How far a walk that indexes the files is, told to `steps` as "indexing"."""
@@ -522,26 +400,26 @@ class Context:
     @recorded(lambda count, a: f"reindex ({count} notes)")
     def reindex(self, progress: Progress | None = None, *, embed: bool = True) -> int:
         """Rebuild every cache from the files; returns the number of notes indexed."""
-        with self.lock.hold(), self.node_index.rebuilding(self.store):
-            self.id_owners = self.caches.catalog.id_owners()
+        with (
+            self.lock.hold(),
+            self.node_index.rebuilding(self.store),
+            self.by_hand.keeping_ids(),  # read before the caches are cleared
+        ):
             self.caches.clear()
             folders: Folders = []
             files = list(self.store.walk(folders))
             self.changes.leave([rel for rel, _st in files])  # hand-changed files stay the person's
             count = 0
-            try:
-                for start in range(0, len(files), REINDEX_BATCH):
-                    # One commit per batch of files, not one (or two) per file.
-                    with self.caches.catalog.transaction():
-                        for done, (rel, _st) in enumerate(
-                            files[start : start + REINDEX_BATCH], start + 1
-                        ):
-                            if self._index_file(rel, walked=True) == "changed":
-                                count += 1
-                            if progress:
-                                progress(done, len(files))
-            finally:
-                self.id_owners = None
+            for start in range(0, len(files), REINDEX_BATCH):
+                # One commit per batch of files, not one (or two) per file.
+                with self.caches.catalog.transaction():
+                    for done, (rel, _st) in enumerate(
+                        files[start : start + REINDEX_BATCH], start + 1
+                    ):
+                        if self._index_file(rel, walked=True) == "changed":
+                            count += 1
+                        if progress:
+                            progress(done, len(files))
             self.caches.flush_text()
             self.caches.rebuilt()
             if self.capabilities.hand_edits:  # what the next catch-up of hand edits compares with

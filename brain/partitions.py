@@ -125,7 +125,7 @@ def _create_in_store(brain: Context, name: str) -> None:
     with brain.node_index.batch():
         for rel in written:
             if rel.endswith(".md"):
-                brain._index_file(rel)
+                brain.by_hand.index_file(rel)
 
 
 @recorded(lambda p, a: f"partition rename {a['old']} to {p.name}")
@@ -144,7 +144,9 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         if brain.store.is_folder(hidden):
             moved += brain.store.move_folder(hidden, f"{LOCAL_ONLY}/{new}")
         if not brain.capabilities.hand_edits:  # no walk finds the moved files: say which they are
-            brain._apply_files([n for _, n in moved if n.endswith(".md")], [o for o, _ in moved])
+            brain.by_hand.apply_files(
+                [n for _, n in moved if n.endswith(".md")], [o for o, _ in moved]
+            )
         if brain.settings.default_partition == old:
             set_default(brain, new)
         if brain.partition == old:

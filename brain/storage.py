@@ -1,7 +1,9 @@
-"""The files vault's factory: its parts, built from vault/, indexes/ and git/."""
+"""The files vault's factory (its parts, from vault/, indexes/ and git/); notes grouped in bulk."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +11,7 @@ from brain.git.autocommit import Autocommit
 from brain.indexes.caches import Caches
 from brain.indexes.embedder import Embedder
 from brain.indexes.nodeindex import NodeIndex
+from brain.indexes.ports import CatalogPort, NotesPort
 from brain.indexes.sparse import SparseEncoder
 from brain.model import Steps
 from brain.settings import Settings
@@ -53,3 +56,19 @@ def files_parts(
         caches=caches,
         node_index=node_index,
     )
+
+
+@contextlib.contextmanager
+def grouped(store: NotesPort, catalog: CatalogPort, *, at_once: bool = False) -> Iterator[None]:
+    """Inside a bulk block (Context.bulk), of either storage: note files made durable a group
+    at a time, each group before the catalog commits the rows that name its files (`at_once`:
+    each file put in place as it is written)."""
+    if at_once:
+        yield
+        return
+    with store.grouped():
+        catalog.before_commit.append(store.commit_group)
+        try:
+            yield
+        finally:
+            catalog.before_commit.remove(store.commit_group)

@@ -34,7 +34,7 @@ def by_folders(store: NotesPort, catalog: CatalogPort) -> FolderCheck | None:
 
     A file created, deleted or renamed into place (an editor's safe save) changes its
     folder's mtime; a file rewritten in place (same inode) does not: that is what this check
-    cannot see, and why a full walk still runs now and then (Context.catch_up).
+    cannot see, and why a full walk still runs now and then (HandEdits.catch_up).
     """
     known = catalog.folders()
     if not known:

@@ -344,7 +344,7 @@ def remember(
         # are kept, and a walk per write would make ingesting quadratic. Only a note
         # written by hand under this very title must be known before deduplicating.
         if title is not None and not node_is_dated(node):
-            broken = brain._refresh_title(f"{brain.partition}/{node or INBOX}", title)
+            broken = brain.by_hand.refresh_title(f"{brain.partition}/{node or INBOX}", title)
             request = replace(request, broken=tuple(broken))
         written = plan(
             request,

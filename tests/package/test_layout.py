@@ -136,3 +136,11 @@ def test_the_daemon_checks_recall_options_against_that_one_definition(brain: Bra
             ops.run("recall", {"query": "anything", "k": "3"})
     finally:
         ops.close()
+
+
+def test_no_module_is_over_450_lines() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "brain").rglob("*.py")
+    }
+    assert {path: n for path, n in sizes.items() if n > 450} == {}

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import brain
@@ -52,3 +53,26 @@ def test_kind_status_and_visibility_are_the_words_in_the_files() -> None:
     plain = (*KINDS, *STATUSES, *VISIBILITIES, LOCAL_ONLY)
     assert all(type(word) is str for word in plain)  # what reaches YAML, SQL and JSON
     assert brain.Status.ACTIVE == "active" and f"{brain.Visibility.LOCAL_ONLY}/x" == "local-only/x"
+
+
+def test_the_package_offers_its_api_and_nothing_else() -> None:
+    assert dir(brain) == sorted(brain.__all__)
+    # Python binds each submodule on the package once it is imported: those are internal
+    # modules (the page says so); any other public-looking name is a leak.
+    stray = [
+        name
+        for name, value in vars(brain).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    ]
+    assert stray == []
+
+
+def test_every_member_of_a_brain_is_documented_as_api_or_as_internal() -> None:
+    api, _, internal = PAGE.read_text(encoding="utf-8").partition("\n## Internal\n")
+    assert internal, "docs/python-api.md has no Internal section"
+
+    def named(name: str, text: str) -> bool:
+        return re.search(rf"`{re.escape(name)}\b", text) is not None
+
+    members = [name for name in dir(brain.Brain) if not name.startswith("_")]
+    assert [m for m in members if named(m, api) == named(m, internal)] == []

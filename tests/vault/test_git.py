@@ -491,3 +491,23 @@ def test_reindex_commits_the_index_files_it_rewrites(gbrain: Brain, repo: Path) 
     assert subjects(repo)[0] == f"brain: reindex ({count} notes)"
     assert "main/Projects/index.json" in files_of(repo)
     assert git(repo, "status", "--porcelain") == ""  # nothing of brain's left uncommitted
+
+
+def test_a_catch_up_commits_what_it_rewrites_unless_a_model_session_defers_it(
+    gbrain: Brain, repo: Path
+) -> None:
+    for n in range(5):  # a node with its index.json (nodeindex.TOP_LEVEL_THRESHOLD)
+        gbrain.remember(f"Tide table {n}: the tide turns at noon.", node="Projects")
+    (repo / "main/Projects/Plan.md").write_text("# plan\n\nwritten by hand\n")
+    gbrain._context.catch_up(force=True)
+    assert subjects(repo)[0] == "brain: catch up with 1 changed file(s)"
+    assert files_of(repo) == {"main/Projects/index.json"}  # Plan.md stays the person's
+    model = gbrain.at(for_model=True, defer_commits=True)  # as the MCP server takes its view
+    (repo / "main/Projects/Draft.md").write_text("# draft\n\nwritten by hand too\n")
+    before = subjects(repo)
+    model._context.catch_up(force=True)
+    assert subjects(repo) == before  # left for the session's commit
+    assert githistory.status(repo, gbrain.settings).pending == ("main/Projects/index.json",)
+    model.commit()
+    assert subjects(repo)[0] == "brain: catch up with 1 changed file(s)"
+    assert subjects(repo)[1:] == before
