@@ -14,10 +14,9 @@ from brain.indexes.rows import Brief, FileRow, ObjectRow, RelationRow, Stamp
 from brain.indexes.where import BRIEF_COLUMNS as BRIEF_COLUMNS
 from brain.indexes.where import FILE_COLUMNS as FILE_COLUMNS
 from brain.indexes.where import Database as Database
-from brain.indexes.where import filter_sql, marks, notes_where, shown_sql
+from brain.indexes.where import filter_sql, marks, near_sql, notes_where
 from brain.indexes.where import scopes as scopes
 from brain.indexes.where import shows as shows
-from brain.ingest.sections import SECTIONED_KINDS
 
 if TYPE_CHECKING:
     from brain.indexes.fulltext import Filters
@@ -392,27 +391,13 @@ class Queries:
     def written_near_each(
         self, asks: Sequence[tuple[Brief, str, str, int]], filters: Filters
     ) -> dict[str, tuple[list[str], list[str]]]:
-        """`written_near` of each (brief, low, high, n), in one statement: on PostgreSQL a
-        recall's twenty-odd neighbourhoods are one round trip and one plan, not one each."""
+        """`written_near` of each (brief, low, high, n) in one statement (one round trip)."""
         if not asks:
             return {}
-        shown, params = shown_sql(filters)
-        shown.append(f"kind NOT IN ({marks(SECTIONED_KINDS)})")  # a sync's files are no talk
-        params.extend(SECTIONED_KINDS)
-        where = "".join(f" AND {condition}" for condition in shown)
         no_section = self.dialect.position("id", "'#'") + "=0"
-        side = (
-            f"SELECT ? AS ask, id FROM objects WHERE partition=? AND node=? AND {no_section}"
-            f"{where} AND id {{}} ? AND id {{}} ? ORDER BY id {{}} LIMIT ?"
-        )
-        before, after = side.format("<", ">=", "DESC"), side.format(">", "<", "ASC")
-        parts, args = [], []
-        for i, (brief, low, high, n) in enumerate(asks):
-            head = (i, brief.partition, brief.node, *params, brief.id)
-            parts += [f"SELECT * FROM ({before})", f"SELECT * FROM ({after})"]
-            args += [*head, low, n, *head, high, n]
+        sql, args = near_sql(asks, filters, no_section)
         near: dict[str, tuple[list[str], list[str]]] = {b.id: ([], []) for b, *_ in asks}
-        for ask, oid in self.db.execute(" UNION ALL ".join(parts), args):
+        for ask, oid in self.db.execute(sql, args):
             me = asks[int(ask)][0].id
             near[me][0 if oid < me else 1].append(oid)
         for earlier, later in near.values():  # nearest first (a union keeps no order)

@@ -85,6 +85,30 @@ def shown_sql(filters: Filters) -> tuple[list[str], list[Any]]:
     return where, params
 
 
+def near_sql(
+    asks: Sequence[tuple[Brief, str, str, int]], filters: Filters, no_section: str
+) -> tuple[str, list[Any]]:
+    """`Queries.written_near_each`'s one statement: for each (brief, low, high, n), up to n
+    ids of its partition and node just before it and just after it, each row tagged with the
+    ask's place; `no_section` is the dialect's test that an id names no section."""
+    shown, params = shown_sql(filters)
+    shown.append(f"kind NOT IN ({marks(SECTIONED_KINDS)})")  # a sync's files are no talk
+    params.extend(SECTIONED_KINDS)
+    where = "".join(f" AND {condition}" for condition in shown)
+    side = (
+        f"SELECT ? AS ask, id FROM objects WHERE partition=? AND node=? AND {no_section}"
+        f"{where} AND id {{}} ? AND id {{}} ? ORDER BY id {{}} LIMIT ?"
+    )
+    before, after = side.format("<", ">=", "DESC"), side.format(">", "<", "ASC")
+    parts: list[str] = []
+    args: list[Any] = []
+    for i, (brief, low, high, n) in enumerate(asks):
+        head = (i, brief.partition, brief.node, *params, brief.id)
+        parts += [f"SELECT * FROM ({before})", f"SELECT * FROM ({after})"]
+        args += [*head, low, n, *head, high, n]
+    return " UNION ALL ".join(parts), args
+
+
 def shows(brief: Brief, filters: Filters) -> bool:
     """`shown_sql` and `written_near`'s own condition on a brief in memory: the filters'
     status, visibility and kinds let it through, and it is no section or document."""

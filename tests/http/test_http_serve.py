@@ -231,6 +231,7 @@ def test_killing_a_server_mid_write_loses_no_acknowledged_write(any_setup: Setup
     setup = any_setup
     doomed = start_server(setup.db, setup.root)
     acked: list[str] = []
+    ended: list[BaseException | None] = []  # each writer's end: None, or what stopped it
 
     async def writer(who: int) -> None:
         try:
@@ -239,11 +240,15 @@ def test_killing_a_server_mid_write_loses_no_acknowledged_write(any_setup: Setup
                     text = f"Kill test {who}: memory {n} " + "words " * 50
                     note = await call(client, "remember", {"text": text, "title": f"k{who} {n}"})
                     acked.append(note["id"])
-        except Exception:  # the server died under this client: expected
+        except Exception as exc:  # the server died under this client: expected
+            ended.append(exc)
             return
+        ended.append(None)
 
     async def killer() -> None:
-        while len(acked) < 15:
+        # Until 15 writes are acknowledged, or every writer stopped before that (then the
+        # test fails below with why, instead of waiting for ever).
+        while len(acked) < 15 and len(ended) < 4:
             await anyio.sleep(0.01)
         doomed.process.send_signal(signal.SIGKILL)
 
@@ -260,7 +265,8 @@ def test_killing_a_server_mid_write_loses_no_acknowledged_write(any_setup: Setup
         run(main)
     finally:
         doomed.stop()
-    assert doomed.process.returncode == -signal.SIGKILL and len(acked) >= 15
+    assert len(acked) >= 15, ended
+    assert doomed.process.returncode == -signal.SIGKILL
 
 
 def test_one_tenant_cannot_reach_anothers_notes(setup: Setup) -> None:
