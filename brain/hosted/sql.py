@@ -186,9 +186,9 @@ class TenantDatabase:
         if self._reading is not None or self._conn is not None:
             yield
             return
-        self._reading = read_only
         if not read_only:
             self._conn = self._take()
+        self._reading = read_only  # after the take: a take that failed leaves no session
         try:
             yield
         finally:

