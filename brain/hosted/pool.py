@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from brain.hosted.schema import HostedError, connect
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     import psycopg
 
 WAIT = 10.0  # seconds a call waits for a free connection before it is told the server is busy
+REST = 5.0  # seconds a replica is left alone after it failed, before it is tried again
+log = logging.getLogger("brain.serve")
 
 
 class PoolBusy(HostedError):
@@ -34,6 +37,8 @@ class Pool:
 
     `statement_timeout` (seconds) is set in each tenant transaction (a DSN's `options` would
     do it once per connection, but pgbouncer refuses that startup parameter).
+
+    `replica`: where read-only tool calls may read instead (`--db-read`, hosted/replica.py).
     """
 
     def __init__(
@@ -54,6 +59,7 @@ class Pool:
         self._made = 0  # connections open now, idle or lent
         self._ready = threading.Condition()
         self.closed = False
+        self.replica: Replica | None = None
 
     @property
     def held(self) -> int:
@@ -138,11 +144,57 @@ class Pool:
         """Close the idle connections now and each lent one when it comes back."""
         self.closed = True
         self.drop_idle()
+        if self.replica is not None:
+            self.replica.close()
 
     def _forget(self) -> None:
         with self._ready:
             self._made -= 1
             self._ready.notify()
+
+
+class Replica(Pool):
+    """The pool of a server's connections to a streaming replica of its database.
+
+    Bounded apart from the primary's pool, by the same `--max-connections`: each is a
+    PostgreSQL of its own, with its own `max_connections` (or pooler) to fit. After a failure
+    (refused, broken, busy) reads go to the primary for `rest` seconds before the replica is
+    tried again, so a replica that is down costs a connection attempt every `rest` seconds,
+    not one every read. `counted` hears where each read went (the server's metrics).
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        size: int,
+        *,
+        wait: float = WAIT,
+        statement_timeout: float | None = None,
+        prepared: bool = False,
+        rest: float = REST,
+    ) -> None:
+        super().__init__(
+            dsn, size, wait=wait, statement_timeout=statement_timeout, prepared=prepared
+        )
+        self.rest = rest
+        self.counted: Callable[[str], None] = lambda _where: None
+        self._down_until = 0.0
+        self._guard = threading.Lock()
+
+    @property
+    def up(self) -> bool:
+        """Whether reads should try the replica now (not resting after a failure)."""
+        return not self.closed and time.monotonic() >= self._down_until
+
+    def failed(self, exc: BaseException) -> None:
+        """The replica failed a read: rest it, and read the primary meanwhile."""
+        with self._guard:
+            first = time.monotonic() >= self._down_until
+            self._down_until = time.monotonic() + self.rest
+        if first:  # once per rest, not once per read
+            log.warning("the read replica failed: reading the primary for a while", exc_info=exc)
+        self.drop_idle()
+        self.counted("down")
 
 
 def _hung_up(conn: psycopg.Connection[Any]) -> bool:

@@ -144,22 +144,42 @@ def _version_2() -> list[str]:
     return _table("sparse_terms", columns, "id")
 
 
-TENANT_TABLES = (*_TABLES, "sparse_terms")  # every table whose rows are one tenant's
+_BEFORE_3 = (*_TABLES, "sparse_terms")
 
 
 def _version_3() -> list[str]:
     # The tenant bound by a proof the server's login cannot make (brain/hosted/roles.py).
-    return roles.version_3(TENANT_TABLES)
+    return roles.version_3(_BEFORE_3)
 
+
+def _version_4() -> list[str]:
+    # Each tenant's count of committed writes, which a server reading a replica compares
+    # there and on the primary (brain/hosted/replica.py); under version 3's policy.
+    name = "write_marks"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {name} (written bigint NOT NULL, "
+        f"tenant text {C} NOT NULL DEFAULT {TENANT} PRIMARY KEY)",
+        f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {name} FORCE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS by_tenant ON {name}",
+        f"CREATE POLICY by_tenant ON {name} USING (tenant = {roles.TENANT_OF_SESSION}) "
+        f"WITH CHECK (tenant = {roles.TENANT_OF_SESSION})",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {name} TO {ROLE}",
+    ]
+
+
+TENANT_TABLES = (*_BEFORE_3, "write_marks")  # every table whose rows are one tenant's
 
 # Version → its statements; a new version never edits an old one.
-MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3}
+MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3, 4: _version_4}
 # A rolling upgrade runs servers of two versions on one database. A version that only adds
 # (a table, a nullable column, an index, a function) leaves the database usable by the servers
 # before it: it names here the oldest server version that still runs on it. A version not named
 # here changes what older servers rely on, so they stop at it (see docs/hosted.md, "Upgrading").
-# Version 3 changed every policy (a server of 2 would see nothing): it names none.
-SERVES_FROM: dict[int, int] = {}
+# Version 3 changed every policy (a server of 2 would see nothing): it names none. Version 4
+# only adds a table a server of 3 never reads (its writes do not count for the replicas:
+# turn `--db-read` on once no server of 3 is left; docs/hosted.md, "Read replicas").
+SERVES_FROM: dict[int, int] = {4: 3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

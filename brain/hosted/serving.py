@@ -110,21 +110,24 @@ class TenantTools:
         opened = self._open.get(current_tenant.get())
         return None if opened is None else opened.tools
 
-    async def run(self, work: Callable[[Tools], T], *, retry: bool = False, tool: str = "") -> T:
-        """`work(tools)` for the request's tenant on a worker; with `retry`, once more on a
-        Brain opened afresh if the first try found its database connection broken. `tool`
-        names the call in the access log and the metrics."""
+    async def run(
+        self, work: Callable[[Tools], T], *, read_only: bool = False, tool: str = ""
+    ) -> T:
+        """`work(tools)` for the request's tenant on a worker. `read_only` (the work changes
+        nothing): it may read a replica, and runs once more on a Brain opened afresh if the
+        first try found its database connection broken. `tool` names the call in the access
+        log and the metrics."""
         call = current_call.get(None)
         if call is not None:
             call.tool = tool
         try:
-            return await self._run(work, retry)
+            return await self._run(work, read_only)
         except BaseException:
             if call is not None:
                 call.failed = True
             raise
 
-    async def _run(self, work: Callable[[Tools], T], retry: bool) -> T:
+    async def _run(self, work: Callable[[Tools], T], read_only: bool) -> T:
         tenant = current_tenant.get()
         opened = self._open.get(tenant)
         if opened is None:
@@ -132,19 +135,19 @@ class TenantTools:
         self._open.move_to_end(tenant)
         try:
             async with opened.turn:
-                return await self._on_worker(tenant, opened, work, retry)
+                return await self._on_worker(tenant, opened, work, read_only)
         finally:
             await self._evict()
 
     async def _on_worker(
-        self, tenant: str, opened: _Opened, work: Callable[[Tools], T], retry: bool
+        self, tenant: str, opened: _Opened, work: Callable[[Tools], T], read_only: bool
     ) -> T:
         return await anyio.to_thread.run_sync(
-            self._work, tenant, opened, work, retry, limiter=self.limiter
+            self._work, tenant, opened, work, read_only, limiter=self.limiter
         )
 
-    def _work(self, tenant: str, opened: _Opened, work: Callable[[Tools], T], retry: bool) -> T:
-        if not retry and opened.brain is not None and not _alive(opened.brain):
+    def _work(self, tenant: str, opened: _Opened, work: Callable[[Tools], T], read_only: bool) -> T:
+        if not read_only and opened.brain is not None and not _alive(opened.brain):
             _drop(opened)  # a write is not made again: it goes on a connection known to answer
             self.metrics.reconnects.inc()
         for attempt in (1, 2):
@@ -152,14 +155,14 @@ class TenantTools:
             assert opened.brain is not None
             try:
                 # One pooled connection and one transaction for the whole call (PostgreSQL).
-                with opened.brain.running().session():
+                with opened.brain.running().session(read_only=read_only):
                     return work(tools)
             except Exception as exc:
                 if not connection_lost(exc):
                     raise
                 _drop(opened)  # the next call (or the retry) opens the Brain afresh
                 self.metrics.reconnects.inc()
-                if not retry or attempt == 2:
+                if not read_only or attempt == 2:
                     raise Unavailable() from exc
                 log.warning("a tenant's database connection was lost: opened again", exc_info=exc)
         raise AssertionError("unreachable")
@@ -336,6 +339,9 @@ def serve_http(
     tools = TenantTools(tenants, max_open=max_open, workers=workers)
     tools.metrics.connections.set_function(lambda: pool.held)
     tools.metrics.connections_lent.set_function(lambda: pool.lent)
+    if pool.replica is not None:
+        reads = tools.metrics.replica_reads
+        pool.replica.counted = lambda where: reads.labels(where).inc()
     limits = limits or Limits()
     app = build_app(tools, check, RateLimit(rate=rate, burst=burst), check.ready, allow, limits)
     sock = listen(address)

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from brain.hosted import replica as reads
 from brain.hosted.pool import Pool, admin, private
 from brain.hosted.roles import ROLE, proof, stored_key
 from brain.hosted.schema import HostedError
@@ -75,6 +76,10 @@ class TenantDatabase:
     one transaction for the whole call), inside `begin()`/`end()` (a writer's transaction;
     they nest, and the outermost pair is one transaction that commits when it ends, inside a
     session too), or alone (its own transaction, entered and committed in the same round trip).
+
+    A read-only session may run on the pool's replica (hosted/replica.py): chosen at its first
+    statement, if the replica has replayed the tenant's last write; a writer's transaction
+    inside it, or a statement the replica refuses, moves the rest of the session to the primary.
     """
 
     def __init__(self, source: str | Pool, tenant: str, key: bytes | None = None) -> None:
@@ -88,6 +93,8 @@ class TenantDatabase:
         self._key = key
         self._proof = proof(key, tenant)
         self._conn: psycopg.Connection[Any] | None = None  # lent for a session or transaction
+        self._on_replica = False  # `_conn` is the replica's
+        self._reading: bool | None = None  # in a session: None, else whether it only reads
         self._lent_by_begin = False  # the outermost begin() took it: its end() gives it back
         self.depth = 0
         self._keeping = 0  # inside bulk blocks (`keeping`)
@@ -113,8 +120,15 @@ class TenantDatabase:
         begin the next one as the tenant: one round trip (a pipeline)."""
         with conn.pipeline():
             if finish is not None:
-                conn.execute(finish)
+                self._finish(conn, finish)
             self._begin(conn)
+
+    def _finish(self, conn: psycopg.Connection[Any], finish: str) -> None:
+        """COMMIT or ROLLBACK; a commit on the primary counts a write for the replicas
+        (`replica.BUMP`: nothing, unless the transaction wrote), in the same round trip."""
+        if finish == "COMMIT" and not self._on_replica:
+            conn.execute(reads.BUMP)
+        conn.execute(finish)
 
     def _begin(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute("BEGIN")
@@ -147,30 +161,106 @@ class TenantDatabase:
     def _give(self, conn: psycopg.Connection[Any], *, commit: bool) -> None:
         from psycopg.pq import TransactionStatus
 
+        lender = self.pool.replica if self._on_replica else self.pool
+        assert lender is not None
         try:
             if not conn.broken and not conn.closed:
                 status = conn.info.transaction_status
                 if status == TransactionStatus.INTRANS:
-                    conn.execute("COMMIT" if commit else "ROLLBACK")
+                    with conn.pipeline():
+                        self._finish(conn, "COMMIT" if commit else "ROLLBACK")
                 elif status == TransactionStatus.INERROR:
                     conn.execute("ROLLBACK")
         finally:
-            self.pool.give(conn)
+            self._on_replica = False
+            lender.give(conn)
 
     @contextlib.contextmanager
-    def session(self) -> Iterator[None]:
+    def session(self, *, read_only: bool = False) -> Iterator[None]:
         """One connection and one transaction for a unit of work (a server's tool call): the
         tenant entered once and committed once, not around each statement. A writer's
-        transaction inside commits when it ends, and the session goes on in a new one."""
-        if self._conn is not None:
+        transaction inside commits when it ends, and the session goes on in a new one.
+        `read_only` (a tool that changes nothing): the connection is taken at the first
+        statement, from the replica if it may serve (`_reading`); a call that makes none
+        (ping, tools/list) takes none."""
+        if self._reading is not None or self._conn is not None:
             yield
             return
-        self._conn = self._take()
+        if not read_only:
+            self._conn = self._take()
+        self._reading = read_only  # after the take: a take that failed leaves no session
         try:
             yield
         finally:
+            conn, self._conn, self._reading = self._conn, None, None
+            if conn is not None:
+                self._give(conn, commit=True)  # as each statement alone would have committed
+
+    def _for_reading(self) -> psycopg.Connection[Any]:
+        """A read-only session's connection: the replica's if it has replayed this tenant's
+        last write (the tenant's count of writes there has reached the primary's: one small
+        read on the primary, and one in the replica's first round trip), else the primary's."""
+        import psycopg
+
+        replica = self.pool.replica
+        if replica is None or not replica.up:
+            return self._take()
+        want = reads.written(self._primary_mark())
+        try:
+            conn = replica.take()
+        except HostedError as exc:  # refused, or every connection busy
+            replica.failed(exc)
+            return self._take()
+        self._on_replica = True
+        try:
+            with conn.pipeline():
+                self._begin(conn)
+                cursor = conn.execute(reads.READ)
+            have = reads.written(cursor.fetchone())
+        except psycopg.Error as exc:
+            self._give(conn, commit=False)
+            replica.failed(exc)
+            return self._take()
+        if have >= want:
+            replica.counted(reads.SERVED)
+            return conn
+        self._give(conn, commit=False)
+        replica.counted(reads.BEHIND)
+        return self._take()
+
+    def _primary_mark(self) -> Any:
+        """The tenant's `write_marks` row on the primary, in one round trip; made once more on
+        a new connection if the first was found dead (a read: nothing to lose)."""
+        import psycopg
+
+        for attempt in (1, 2):
+            conn = self.pool.take()
+            try:
+                with conn.pipeline():
+                    self._begin(conn)
+                    cursor = conn.execute(reads.READ)
+                    conn.execute("COMMIT")
+                return cursor.fetchone()
+            except psycopg.OperationalError:
+                if not (conn.broken or conn.closed) or attempt == 2:
+                    raise
+                self.pool.drop_idle()
+            finally:
+                self.pool.give(conn)
+        raise AssertionError("unreachable")
+
+    def _to_primary(self) -> psycopg.Connection[Any]:
+        """The rest of a read-only session on the primary: it writes, or the replica failed."""
+        if self._conn is not None and self._on_replica:
             conn, self._conn = self._conn, None
-            self._give(conn, commit=True)  # as each statement alone would have committed
+            broken = conn.broken
+            self._give(conn, commit=False)
+            if broken and self.pool.replica is not None:
+                self.pool.replica.failed(HostedError("the replica's connection broke"))
+        self._reading = False
+        if self._conn is None:
+            self._conn = self._take()
+        return self._conn
 
     # statements -----------------------------------------------------------------------------
     def _run(self, statement: Statement) -> Rows:
@@ -179,7 +269,9 @@ class TenantDatabase:
 
         conn = self._conn
         if conn is None:
-            return self._alone(statement)
+            if self._reading is None:
+                return self._alone(statement)
+            conn = self._conn = self._for_reading() if self._reading else self._take()
         if conn.info.transaction_status == TransactionStatus.IDLE:  # a commit failed before
             if self.depth:
                 raise HostedError("the database ended a transaction under way", "try again")
@@ -187,6 +279,9 @@ class TenantDatabase:
         try:
             return Rows(statement(conn))
         except psycopg.Error:
+            if self._on_replica:  # a recovery conflict, a write, a replica gone: the primary
+                self._to_primary()
+                return self._run(statement)
             if self.depth == 0 and not conn.broken:
                 # Outside a writer's transaction each statement stood alone, as it does in
                 # SQLite: the session goes on in a new transaction.
@@ -202,7 +297,7 @@ class TenantDatabase:
             with conn.pipeline():
                 self._begin(conn)
                 cursor = statement(conn)
-                conn.execute("COMMIT")
+                self._finish(conn, "COMMIT")
             return Rows(cursor)
         finally:
             self.pool.give(conn)  # rolled back there if the statement failed
@@ -232,7 +327,9 @@ class TenantDatabase:
     # a writer's transaction -------------------------------------------------------------------
     def begin(self) -> None:
         if self.depth == 0:
-            if self._conn is None:
+            if self._reading is not None and (self._on_replica or self._conn is None):
+                self._to_primary()  # a session that writes: on the primary from here on
+            elif self._conn is None:
                 self._conn, self._lent_by_begin = self._take(), True
             else:  # in a session: what came before commits, as it would have alone
                 self._start(self._conn, finish="COMMIT")

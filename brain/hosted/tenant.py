@@ -47,9 +47,9 @@ class PgStorage:
         """Whether the tenant can still reach its database (a server asks before a write)."""
         return self.db.alive()
 
-    def session(self) -> contextlib.AbstractContextManager[None]:
+    def session(self, *, read_only: bool = False) -> contextlib.AbstractContextManager[None]:
         """One connection and one transaction for a server's tool call (TenantDatabase.session)."""
-        return self.db.session()
+        return self.db.session(read_only=read_only)
 
     def attach(self, context: Context) -> None:
         root = context.root

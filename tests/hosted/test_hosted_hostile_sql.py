@@ -243,7 +243,7 @@ def test_hostile_sql_on_a_tenants_connection_reads_and_changes_nothing_of_anothe
             with connection(server_login, pair.bob) as bob:
                 _apply(bob, statements, values)
                 found = seen(bob, pair, tables)
-                assert {"objects", "texts", "vault_files", "tenants"} <= found, name
+                assert {"objects", "texts", "vault_files", "tenants", "write_marks"} <= found, name
     with connect(hosted_dsn) as owner:
         assert snapshot(owner, pair.bob) == before
         assert not owner.execute("SELECT 1 FROM tenants WHERE name = 'hostile'").fetchone()
