@@ -17,7 +17,7 @@ RUN if [ -n "$PIP_CA" ]; then export PIP_CERT="$PIP_CA"; fi \
         "/src[hosted]" \
  && rm -rf /src
 # The models are baked in: fail the build if a shipped file is missing or not the pinned one.
-RUN /opt/brain/bin/python -c "from brain.indexes.shipped import folder; folder('minilm'); folder('splade-tiny')"
+RUN /opt/brain/bin/python -c "from brain._indexes.shipped import folder; folder('minilm'); folder('splade-tiny')"
 ENV PATH=/opt/brain/bin:$PATH PYTHONUNBUFFERED=1
 USER brain
 WORKDIR /home/brain

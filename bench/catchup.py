@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.metrics import percentile
-from brain.indexes import catchup
-from brain.indexes.catalog import Catalog
-from brain.vault.paths import CACHE_DIR
-from brain.vault.store import Folders, NoteStore
+from brain._indexes import catchup
+from brain._indexes.catalog import Catalog
+from brain._vault.paths import CACHE_DIR
+from brain._vault.store import Folders, NoteStore
 
 
 def timed(work: Callable[[], Any], rounds: int) -> tuple[list[float], Any]:

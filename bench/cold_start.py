@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.daemon import QUERIES, ROOT
-from brain.daemon.client import DaemonClient, running_pid
+from brain._daemon.client import DaemonClient, running_pid
 
 WAIT = 600.0  # seconds to wait for a walk at most: a bound so a broken run fails, not a claim
 

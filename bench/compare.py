@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from bench.metrics import LME_METRICS, METRICS, POOLED_CATEGORIES
 
 if TYPE_CHECKING:
-    from brain.indexes.embedder import Embedder, Vectors
-    from brain.indexes.sparse import SparseEncoder, Terms
+    from brain._indexes.embedder import Embedder, Vectors
+    from brain._indexes.sparse import SparseEncoder, Terms
 
 Scored = Sequence[tuple[int, dict[str, float]]]  # (category, metrics) per question, in order
 
@@ -143,7 +143,7 @@ class CachedSparse:
     def encode(self, texts: Sequence[str]) -> list[Terms]:
         import numpy as np
 
-        from brain.indexes import sparse
+        from brain._indexes import sparse
 
         with self.lock:
             tag = f"{self.name}/int8={sparse.INT8}"

@@ -25,9 +25,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from brain.brain import open_vault
-from brain.daemon.client import DaemonClient, running_pid
-from brain.model import iso, new_id
+from brain._brain import open_vault
+from brain._daemon.client import DaemonClient, running_pid
+from brain._model import iso, new_id
 from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
@@ -43,7 +43,7 @@ QUERIES = [
     "music plan",
 ]
 ROOT = Path(__file__).resolve().parents[1]
-FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
+FULL = "import sys\nfrom brain._cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
 
 
 def build(root: Path, notes: int, embedder: str) -> float:

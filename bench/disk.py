@@ -28,12 +28,12 @@ from typing import Any
 
 from bench.scale import memories
 from brain import open_vault
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import SparseEncoder, load_sparse
-from brain.model import iso, new_id
-from brain.settings import model_cache_dir
-from brain.vault.paths import CACHE_DIR
-from brain.vault.template import init_vault
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import SparseEncoder, load_sparse
+from brain._model import iso, new_id
+from brain._settings import model_cache_dir
+from brain._vault.paths import CACHE_DIR
+from brain._vault.template import init_vault
 
 
 def breakdown(root: Path, count: int) -> dict[str, Any]:

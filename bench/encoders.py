@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from bench.locomo_data import load
-from brain.indexes import sparse
-from brain.indexes.embedder import MiniLMEmbedder
-from brain.settings import model_cache_dir
+from brain._indexes import sparse
+from brain._indexes.embedder import MiniLMEmbedder
+from brain._settings import model_cache_dir
 
 
 def _agreement(want: list[Any], got: list[Any]) -> dict[str, float]:

@@ -13,11 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from brain.brain import open_vault
-from brain.git import purge
-from brain.git.repo import enable
+from brain._brain import open_vault
+from brain._git import purge
+from brain._git.repo import enable
+from brain._upkeep import traces
 from brain.testing import fixed_clock, new_vault
-from brain.upkeep import traces
 
 
 def main(count: int) -> None:

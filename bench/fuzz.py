@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from brain.brain import open_vault
+from brain._brain import open_vault
 from brain.testing import NO_AUTOSTART, new_vault
 
 ROOT = Path(__file__).resolve().parents[1]

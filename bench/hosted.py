@@ -32,10 +32,10 @@ import psycopg
 from bench.http_servers import Server, add_user, call, connect, fresh_database, start
 from bench.metrics import percentile
 from bench.scale import disk_usage, memories, queries
-from brain.hosted import tokens as tokens_mod
-from brain.hosted.schema import TENANT_TABLES
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenants import FilesTenants, PgTenants, Tenants
+from brain._hosted import tokens as tokens_mod
+from brain._hosted.schema import TENANT_TABLES
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenants import FilesTenants, PgTenants, Tenants
 
 
 def seed(tenants: Tenants, root: Path | None, names: list[str], count: int) -> float | None:

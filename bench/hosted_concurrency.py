@@ -36,8 +36,8 @@ from bench.http_servers import (
 )
 from bench.metrics import percentile
 from bench.scale import queries
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenants import PgTenants
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenants import PgTenants
 
 BIG = 60 * 1024  # one remember of nearly the 64 KiB a tool accepts
 

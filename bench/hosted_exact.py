@@ -20,9 +20,9 @@ from typing import Any
 
 from bench.metrics import percentile
 from bench.scale import queries
-from brain.hosted.search import PgVectors, _literal, or_query
-from brain.hosted.sql import TenantDatabase
-from brain.indexes.embedder import HashingEmbedder
+from brain._hosted.search import PgVectors, _literal, or_query
+from brain._hosted.sql import TenantDatabase
+from brain._indexes.embedder import HashingEmbedder
 
 DIM = 256
 BEFORE = (

@@ -25,8 +25,8 @@ from pathlib import Path
 import psycopg
 
 from bench.scale import memories
-from brain.hosted.schema import _INDEXES, TENANT_TABLES, VECTOR_DIMS, init
-from brain.hosted.tenants import PgTenants
+from brain._hosted.schema import _INDEXES, TENANT_TABLES, VECTOR_DIMS, init
+from brain._hosted.tenants import PgTenants
 
 DIM = 256  # the hashing embedder's
 HNSW = [s for s in _INDEXES if "USING hnsw" in s]

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 from brain.testing import new_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
@@ -72,9 +72,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--db", default=None)
     args = parser.parse_args()
-    from brain.hosted.schema import init
-    from brain.hosted.tenant import open_tenant
-    from brain.hosted.transfer import push
+    from brain._hosted.schema import init
+    from brain._hosted.tenant import open_tenant
+    from brain._hosted.transfer import push
 
     scratch = Path(tempfile.mkdtemp())
     server = None

@@ -22,9 +22,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from psycopg.conninfo import make_conninfo
 
-from brain.hosted import tokens
-from brain.hosted.roles import SERVER_ROLE
-from brain.hosted.schema import export_key
+from brain._hosted import tokens
+from brain._hosted.roles import SERVER_ROLE
+from brain._hosted.schema import export_key
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": "off"}

@@ -27,11 +27,11 @@ from typing import Any
 
 from bench.scale import memories, rss_mb, texts_rate
 from brain import open_vault
-from brain.indexes.embedder import load_embedder
-from brain.indexes.objects import embed_text, objects_of, text_hash
-from brain.indexes.sparse import load_sparse
-from brain.settings import model_cache_dir
-from brain.vault.template import init_vault
+from brain._indexes.embedder import load_embedder
+from brain._indexes.objects import embed_text, objects_of, text_hash
+from brain._indexes.sparse import load_sparse
+from brain._settings import model_cache_dir
+from brain._vault.template import init_vault
 
 
 def export(path: Path, conversations: int, turns: int) -> Path:

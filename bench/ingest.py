@@ -33,10 +33,10 @@ def child(file: Path, samples: int) -> dict[str, Any]:
     import brain
     from bench.locomo_data import load
     from brain import open_vault
-    from brain.clock import FixedClock
-    from brain.indexes.embedder import load_embedder
-    from brain.settings import model_cache_dir
-    from brain.vault.template import init_vault
+    from brain._clock import FixedClock
+    from brain._indexes.embedder import load_embedder
+    from brain._settings import model_cache_dir
+    from brain._vault.template import init_vault
 
     embedder = load_embedder("minilm", model_cache_dir(os.environ, Path.home()))
     embedder.embed(["load the model before the clock starts"])  # type: ignore[union-attr]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.scale import queries
 from brain import open_vault
-from brain.indexes import approximate
+from brain._indexes import approximate
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,11 +51,11 @@ from bench.metrics import (
     score_question,
 )
 from brain import open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import Embedder, load_embedder
-from brain.indexes.sparse import load_sparse
-from brain.settings import model_cache_dir
-from brain.vault.template import init_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import Embedder, load_embedder
+from brain._indexes.sparse import load_sparse
+from brain._settings import model_cache_dir
+from brain._vault.template import init_vault
 
 # name → recall options
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -271,14 +271,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--cache-embeddings", type=Path, help="keep vectors by text here between runs"
     )
     parser.add_argument(
-        "--sparse-int8", action="store_true", help="SPLADE with int8 weights (brain.indexes.sparse)"
+        "--sparse-int8",
+        action="store_true",
+        help="SPLADE with int8 weights (brain._indexes.sparse)",
     )
     parser.add_argument(
         "--pool", choices=tuple(POOLS), help="categories pooled (default: by the file's kind)"
     )
     args = parser.parse_args(argv)
     if args.sparse_int8:
-        from brain.indexes import sparse as sparse_module
+        from brain._indexes import sparse as sparse_module
 
         sparse_module.INT8 = True
     configs = [c for c in args.configs.split(",") if c]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from brain.hosted.roles import SERVER_ROLE
+from brain._hosted.roles import SERVER_ROLE
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 RUN_AS = "embedded_postgres"  # as root, pgbouncer runs as the user the test database runs as

@@ -24,9 +24,9 @@ from bench.compare import CachedEmbedder, CachedSparse, paired_bootstrap
 from bench.locomo import Results, _file_pool, _gold_key, _ingest, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES, score_question
-from brain.indexes.embedder import load_embedder
-from brain.indexes.sparse import load_sparse
-from brain.settings import model_cache_dir
+from brain._indexes.embedder import load_embedder
+from brain._indexes.sparse import load_sparse
+from brain._settings import model_cache_dir
 
 DEPTH = 50
 RETRIEVERS = ("text", "vector", "sparse")

@@ -27,10 +27,10 @@ from bench.compare import CachedEmbedder, CachedSparse, compare
 from bench.locomo import K, Results, _file_pool, _gold_key, _ingest, _scored, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES
-from brain.indexes.embedder import load_embedder
-from brain.indexes.sparse import load_sparse
-from brain.recall import answers, pipeline, rank, when
-from brain.settings import model_cache_dir
+from brain._indexes.embedder import load_embedder
+from brain._indexes.sparse import load_sparse
+from brain._recall import answers, pipeline, rank, when
+from brain._settings import model_cache_dir
 
 _FIRST_PERSON = {"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "our", "us", "mine"}
 
@@ -196,7 +196,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 
 
 def _ask(results: Results, brain: Any, clock: Any, sample: Any, owner: dict[str, Any]) -> None:
-    from brain.recall.question import read
+    from brain._recall.question import read
 
     last = clock.now()
     for name in results.configs:

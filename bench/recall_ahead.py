@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.recall_kept import emit, warmed
 from bench.scale import queries, summarise
-from brain.indexes.caches import Caches
+from brain._indexes.caches import Caches
 
 
 def median(values: Sequence[float]) -> float:

@@ -22,7 +22,7 @@ from typing import Any
 from bench.daemon import QUERIES
 from bench.scale import queries, summarise
 from brain import open_vault
-from brain.brain import Brain
+from brain._brain import Brain
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,7 @@ query by query in one process.
 
 DIR: a vault kept by `bench.scale --keep`. CHECKOUT: another copy of the project (for example
 `git archive REV | tar -x -C CHECKOUT`). Each `--swap` names a function or a class attribute,
-`brain.recall.neighbours:blend_vectors` or `brain.indexes.vectors:VectorIndex._ensure`: the
+`brain._recall.neighbours:blend_vectors` or `brain._indexes.vectors:VectorIndex._ensure`: the
 other checkout's file of that module is loaded beside this one, and its object takes the
 place of this one's while the "other" side runs. Both sides must fit the rest of this code.
 

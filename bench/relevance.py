@@ -29,9 +29,9 @@ from typing import Any
 from bench.compare import CachedEmbedder, paired_bootstrap
 from bench.locomo import K, Results, _ingest, _vault
 from bench.locomo_data import Sample, load
-from brain.indexes.embedder import Embedder, load_embedder
-from brain.recall import relevance
-from brain.settings import model_cache_dir
+from brain._indexes.embedder import Embedder, load_embedder
+from brain._recall import relevance
+from brain._settings import model_cache_dir
 
 CHOSEN = relevance.FLOOR  # before `run` sets it aside
 FLOORS = [round(0.05 * n, 2) for n in range(20)]

@@ -27,12 +27,12 @@ import psycopg
 
 from bench.http_servers import streaming_replica
 from bench.metrics import percentile
-from brain.clock import SystemClock
-from brain.hosted import replica as reads
-from brain.hosted.pool import Pool, Replica
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenant import open_tenant
-from brain.hosted.transfer import create
+from brain._clock import SystemClock
+from brain._hosted import replica as reads
+from brain._hosted.pool import Pool, Replica
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenant import open_tenant
+from brain._hosted.transfer import create
 
 WORDS = "heron otter kestrel badger wren swift weir bridge hedge verge dawn dusk".split()
 
@@ -134,7 +134,7 @@ def _measure(dsn: str, read_dsn: str, recalls: int) -> dict[str, Any]:
 def _small_parts(brain: Any, pool: Pool, n: int) -> dict[str, Any]:
     """The pieces alone: the read of a tenant's count on the primary (a read on the replica
     adds it), and a remember with and without its count (`BUMP`) in the commit."""
-    from brain.hosted.sql import TenantDatabase
+    from brain._hosted.sql import TenantDatabase
 
     db = TenantDatabase(pool, "alice")
     marks = []

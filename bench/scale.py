@@ -31,13 +31,13 @@ from typing import Any
 
 from bench.metrics import percentile
 from brain import open_vault
-from brain.indexes import approximate
-from brain.indexes.embedder import Embedder, load_embedder
-from brain.indexes.objects import embedding_input
-from brain.indexes.sparse import SparseEncoder, load_sparse
-from brain.settings import model_cache_dir
-from brain.vault.paths import CACHE_DIR
-from brain.vault.template import init_vault
+from brain._indexes import approximate
+from brain._indexes.embedder import Embedder, load_embedder
+from brain._indexes.objects import embedding_input
+from brain._indexes.sparse import SparseEncoder, load_sparse
+from brain._settings import model_cache_dir
+from brain._vault.paths import CACHE_DIR
+from brain._vault.template import init_vault
 
 # topic → (node, its own words); the words are what a query about the topic would use.
 TOPICS: dict[str, tuple[str, str]] = {
@@ -351,7 +351,7 @@ def texts_rate(embedder: Embedder, sparse: SparseEncoder, texts: Sequence[str]) 
     """Texts a second through MiniLM then SPLADE, in batches of bulk ingest's size, one model
     after the other on each batch: each model's own rate, with nothing beside it (ingest runs
     them as two stages on the same cores)."""
-    from brain.indexes.pipeline import BATCH
+    from brain._indexes.pipeline import BATCH
 
     start = time.perf_counter()
     for begin in range(0, len(texts), BATCH):

@@ -11,10 +11,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.model import iso, new_id
-from brain.vault.template import init_vault
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._model import iso, new_id
+from brain._vault.template import init_vault
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 TOPICS = "garden boiler taxes bicycle recipes travel books music".split()

@@ -39,8 +39,8 @@ def _env() -> dict[str, str]:
 
 def _role(args: argparse.Namespace) -> None:
     """One worker process: writes, reads or drops files until the deadline; counts in a file."""
-    from brain.brain import open_vault
-    from brain.errors import BrainError
+    from brain._brain import open_vault
+    from brain._errors import BrainError
 
     root, deadline = Path(args.vault), args.deadline
     rng = random.Random(f"{args.seed}-{args.tag}")
@@ -103,8 +103,8 @@ def _role(args: argparse.Namespace) -> None:
 
 def _check(root: Path) -> dict[str, Any]:
     """The final integrity check, in this process, after every worker has stopped."""
-    from brain.brain import open_vault
-    from brain.errors import BrokenNote
+    from brain._brain import open_vault
+    from brain._errors import BrokenNote
 
     acked = set()
     for path in root.parent.glob("acks-*.txt"):

@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 
 from bench.scale import memories, queries
-from brain.indexes.objects import text_hash
-from brain.indexes.postings import SparseIndex
-from brain.indexes.sparse import VOCABULARY, load_sparse
-from brain.model import new_id
-from brain.settings import model_cache_dir
+from brain._indexes.objects import text_hash
+from brain._indexes.postings import SparseIndex
+from brain._indexes.sparse import VOCABULARY, load_sparse
+from brain._model import new_id
+from brain._settings import model_cache_dir
 
 
 def encode(texts: Sequence[str], name: str, cache: Path | None) -> list[Any]:

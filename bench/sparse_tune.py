@@ -26,9 +26,9 @@ from bench.compare import CachedEmbedder, compare
 from bench.locomo import K, Results, _gold_key, _ingest, _vault, print_table
 from bench.locomo_data import load
 from bench.metrics import score_question
-from brain.indexes.embedder import load_embedder
-from brain.recall import pipeline, rank
-from brain.settings import model_cache_dir
+from brain._indexes.embedder import load_embedder
+from brain._recall import pipeline, rank
+from brain._settings import model_cache_dir
 
 # name → (sparse weight, its neighbour blend); weight None: no sparse list at all.
 VARIANTS: dict[str, tuple[float | None, float]] = {

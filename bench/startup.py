@@ -80,7 +80,7 @@ def bench_serve(runs: int, env: dict[str, str]) -> None:
             cwd=tmp,
         )
         seed = (
-            "import sys\nfrom pathlib import Path\nfrom brain.brain import open_vault\n"
+            "import sys\nfrom pathlib import Path\nfrom brain._brain import open_vault\n"
             "b = open_vault(Path(sys.argv[1]))\nwith b.bulk():\n"
             f"    for n in range({SERVE_NOTES}):\n"
             "        b.remember(f'Note {n}: the garden plan, the launch, the budget {n}.')\n"

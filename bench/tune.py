@@ -20,12 +20,12 @@ from typing import Any
 from bench.locomo_data import load
 from bench.metrics import aggregate, score_question
 from brain import open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import load_embedder
-from brain.indexes.fulltext import Filters
-from brain.recall.rank import VectorRetriever
-from brain.settings import model_cache_dir
-from brain.vault.template import init_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import load_embedder
+from brain._indexes.fulltext import Filters
+from brain._recall.rank import VectorRetriever
+from brain._settings import model_cache_dir
+from brain._vault.template import init_vault
 
 DEPTH = 100
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from bench.metrics import percentile
 from bench.scale import memories, queries
-from brain.indexes import approximate
-from brain.indexes.embedder import HashingEmbedder, load_embedder
-from brain.settings import model_cache_dir
+from brain._indexes import approximate
+from brain._indexes.embedder import HashingEmbedder, load_embedder
+from brain._settings import model_cache_dir
 
 
 def vectors_for(count: int, embedder_name: str) -> tuple[np.ndarray, Any]:

@@ -5,12 +5,19 @@
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from brain.brain import Brain, init_vault, open_vault
-    from brain.clock import Clock, FixedClock, SystemClock
-    from brain.doctor import DoctorReport
-    from brain.errors import BrainError, BrokenNote, InvalidInput, NotFound, VaultBusy, VaultMissing
-    from brain.indexes.rows import ObjectRow
-    from brain.model import (
+    from brain._brain import Brain, init_vault, open_vault
+    from brain._clock import Clock, FixedClock, SystemClock
+    from brain._doctor import DoctorReport
+    from brain._errors import (
+        BrainError,
+        BrokenNote,
+        InvalidInput,
+        NotFound,
+        VaultBusy,
+        VaultMissing,
+    )
+    from brain._indexes.rows import ObjectRow
+    from brain._model import (
         Hit,
         Kind,
         ListOptions,
@@ -21,40 +28,40 @@ if _typing.TYPE_CHECKING:
         Status,
         Visibility,
     )
-    from brain.notes.relations import Links
-    from brain.sources.conversations import ImportReport
-    from brain.sources.documents import SyncReport
-    from brain.upkeep.sleep import SleepReport
+    from brain._notes.relations import Links
+    from brain._sources.conversations import ImportReport
+    from brain._sources.documents import SyncReport
+    from brain._upkeep.sleep import SleepReport
 
 # The public API (docs/python-api.md); everything else in the package is internal.
 _HOMES = {
-    "Brain": "brain.brain",
-    "open_vault": "brain.brain",
-    "init_vault": "brain.brain",
-    "Note": "brain.model",
-    "Hit": "brain.model",
-    "Relation": "brain.model",
-    "Kind": "brain.model",
-    "Status": "brain.model",
-    "Visibility": "brain.model",
-    "RecallOptions": "brain.model",
-    "RememberOptions": "brain.model",
-    "ListOptions": "brain.model",
-    "ObjectRow": "brain.indexes.rows",
-    "Links": "brain.notes.relations",
-    "SyncReport": "brain.sources.documents",
-    "ImportReport": "brain.sources.conversations",
-    "SleepReport": "brain.upkeep.sleep",
-    "DoctorReport": "brain.doctor",
-    "Clock": "brain.clock",
-    "SystemClock": "brain.clock",
-    "FixedClock": "brain.clock",
-    "BrainError": "brain.errors",
-    "InvalidInput": "brain.errors",
-    "NotFound": "brain.errors",
-    "VaultMissing": "brain.errors",
-    "VaultBusy": "brain.errors",
-    "BrokenNote": "brain.errors",
+    "Brain": "brain._brain",
+    "open_vault": "brain._brain",
+    "init_vault": "brain._brain",
+    "Note": "brain._model",
+    "Hit": "brain._model",
+    "Relation": "brain._model",
+    "Kind": "brain._model",
+    "Status": "brain._model",
+    "Visibility": "brain._model",
+    "RecallOptions": "brain._model",
+    "RememberOptions": "brain._model",
+    "ListOptions": "brain._model",
+    "ObjectRow": "brain._indexes.rows",
+    "Links": "brain._notes.relations",
+    "SyncReport": "brain._sources.documents",
+    "ImportReport": "brain._sources.conversations",
+    "SleepReport": "brain._upkeep.sleep",
+    "DoctorReport": "brain._doctor",
+    "Clock": "brain._clock",
+    "SystemClock": "brain._clock",
+    "FixedClock": "brain._clock",
+    "BrainError": "brain._errors",
+    "InvalidInput": "brain._errors",
+    "NotFound": "brain._errors",
+    "VaultMissing": "brain._errors",
+    "VaultBusy": "brain._errors",
+    "BrokenNote": "brain._errors",
 }
 
 __all__ = [

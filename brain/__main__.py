@@ -29,7 +29,7 @@ _FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", 
 def main() -> None:
     """Entry point of the `brain` script and `python -m brain`."""
     if not answered(sys.argv[1:]):
-        from brain.cli import main as full
+        from brain._cli import main as full
 
         full()
 
@@ -39,10 +39,10 @@ def answered(argv: Sequence[str]) -> bool:
     parsed = _parse(argv)
     if parsed is None:
         return False
-    from brain.daemon import daemon_off
-    from brain.daemon.client import DaemonClient
-    from brain.errors import BrainError, boundary
-    from brain.settings import find_vault
+    from brain._daemon import daemon_off
+    from brain._daemon.client import DaemonClient
+    from brain._errors import BrainError, boundary
+    from brain._settings import find_vault
 
     try:
         if daemon_off(os.environ):
@@ -94,14 +94,14 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _print_hits(hits: list[dict[str, Any]], root: Path) -> None:
-    from brain.hitview import hit_lines
+    from brain._hitview import hit_lines
 
     on = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for line in hit_lines(hits, str(root)):
         print("".join(_styled(text, style, on) for text, style in line))
 
 
-# ANSI codes for the styles of brain/hitview.py, as the full CLI's rich console shows them.
+# ANSI codes for the styles of brain/_hitview.py, as the full CLI's rich console shows them.
 _ANSI = {"bold": "1", "dim": "2", "yellow": "33", "green": "32"}
 
 

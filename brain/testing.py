@@ -7,8 +7,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from brain.clock import FixedClock
-from brain.vault.template import init_vault
+from brain._clock import FixedClock
+from brain._vault.template import init_vault
 
 T0 = datetime(2026, 12, 2, 10, 31, 0, tzinfo=UTC)
 NO_AUTOSTART = "autostart: false"  # no daemon unless a test starts one, even from a subprocess

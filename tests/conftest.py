@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 from brain.testing import NO_AUTOSTART, fixed_clock, new_vault
 
 
@@ -77,7 +77,7 @@ def pg_dsn() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def hosted_dsn(pg_dsn: str) -> str:
     """The test PostgreSQL with brain's schema (`brain hosted init`, run once)."""
-    from brain.hosted import schema
+    from brain._hosted import schema
 
     schema.init(pg_dsn)
     return pg_dsn
@@ -96,8 +96,8 @@ class ServerLogin:
 def server_login(hosted_dsn: str) -> ServerLogin:
     from psycopg.conninfo import make_conninfo
 
-    from brain.hosted.roles import SERVER_ROLE, stored_key
-    from brain.hosted.schema import connect
+    from brain._hosted.roles import SERVER_ROLE, stored_key
+    from brain._hosted.schema import connect
 
     with connect(hosted_dsn) as owner:
         key = stored_key(owner)
@@ -108,8 +108,8 @@ def pushed(dsn: str, vault: Path, clock: FixedClock, user: str | None = None) ->
     """The vault pushed for a new user of the hosted brain, opened as that user."""
     import uuid
 
-    from brain.hosted.tenant import open_tenant
-    from brain.hosted.transfer import push
+    from brain._hosted.tenant import open_tenant
+    from brain._hosted.transfer import push
 
     user = user or f"u{uuid.uuid4().hex[:12]}"
     push(dsn, vault, user, clock)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.scale import disk_usage, memories, queries, summarise
-from brain.brain import Brain
-from brain.vault import files
-from brain.vault.files import atomic_write, deferred_dir_sync
+from brain._brain import Brain
+from brain._vault import files
+from brain._vault.files import atomic_write, deferred_dir_sync
 
 
 def test_bulk_writes_node_indexes_once_at_the_end(brain: Brain, vault: Path) -> None:
@@ -113,7 +113,7 @@ def test_embedding_cache_keeps_vectors_from_the_old_layout(tmp_path: Path) -> No
 
     import numpy as np
 
-    from brain.indexes.embedder import EmbeddingCache, HashingEmbedder
+    from brain._indexes.embedder import EmbeddingCache, HashingEmbedder
 
     folder = tmp_path / "embeddings"
     folder.mkdir()

@@ -14,7 +14,7 @@ import typer
 import typer.core
 from typer.testing import CliRunner
 
-from brain.cli import _register, app
+from brain._cli import _register, app
 from brain.testing import tree_digest
 
 _register()
@@ -147,7 +147,7 @@ def test_debug_shows_the_traceback_and_keeps_exit_code_2(cli: CliRunner) -> None
 
 PROBE = """
 import sys
-from brain.cli import main
+from brain._cli import main
 sys.argv = ["brain", *sys.argv[1:]]
 try:
     main()

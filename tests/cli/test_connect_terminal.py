@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from brain.brain import open_vault
-from brain.sources.connectors import State, declared, identity
+from brain._brain import open_vault
+from brain._sources.connectors import State, declared, identity
 from brain.testing import tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]

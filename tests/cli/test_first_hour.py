@@ -15,10 +15,10 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from brain.__main__ import _parse
-from brain.brain import Brain, open_vault
-from brain.cli import app
-from brain.clock import FixedClock
-from brain.daemon.operations import Operations
+from brain._brain import Brain, open_vault
+from brain._cli import app
+from brain._clock import FixedClock
+from brain._daemon.operations import Operations
 from brain.testing import tree_digest
 from tests.ingest.test_recalls import chatgpt, zipped
 from tests.mcp.conftest import call, run
@@ -228,7 +228,7 @@ def test_an_unknown_partition_is_one_clear_error(
 
 
 def test_the_daemon_operations_take_a_partition(brain: Brain) -> None:
-    from brain import partitions
+    from brain import _partitions as partitions
 
     partitions.create(brain._context, "work")
     ops = Operations(brain)
@@ -279,7 +279,7 @@ def test_a_remember_onto_a_broken_title_names_the_file(
 
 
 def test_a_singleton_or_thread_onto_a_broken_note_names_the_file(brain: Brain, vault: Path) -> None:
-    from brain.errors import BrokenNote
+    from brain._errors import BrokenNote
 
     thread = brain.remember("Plan it", kind="thread", title="Launch")
     path = vault / thread.path
@@ -308,9 +308,9 @@ def test_one_import_is_one_pass_and_two_are_two(brain: Brain, tmp_path: Path) ->
 
 @pytest.mark.parametrize("where", ["process", "daemon"])
 def test_both_backends_take_a_partition_count_and_say_the_outcome(vault: Path, where: str) -> None:
-    from brain import partitions
-    from brain.daemon.backend import DaemonBackend, LocalBackend
-    from brain.daemon.client import DaemonClient, start
+    from brain import _partitions as partitions
+    from brain._daemon.backend import DaemonBackend, LocalBackend
+    from brain._daemon.client import DaemonClient, start
     from tests.daemon.conftest import stop_daemon
 
     made = open_vault(vault)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from brain.cli import _register, app
-from brain.cli.app import EXAMPLES, PANELS
-from brain.version import version
+from brain._cli import _register, app
+from brain._cli.app import EXAMPLES, PANELS
+from brain._version import version
 
 _register()
 ROOT = Path(__file__).resolve().parents[2]

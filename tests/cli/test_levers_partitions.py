@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import NotFound
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import NotFound
 from brain.testing import tree_digest
 
 _register()
@@ -172,7 +172,7 @@ def test_rename_keeps_ids_and_local_only_notes(vault: Path, clock: FixedClock) -
     hidden = brain.remember("hidden", title="Hidden")
     brain.set_field(hidden.id, "visibility", "local-only")
     ids = {row.id for row in brain._context.caches.catalog.select("partition='main'")}
-    from brain import partitions
+    from brain import _partitions as partitions
 
     partitions.rename(brain._context, "main", "home")
     assert brain.partition == "home" and brain.settings.default_partition == "home"
@@ -188,7 +188,7 @@ def test_rename_keeps_ids_and_local_only_notes(vault: Path, clock: FixedClock) -
 def test_a_partition_renamed_by_another_process_is_not_made_again(
     vault: Path, clock: FixedClock
 ) -> None:
-    from brain import partitions
+    from brain import _partitions as partitions
 
     partitions.create(open_vault(vault, clock=clock)._context, "work")
     renamer, other = open_vault(vault, clock=clock), open_vault(vault, clock=clock)
@@ -207,8 +207,8 @@ def test_an_archived_partition_refuses_every_writer_and_sleep_leaves_it_be(
 ) -> None:
     from datetime import timedelta
 
-    from brain import partitions
-    from brain.errors import InvalidInput
+    from brain import _partitions as partitions
+    from brain._errors import InvalidInput
 
     partitions.create(brain._context, "old")
     brain._context.partition = "old"

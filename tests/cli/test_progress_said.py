@@ -15,11 +15,11 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from brain.brain import open_vault
-from brain.cli import _register, app
-from brain.cli.progress import BIG, Shown
-from brain.daemon import client as daemon_client
-from brain.vault.files import WriterLock
+from brain._brain import open_vault
+from brain._cli import _register, app
+from brain._cli.progress import BIG, Shown
+from brain._daemon import client as daemon_client
+from brain._vault.files import WriterLock
 from tests.daemon.conftest import autostart, stop_daemon
 
 _register()

@@ -9,8 +9,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from brain.cli import _register, app
-from brain.hitview import adds, hit_lines
+from brain._cli import _register, app
+from brain._hitview import adds, hit_lines
 
 _register()
 

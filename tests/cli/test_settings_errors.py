@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.cli import _register, app
-from brain.daemon import daemon_settings
-from brain.errors import InvalidInput
-from brain.settings import load
+from brain._cli import _register, app
+from brain._daemon import daemon_settings
+from brain._errors import InvalidInput
+from brain._settings import load
 from brain.testing import tree_digest
 
 _register()

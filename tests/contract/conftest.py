@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 from tests.conftest import pushed
 
 Opener = Callable[[], Brain]

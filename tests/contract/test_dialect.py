@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from brain.hosted.dialect import POSTGRESQL
-from brain.hosted.schema import connect
-from brain.indexes.dialect import SQLITE, Dialect
+from brain._hosted.dialect import POSTGRESQL
+from brain._hosted.schema import connect
+from brain._indexes.dialect import SQLITE, Dialect
 
 SOURCE = '\'{"connector": "papers", "platform": "claude.ai"}\''
 CASES = [

@@ -8,22 +8,22 @@ from typing import Any, Protocol
 
 import pytest
 
-from brain.hosted.caches import PgCaches
-from brain.hosted.catalog import PgCatalog
-from brain.hosted.parts import IndexRows, PgJournal, PgLock
-from brain.hosted.search import PgFullText, PgVectors
-from brain.hosted.sparse import PgSparse
-from brain.hosted.store import PgStore
-from brain.indexes import nodeindex, ports
-from brain.indexes.caches import Caches
-from brain.indexes.catalog import Catalog
-from brain.indexes.fulltext import FullText
-from brain.indexes.postings import SparseIndex
-from brain.indexes.queries import Queries
-from brain.indexes.vectors import VectorIndex
-from brain.vault.files import WriterLock
-from brain.vault.journal import Journal
-from brain.vault.store import NoteStore
+from brain._hosted.caches import PgCaches
+from brain._hosted.catalog import PgCatalog
+from brain._hosted.parts import IndexRows, PgJournal, PgLock
+from brain._hosted.search import PgFullText, PgVectors
+from brain._hosted.sparse import PgSparse
+from brain._hosted.store import PgStore
+from brain._indexes import nodeindex, ports
+from brain._indexes.caches import Caches
+from brain._indexes.catalog import Catalog
+from brain._indexes.fulltext import FullText
+from brain._indexes.postings import SparseIndex
+from brain._indexes.queries import Queries
+from brain._indexes.vectors import VectorIndex
+from brain._vault.files import WriterLock
+from brain._vault.journal import Journal
+from brain._vault.store import NoteStore
 
 # (port, the files part, the PostgreSQL part)
 PARTS: list[tuple[Any, type, type]] = [
@@ -79,7 +79,7 @@ def test_a_postgresql_part_takes_nothing_from_the_files_storage(pg: type) -> Non
     borrowed = [
         c.__name__
         for c in pg.__mro__
-        if c.__module__.startswith(("brain.vault", "brain.indexes")) and c is not Queries
+        if c.__module__.startswith(("brain._vault", "brain._indexes")) and c is not Queries
     ]
     assert borrowed == []
     port = next(p for p, _, part in PARTS if part is pg)

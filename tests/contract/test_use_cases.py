@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import InvalidInput, NotFound
-from brain.sources import connectors as conn
-from brain.sources import documents
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import InvalidInput, NotFound
+from brain._sources import connectors as conn
+from brain._sources import documents
 from tests.contract.conftest import Opener
 
 GUIDE = "# Garden guide\n\n## Tomatoes\n\nStake the quince tomatoes in May.\n\n" + (
@@ -113,7 +113,7 @@ def test_list_and_count_agree(both: Brain) -> None:
 
 def test_the_storage_says_what_it_can_do(both: Brain) -> None:
     caps = both._context.capabilities
-    on_files = type(both._context.store).__module__.startswith("brain.vault")
+    on_files = type(both._context.store).__module__.startswith("brain._vault")
     assert (caps.folder, caps.hand_edits, caps.connectors, caps.cold_tier, caps.local_only) == (
         (on_files,) * 5
     )
@@ -124,8 +124,8 @@ def test_neighbourhoods_read_at_once_are_each_read_alone(
 ) -> None:
     """A recall reads its candidates' neighbours in one statement (`written_near_each`); each
     memory's are those `written_near` finds for it alone, on both storages, with filters."""
-    from brain.indexes.fulltext import Filters
-    from brain.recall.neighbours import Neighbourhood
+    from brain._indexes.fulltext import Filters
+    from brain._recall.neighbours import Neighbourhood
 
     with open_vault(vault, clock=clock) as seeding:  # the vault's files, then either storage
         ids = [seeding.remember(f"Turn {n} of the harbour talk.").id for n in range(9)]

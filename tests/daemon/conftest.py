@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from brain.daemon.client import DaemonClient, running_pid, start
-from brain.errors import BrainError
+from brain._daemon.client import DaemonClient, running_pid, start
+from brain._errors import BrainError
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # generous deadline for a process to appear or go (not a timing assertion)

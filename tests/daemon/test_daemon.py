@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from brain.brain import open_vault
-from brain.daemon import pid_path, socket_path
-from brain.daemon.backend import OPERATIONS, DaemonBackend, LocalBackend
-from brain.daemon.client import DaemonClient, McpForwarder, running_pid, start
-from brain.daemon.wire import (
+from brain._brain import open_vault
+from brain._daemon import pid_path, socket_path
+from brain._daemon.backend import OPERATIONS, DaemonBackend, LocalBackend
+from brain._daemon.client import DaemonClient, McpForwarder, running_pid, start
+from brain._daemon.wire import (
     MAX_MESSAGE,
     VERSION,
     PeerRefused,
@@ -33,8 +33,8 @@ from brain.daemon.wire import (
     receive,
     send,
 )
-from brain.errors import BrainError, InvalidInput, NotFound
-from brain.mcp_server import TOOLS
+from brain._errors import BrainError, InvalidInput, NotFound
+from brain._mcp_server import TOOLS
 from brain.testing import new_vault
 from tests.daemon.conftest import ROOT, brain, env, settle, stop_daemon, until
 
@@ -110,7 +110,7 @@ def test_commands_start_the_daemon_on_first_need_and_it_exits_when_idle(vault: P
     assert found[0]["id"] == note["id"]
     until(lambda: running_pid(vault) is None, "the idle daemon to exit")
     assert not socket_path(vault).exists() and not pid_path(vault).exists()
-    assert "idle" in (vault / ".brain/daemon.log").read_text()
+    assert "idle" in (vault / ".brain/_daemon.log").read_text()
 
 
 def test_no_autostart_setting_keeps_commands_in_process(vault: Path) -> None:
@@ -162,7 +162,7 @@ def test_stop_cleans_up_after_a_crash(daemon: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from brain.daemon.client import DaemonClient
+from brain._daemon.client import DaemonClient
 client = DaemonClient.connect(Path(sys.argv[1]))
 for n in range(int(sys.argv[3])):
     note = client.call("remember", {"text": f"writer {sys.argv[2]} memory {n}",
@@ -471,11 +471,11 @@ def test_daemon_and_process_read_alike(daemon: Path) -> None:
 
 # the fast path of `brain recall` ---------------------------------------------------------------
 
-FULL = "import sys\nfrom brain.cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
+FULL = "import sys\nfrom brain._cli import main\nsys.argv = ['brain', *sys.argv[1:]]\nmain()\n"
 PROBE = (
     "import sys\nfrom brain.__main__ import answered\n"
     "done = answered(sys.argv[1:])\n"
-    "print('ANSWERED', done, 'typer' in sys.modules, 'brain.brain' in sys.modules)\n"
+    "print('ANSWERED', done, 'typer' in sys.modules, 'brain._brain' in sys.modules)\n"
 )
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.indexes.catchup import QUICK_ABOVE
-from brain.model import iso, new_id
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._indexes.catchup import QUICK_ABOVE
+from brain._model import iso, new_id
 from tests.daemon.conftest import brain, stop_daemon, until
 
 pytestmark = pytest.mark.usefixtures("autostart")

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from brain import Brain
-from brain.errors import BrainError
-from brain.indexes import catchup
-from brain.sources.watching import Watcher
-from brain.vault.store import NoteStore
+from brain._errors import BrainError
+from brain._indexes import catchup
+from brain._sources.watching import Watcher
+from brain._vault.store import NoteStore
 from tests.daemon.test_watching import WAIT
 
 Job = tuple[Callable[[], None], threading.Event]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.sources.documents import documents_of
-from brain.sources.watching import Watcher
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._sources.documents import documents_of
+from brain._sources.watching import Watcher
 from tests.ingest.test_documents import attach
 
 WAIT = 30.0  # an upper bound so a broken watcher fails instead of hanging; not a timing claim

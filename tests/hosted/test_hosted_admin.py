@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.http_servers import add_user, fresh_database
-from brain.cli import _register as register_commands
-from brain.cli import app
-from brain.clock import FixedClock
-from brain.hosted.schema import SCHEMA_VERSION
-from brain.hosted.schema import init as init_schema
+from brain._cli import _register as register_commands
+from brain._cli import app
+from brain._clock import FixedClock
+from brain._hosted.schema import SCHEMA_VERSION
+from brain._hosted.schema import init as init_schema
 from tests.conftest import pushed
 
 

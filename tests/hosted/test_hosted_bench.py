@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from bench.http_servers import ENV, ROOT, fresh_database
-from brain.clock import FixedClock
+from brain._clock import FixedClock
 from tests.conftest import pushed
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from brain import partitions
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import BrainError, InvalidInput, NotFound
-from brain.sessions import Gate
+from brain import _partitions as partitions
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import BrainError, InvalidInput, NotFound
+from brain._sessions import Gate
 from tests.conftest import flushed_first, pushed
 
 SEED = {

@@ -16,13 +16,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from brain.clock import FixedClock
-from brain.hosted.admin import delete_user
-from brain.hosted.pool import Pool
-from brain.hosted.roles import ROLE, SERVER_ROLE, TenantKeyError, proof
-from brain.hosted.schema import TENANT_TABLES, connect
-from brain.hosted.sql import TenantDatabase
-from brain.hosted.tenants import PgTenants
+from brain._clock import FixedClock
+from brain._hosted.admin import delete_user
+from brain._hosted.pool import Pool
+from brain._hosted.roles import ROLE, SERVER_ROLE, TenantKeyError, proof
+from brain._hosted.schema import TENANT_TABLES, connect
+from brain._hosted.sql import TenantDatabase
+from brain._hosted.tenants import PgTenants
 from tests.conftest import ServerLogin, pushed
 
 Conn = psycopg.Connection[Any]
@@ -51,7 +51,7 @@ def pair(hosted_dsn: str, vault: Path, clock: FixedClock) -> Iterator[Pair]:
 
 @contextlib.contextmanager
 def connection(login: ServerLogin, tenant: str) -> Iterator[Conn]:
-    """A tenant's connection as a server's tool call has it (brain/hosted/sql.py): lent by
+    """A tenant's connection as a server's tool call has it (brain/_hosted/sql.py): lent by
     the pool, in a transaction that entered the tenant."""
     db = TenantDatabase(login.dsn, tenant, login.key)
     try:

@@ -10,11 +10,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from brain.brain import Brain
-from brain.clock import FixedClock
-from brain.errors import BrainError, InvalidInput, NotFound
-from brain.hosted.roles import ROLE
-from brain.hosted.sql import TenantDatabase
+from brain._brain import Brain
+from brain._clock import FixedClock
+from brain._errors import BrainError, InvalidInput, NotFound
+from brain._hosted.roles import ROLE
+from brain._hosted.sql import TenantDatabase
 from tests.conftest import pushed
 
 
@@ -124,7 +124,7 @@ def test_row_level_security_holds_for_a_query_without_the_tenant(
 
 
 def test_an_unknown_user_or_a_bad_name_is_one_clear_error(hosted_dsn: str) -> None:
-    from brain.hosted.tenant import open_tenant
+    from brain._hosted.tenant import open_tenant
 
     with pytest.raises(BrainError, match="no user"):
         open_tenant(hosted_dsn, f"nobody{uuid.uuid4().hex[:6]}")

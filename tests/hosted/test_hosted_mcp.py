@@ -9,8 +9,8 @@ from typing import Any
 
 from mcp import Client
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 from tests.conftest import pushed
 from tests.mcp.conftest import call, refused, run
 

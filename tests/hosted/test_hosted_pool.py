@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from brain.clock import FixedClock
-from brain.hosted.pool import Pool, PoolBusy
-from brain.hosted.sql import TenantDatabase
+from brain._clock import FixedClock
+from brain._hosted.pool import Pool, PoolBusy
+from brain._hosted.sql import TenantDatabase
 from tests.conftest import pushed
 
 

@@ -9,16 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from brain.clock import FixedClock
-from brain.hosted.tenant import open_tenant
-from brain.indexes import catchup
+from brain._clock import FixedClock
+from brain._hosted.tenant import open_tenant
+from brain._indexes import catchup
 from tests.conftest import pushed
 
 ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = """
 import sys
-from brain.hosted.tenant import open_tenant
+from brain._hosted.tenant import open_tenant
 
 dsn, user, tag, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 brain = open_tenant(dsn, user)
@@ -128,7 +128,7 @@ def test_a_writer_waiting_too_long_for_the_tenant_is_told_so(
 ) -> None:
     import pytest
 
-    from brain.errors import VaultBusy
+    from brain._errors import VaultBusy
 
     first = pushed(hosted_dsn, vault, clock)
     second = open_tenant(hosted_dsn, first.root.name, clock=clock)

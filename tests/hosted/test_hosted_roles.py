@@ -13,11 +13,11 @@ from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
 from bench.http_servers import fresh_database
-from brain.cli import _register as register_commands
-from brain.cli import app
-from brain.hosted import schema
-from brain.hosted.roles import SERVER_ROLE, read_key, stored_key
-from brain.hosted.sql import TenantDatabase
+from brain._cli import _register as register_commands
+from brain._cli import app
+from brain._hosted import schema
+from brain._hosted.roles import SERVER_ROLE, read_key, stored_key
+from brain._hosted.sql import TenantDatabase
 
 register_commands()
 

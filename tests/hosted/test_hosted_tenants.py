@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from brain.clock import FixedClock
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenants import FilesTenants, PgTenants
-from brain.indexes.sparse import HashingSparse
+from brain._clock import FixedClock
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenants import FilesTenants, PgTenants
+from brain._indexes.sparse import HashingSparse
 
 
 def test_files_tenants_share_one_embedder_and_one_sparse_encoder(

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.http_servers import fresh_database
-from brain.cli import _register as register_commands
-from brain.cli import app
-from brain.errors import InvalidInput, NotFound
-from brain.hosted import tokens
+from brain._cli import _register as register_commands
+from brain._cli import app
+from brain._errors import InvalidInput, NotFound
+from brain._hosted import tokens
 
 
 @pytest.fixture

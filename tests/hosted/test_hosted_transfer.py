@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.hosted.tenant import open_tenant
-from brain.hosted.transfer import vault_files
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._hosted.tenant import open_tenant
+from brain._hosted.transfer import vault_files
 from brain.testing import tree_digest
 from tests.vault.test_frontmatter import every_kind
 
@@ -127,8 +127,8 @@ def test_hosted_sleep_runs_for_every_user_and_twice_changes_nothing(
 def test_a_new_user_starts_from_the_template_and_is_never_made_twice(
     hosted_dsn: str, clock: FixedClock
 ) -> None:
-    from brain.errors import InvalidInput
-    from brain.hosted.transfer import create
+    from brain._errors import InvalidInput
+    from brain._hosted.transfer import create
 
     user = f"n{uuid.uuid4().hex[:8]}"
     made = create(hosted_dsn, user, clock, embedder="hashing")

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from bench.http_servers import add_user, call, connect, fresh_database, start
-from brain.hosted.schema import (
+from brain._hosted.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     HostedError,

@@ -7,9 +7,9 @@ from pathlib import Path
 import psycopg
 
 from bench.http_servers import fresh_database
-from brain.clock import FixedClock
-from brain.hosted import schema
-from brain.hosted.upkeep import sleep_all
+from brain._clock import FixedClock
+from brain._hosted import schema
+from brain._hosted.upkeep import sleep_all
 from tests.conftest import pushed
 
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from bench.http_servers import fresh_database
-from brain.hosted import schema
-from brain.hosted.search import PgVectors
-from brain.hosted.sql import TenantDatabase
+from brain._hosted import schema
+from brain._hosted.search import PgVectors
+from brain._hosted.sql import TenantDatabase
 
 DIM = 256
 

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from bench.http_servers import Server, add_user, answer, call, connect, start
-from brain.hosted.schema import init as init_schema
+from brain._hosted.schema import init as init_schema
 from tests.http.conftest import plain, waiting_for_a_lock
 
 

@@ -18,7 +18,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from bench.http_servers import Server, add_user, answer, call, connect, fresh_database, start
-from brain.hosted.schema import init as init_schema
+from brain._hosted.schema import init as init_schema
 from tests.http.conftest import JSON_HEADERS, PING, plain
 
 

@@ -14,8 +14,8 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from bench.http_servers import add_user, call, fresh_database, start
-from brain.cli import _register, app
-from brain.hosted.schema import init as init_schema
+from brain._cli import _register, app
+from brain._hosted.schema import init as init_schema
 
 _register()
 

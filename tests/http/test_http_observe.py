@@ -11,7 +11,7 @@ import anyio
 import httpx2
 
 from bench.http_servers import add_user, answer, call, connect, fresh_database, start
-from brain.hosted.schema import init as init_schema
+from brain._hosted.schema import init as init_schema
 from tests.http.conftest import JSON_HEADERS, PING
 
 

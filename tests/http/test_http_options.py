@@ -7,11 +7,11 @@ import socket
 import pytest
 from typer.testing import CliRunner
 
-from brain.cli import _register as register_commands
-from brain.cli import app
-from brain.errors import BrainError, InvalidInput
-from brain.hosted.address import Address, listen, parse_address
-from brain.hosted.guard import RateLimit
+from brain._cli import _register as register_commands
+from brain._cli import app
+from brain._errors import BrainError, InvalidInput
+from brain._hosted.address import Address, listen, parse_address
+from brain._hosted.guard import RateLimit
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ import pytest
 
 from bench.http_servers import Server, add_user, call, connect, fresh_database, start
 from bench.pgbouncer import installed, pgbouncer
-from brain.hosted.roles import SERVER_ROLE
-from brain.hosted.schema import init as init_schema
+from brain._hosted.roles import SERVER_ROLE
+from brain._hosted.schema import init as init_schema
 
 TENANTS = 6
 WORDS = ("quince", "walrus", "lantern", "harpoon", "saffron", "juniper")

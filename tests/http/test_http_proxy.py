@@ -21,8 +21,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.http_servers import add_user, call, fresh_database, start
-from brain.hosted.schema import init as init_schema
-from brain.mcp_server import TOOLS
+from brain._hosted.schema import init as init_schema
+from brain._mcp_server import TOOLS
 from tests.http.conftest import JSON_HEADERS, PING
 
 NAME, APP = "brain.example.test", "https://app.example.test"

@@ -19,8 +19,8 @@ import pytest
 from psycopg.conninfo import make_conninfo
 
 from bench.http_servers import Server, add_user, call, connect, start, streaming_replica
-from brain.hosted.roles import SERVER_ROLE
-from brain.hosted.schema import init as init_schema
+from brain._hosted.roles import SERVER_ROLE
+from brain._hosted.schema import init as init_schema
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -171,7 +171,7 @@ def test_a_caught_up_tenant_reads_the_replica_not_the_primary(pair: Pair) -> Non
 
 
 def test_every_read_only_tool_answers_on_the_replica(pair: Pair) -> None:
-    from brain.mcp_server import READ_ONLY
+    from brain._mcp_server import READ_ONLY
 
     bob = pair.tokens["bob"]
     anyio.run(remember, pair.first, bob, "the badger digs at dusk")
@@ -215,8 +215,8 @@ def test_reads_go_to_the_primary_while_the_replica_is_down(pair: Pair) -> None:
 def test_a_write_inside_a_read_goes_to_the_primary_and_counts(pair: Pair) -> None:
     """A writer's transaction inside a read-only session (a read tool that writes after all)
     moves the rest of the session to the primary: the write lands, and its count with it."""
-    from brain.hosted.pool import Pool, Replica
-    from brain.hosted.sql import TenantDatabase
+    from brain._hosted.pool import Pool, Replica
+    from brain._hosted.sql import TenantDatabase
 
     anyio.run(remember, pair.first, pair.tokens["bob"], "the owl calls at night")
     pair.caught_up()

@@ -20,12 +20,12 @@ from psycopg.conninfo import conninfo_to_dict
 
 from bench.http_servers import ENV, ROOT, Server, add_user, answer, call, connect, fresh_database
 from bench.http_servers import start as start_server
-from brain.brain import open_vault
-from brain.hosted import tokens
-from brain.hosted.roles import SERVER_ROLE
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenant import open_tenant
-from brain.mcp_server import TOOLS, build_server
+from brain._brain import open_vault
+from brain._hosted import tokens
+from brain._hosted.roles import SERVER_ROLE
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenant import open_tenant
+from brain._mcp_server import TOOLS, build_server
 from tests.http.conftest import JSON_HEADERS, PING
 
 

@@ -11,8 +11,8 @@ import anyio
 import psycopg
 
 from bench.http_servers import add_user, call, connect, fresh_database, start
-from brain.hosted.schema import init as init_schema
-from brain.hosted.tenant import open_tenant
+from brain._hosted.schema import init as init_schema
+from brain._hosted.tenant import open_tenant
 from tests.http.conftest import waiting_for_a_lock
 
 

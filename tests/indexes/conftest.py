@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
 
 
 @pytest.fixture
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Encoder batches run side by side on two cores (brain/indexes/onnxrun.py), with workers
+    """Encoder batches run side by side on two cores (brain/_indexes/onnxrun.py), with workers
     made afresh for the test whatever the machine."""
-    from brain.indexes import onnxrun
-    from brain.indexes.workers import Workers
+    from brain._indexes import onnxrun
+    from brain._indexes.workers import Workers
 
     monkeypatch.setattr(onnxrun, "cores", lambda: 2)
     monkeypatch.setattr(onnxrun, "_workers", Workers(lambda: 2, "brain-model"))

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.indexes import approximate
-from brain.indexes.vectors import VectorIndex
+from brain._brain import Brain, open_vault
+from brain._indexes import approximate
+from brain._indexes.vectors import VectorIndex
 
 DIM = 32
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.indexes import catalog as catalogs
-from brain.indexes.catalog import Catalog
+from brain._brain import Brain, open_vault
+from brain._indexes import catalog as catalogs
+from brain._indexes.catalog import Catalog
 
 
 def _commits(brain: Brain) -> list[str]:
@@ -122,8 +122,8 @@ def test_an_error_out_of_a_bulk_block_keeps_the_writes_before_it(brain: Brain) -
 KILLED = """
 import os, sys
 from pathlib import Path
-from brain.brain import open_vault
-from brain.indexes import catalog
+from brain._brain import open_vault
+from brain._indexes import catalog
 catalog.BATCH_SECONDS = float(sys.argv[2])  # 0: a commit after each write; else none
 brain = open_vault(Path(sys.argv[1]))
 with brain.bulk():
@@ -162,8 +162,8 @@ def test_a_process_killed_inside_a_bulk_block_keeps_what_was_committed(
 _WRITER = """
 import sys
 from pathlib import Path
-from brain.indexes.catalog import Catalog
-from brain.indexes.rows import ObjectRow
+from brain._indexes.catalog import Catalog
+from brain._indexes.rows import ObjectRow
 
 catalog = Catalog(Path(sys.argv[1]))
 action = sys.argv[2]

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes import catchup
-from brain.indexes.catalog import Catalog
-from brain.vault.store import NoteStore
+from brain._clock import FixedClock
+from brain._indexes import catchup
+from brain._indexes.catalog import Catalog
+from brain._vault.store import NoteStore
 from tests.daemon.test_watching import WAIT, eventually
 
 
@@ -186,7 +186,7 @@ def test_reindex_records_the_folders(vault: Path, clock: FixedClock) -> None:
 def test_a_running_watcher_is_trusted_and_stops_being_when_it_ends(
     brain: Brain, vault: Path, clock: FixedClock, counted: dict[str, int]
 ) -> None:
-    from brain.sources.watching import Watcher
+    from brain._sources.watching import Watcher
 
     stop, box = threading.Event(), []
 

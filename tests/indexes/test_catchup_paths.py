@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes import catchup
-from brain.vault.store import NoteStore
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes import catchup
+from brain._vault.store import NoteStore
 from tests.daemon.test_watching import WAIT, eventually
 
 
@@ -76,7 +76,7 @@ def test_paths_catch_up_reads_only_the_changed_file(
 @pytest.fixture
 def watcher(vault: Path, clock: FixedClock) -> Iterator[list[Any]]:
     """A watcher on its own thread with its own Brain; yields the catch-ups it reports."""
-    from brain.sources.watching import Watcher
+    from brain._sources.watching import Watcher
 
     stop, found, box = threading.Event(), [], []
 

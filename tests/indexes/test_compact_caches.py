@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import EmbeddingCache, HashingEmbedder
-from brain.indexes.postings import SparseIndex, StaleSparse, pack, unpack
-from brain.indexes.sparse import VOCABULARY, HashingSparse
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import EmbeddingCache, HashingEmbedder
+from brain._indexes.postings import SparseIndex, StaleSparse, pack, unpack
+from brain._indexes.sparse import VOCABULARY, HashingSparse
 from tests.indexes.conftest import Counting
 
 

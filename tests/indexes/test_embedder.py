@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain.errors import BrainError
-from brain.indexes import embedder as embedder_module
-from brain.indexes import shipped
-from brain.indexes.embedder import (
+from brain._errors import BrainError
+from brain._indexes import embedder as embedder_module
+from brain._indexes import shipped
+from brain._indexes.embedder import (
     EmbeddingCache,
     HashingEmbedder,
     MiniLMEmbedder,
     load_embedder,
 )
-from brain.indexes.pins import PINS
+from brain._indexes.pins import PINS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def cosine(a: Any, b: Any) -> float:
 
 def test_importing_loads_no_heavy_library() -> None:
     code = (
-        "import sys, brain.indexes.embedder, brain.indexes.vectors\n"
+        "import sys, brain._indexes.embedder, brain._indexes.vectors\n"
         "heavy = {'numpy', 'faiss', 'torch', 'onnxruntime', 'tokenizers', 'transformers',"
         " 'sentence_transformers'}\n"
         "print(sorted(heavy & set(sys.modules)))"
@@ -85,7 +85,7 @@ def test_hashing_is_deterministic() -> None:
 
 def test_hashing_is_the_same_in_another_process() -> None:
     code = (
-        "from brain.indexes.embedder import HashingEmbedder\n"
+        "from brain._indexes.embedder import HashingEmbedder\n"
         "print(HashingEmbedder().embed(['Salted hashes differ per process']).tobytes().hex())"
     )
     # A different hash seed would change the vectors if the embedder used hash().
@@ -374,8 +374,8 @@ def test_recall_loads_neither_torch_nor_onnx(tmp_path: Path) -> None:
     """The default path, models and all, runs on onnxruntime and tokenizers alone."""
     code = (
         "import json, sys; from pathlib import Path; "
-        "from brain.indexes.embedder import MiniLMEmbedder; "
-        "from brain.indexes.sparse import SpladeEncoder; "
+        "from brain._indexes.embedder import MiniLMEmbedder; "
+        "from brain._indexes.sparse import SpladeEncoder; "
         "MiniLMEmbedder().embed(['a first sentence']); "
         "SpladeEncoder(Path(sys.argv[1])).encode(['a first sentence']); "
         "heavy = ('torch', 'transformers', 'sentence_transformers', 'onnx', 'pyarrow'); "
@@ -470,7 +470,7 @@ class _Recording:
 def test_many_texts_run_in_bounded_batches_side_by_side_with_the_same_vectors(
     minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes import textrun as embedding
+    from brain._indexes import textrun as embedding
 
     texts = [f"Note {n}: the kiln reached {n * 10} degrees " * (1 + n % 7) for n in range(120)]
     alone = np.vstack([minilm.embed([t]) for t in texts])

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.indexes import catalog as catalogs
-from brain.indexes import held as helds
-from brain.indexes.catalog import Catalog
-from brain.indexes.fulltext import Filters
-from brain.indexes.held import Held
-from brain.indexes.queries import Queries
-from brain.indexes.rows import ObjectRow
-from brain.recall import neighbours
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._indexes import catalog as catalogs
+from brain._indexes import held as helds
+from brain._indexes.catalog import Catalog
+from brain._indexes.fulltext import Filters
+from brain._indexes.held import Held
+from brain._indexes.queries import Queries
+from brain._indexes.rows import ObjectRow
+from brain._recall import neighbours
 
 NODES = ("Garden", "Home", "Work/Projects")
 
@@ -97,7 +97,7 @@ def test_held_briefs_follow_every_writer(tmp_path: Path) -> None:
     _check(mine)
     # Another process.
     script = (
-        "import sys\nfrom pathlib import Path\nfrom brain.indexes.catalog import Catalog\n"
+        "import sys\nfrom pathlib import Path\nfrom brain._indexes.catalog import Catalog\n"
         "c = Catalog(Path(sys.argv[1]))\n"
         "with c.transaction():\n    c.drop_note(sys.argv[2])\n"
     )

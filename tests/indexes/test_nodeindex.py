@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.fulltext import Filters
-from brain.model import Note, iso, new_id
-from brain.scoping import choose_scope, score_nodes
-from brain.terms import entities, terms
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.fulltext import Filters
+from brain._model import Note, iso, new_id
+from brain._scoping import choose_scope, score_nodes
+from brain._terms import entities, terms
+from brain._upkeep.regenerate import rebuild_node_indexes
 from brain.testing import tree_digest
-from brain.upkeep.regenerate import rebuild_node_indexes
 
 _register()
 
@@ -430,7 +430,7 @@ def test_a_bulk_block_reads_each_topic_index_once_and_places_as_outside_it(
 ) -> None:
     """Placing a bulk import's memories reads each topic's index.json once per block (the
     block sees the node indexes as they were when it began), and places them as before."""
-    from brain.indexes import nodeindex
+    from brain._indexes import nodeindex
 
     reads: list[str] = []
     real = nodeindex.NodeIndex._read_file

@@ -1,4 +1,4 @@
-"""Encoder batches cut by tokens and run side by side, one per core (brain/indexes/onnxrun.py)."""
+"""Encoder batches cut by tokens and run side by side, one per core (brain/_indexes/onnxrun.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from brain.indexes import onnxrun
+from brain._indexes import onnxrun
 
 
 def test_batches_hold_every_text_once_shortest_first_within_the_budget() -> None:

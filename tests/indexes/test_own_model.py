@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brain.errors import BrainError, InvalidInput
-from brain.indexes import ownmodel
-from brain.indexes.embedder import MiniLMEmbedder, load_embedder
-from brain.settings import load as load_settings
+from brain._errors import BrainError, InvalidInput
+from brain._indexes import ownmodel
+from brain._indexes.embedder import MiniLMEmbedder, load_embedder
+from brain._settings import load as load_settings
 from brain.testing import use_embedder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.vault import store as store_module
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._vault import store as store_module
 
 TOPICS = {
     "Knowledge/Domains/Cooking": ["Pesto wants basil, garlic and pine nuts", "Risotto by Marco"],
@@ -91,7 +91,7 @@ def test_a_walked_file_swapped_for_a_link_is_not_read(brain: Brain, vault: Path)
 def test_a_reindex_stopped_halfway_leaves_statistics_that_are_rebuilt(
     brain: Brain, vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    from brain.indexes.nodestats import NodeStats
+    from brain._indexes.nodestats import NodeStats
 
     _fill(brain, clock)
     before = _stats(vault)

@@ -13,17 +13,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import BrainError, InvalidInput
-from brain.indexes import shipped
-from brain.indexes import sparse as sparse_module
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.pins import PINS
-from brain.indexes.postings import SparseIndex, StaleSparse
-from brain.indexes.sparse import HashingSparse, SpladeEncoder, load_sparse
-from brain.settings import load as load_settings
-from brain.settings import model_cache_dir
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import BrainError, InvalidInput
+from brain._indexes import shipped
+from brain._indexes import sparse as sparse_module
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.pins import PINS
+from brain._indexes.postings import SparseIndex, StaleSparse
+from brain._indexes.sparse import HashingSparse, SpladeEncoder, load_sparse
+from brain._settings import load as load_settings
+from brain._settings import model_cache_dir
 from brain.testing import use_embedder
 from tests.indexes.conftest import Counting
 
@@ -232,7 +232,7 @@ def test_a_missing_model_file_is_named(model_copy: Path, tmp_path: Path) -> None
 def test_a_missing_runtime_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from brain.indexes import embedder
+    from brain._indexes import embedder
 
     real = embedder.importlib.util.find_spec
     monkeypatch.setattr(
@@ -300,15 +300,15 @@ def test_a_damaged_int8_head_is_made_again(tmp_path: Path) -> None:
 def test_it_finds_what_full_text_and_vectors_miss(
     vault: Path, clock: FixedClock, splade: SpladeEncoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes.embedder import MiniLMEmbedder
+    from brain._indexes.embedder import MiniLMEmbedder
 
     # Each retriever on the whole question and unweighted by who speaks: Calvin is a common
     # speaker here, and recall would otherwise search without his name and lift what he said
     # (recall/names.py), which is another test's matter. So is lowering the two distractors
     # that ask (recall/answers.py), which lifts the answer in every mode.
-    monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
-    monkeypatch.setattr("brain.recall.names.NAME_PRIOR", 1.0)
-    monkeypatch.setattr("brain.recall.answers.ASKING", 0.0)
+    monkeypatch.setattr("brain._recall.names.STRIP_NAMES", ())
+    monkeypatch.setattr("brain._recall.names.NAME_PRIOR", 1.0)
+    monkeypatch.setattr("brain._recall.answers.ASKING", 0.0)
 
     minilm = MiniLMEmbedder()
     b = open_vault(vault, clock=clock, embedder=minilm, sparse=splade)
@@ -354,7 +354,7 @@ def test_int8_weights_are_their_own_export_and_index(splade: SpladeEncoder) -> N
 def test_own_writes_are_searched_beside_the_lists_until_they_are_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes import postings
+    from brain._indexes import postings
 
     monkeypatch.setattr(postings, "MAX_CHANGES", 3)
     index, encode = SparseIndex(tmp_path, "hashing"), HashingSparse().encode
@@ -388,7 +388,7 @@ def test_padding_never_changes_a_text_s_terms(splade: SpladeEncoder) -> None:
 def test_many_texts_in_batches_side_by_side_keep_each_text_s_terms(
     splade: SpladeEncoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.indexes import sparse
+    from brain._indexes import sparse
 
     texts = [f"Melanie painted a lake at dawn on day {n} " * (1 + n % 5) for n in range(60)]
     alone = [splade.encode([t])[0] for t in texts]

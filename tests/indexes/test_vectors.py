@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from brain.indexes.vectors import IDS_FILE, INDEX_FILE, StaleIndex, VectorIndex, faiss_id
+from brain._indexes.vectors import IDS_FILE, INDEX_FILE, StaleIndex, VectorIndex, faiss_id
 
 DIM = 8
 

@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 
-from brain.errors import BrainError
-from brain.ingest.chunking import Chunk, chunk_markdown, chunk_text
-from brain.model import content_hash
+from brain._errors import BrainError
+from brain._ingest.chunking import Chunk, chunk_markdown, chunk_text
+from brain._model import content_hash
 
 GUIDE = """\
 ---

@@ -12,11 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.errors import InvalidInput, NotFound
-from brain.sources import connectors as conn
-from brain.sources import documents
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._errors import InvalidInput, NotFound
+from brain._sources import connectors as conn
+from brain._sources import documents
 from brain.testing import tree_digest
 
 _register()
@@ -118,7 +118,7 @@ def test_reindex_rebuilds_the_same_chunks_from_the_files(brain: Brain, folder: P
     shutil.rmtree(brain.root / ".brain" / "fulltext")
     (brain.root / ".brain" / "catalog.sqlite").unlink()
     brain.close()
-    from brain.brain import open_vault
+    from brain._brain import open_vault
 
     again = open_vault(brain.root, clock=brain.clock)
     try:
@@ -203,7 +203,7 @@ def test_a_connector_from_brain_yaml_alone_is_pending(brain: Brain, folder: Path
     assert brain._context.caches.catalog.count("kind='document'") == 0
     [status] = brain.connectors()
     assert status.state == "pending" and "not confirmed" in status.reason
-    from brain.doctor import diagnostics
+    from brain._doctor import diagnostics
 
     assert diagnostics(brain._context)["pending_connectors"] == 1
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes import caches as indexing
-from brain.indexes import catalog as catalogs
-from brain.indexes import pipeline
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
-from brain.sources import connectors as conn
-from brain.sources import documents
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes import caches as indexing
+from brain._indexes import catalog as catalogs
+from brain._indexes import pipeline
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
+from brain._sources import connectors as conn
+from brain._sources import documents
 from tests.ingest.test_recalls import SEED, chatgpt, zipped
 
 

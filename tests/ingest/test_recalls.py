@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.errors import InvalidInput
-from brain.ingest.transcripts import parse_markdown_chat, summarize
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._errors import InvalidInput
+from brain._ingest.transcripts import parse_markdown_chat, summarize
 from brain.testing import tree_digest
 
 _register()

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from brain.errors import BrainError
-from brain.ingest.exports import parse_chatgpt_export, parse_claude_export
-from brain.ingest.transcripts import (
+from brain._errors import BrainError
+from brain._ingest.exports import parse_chatgpt_export, parse_claude_export
+from brain._ingest.transcripts import (
     Transcript,
     Turn,
     parse_markdown_chat,

@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from brain.brain import Brain
-from brain.mcp_server import build_server
+from brain._brain import Brain
+from brain._mcp_server import build_server
 
 Scenario = Callable[[Client], Awaitable[None]]
 

@@ -10,9 +10,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.mcp_server import TOOLS, build_server
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._mcp_server import TOOLS, build_server
 from brain.testing import tree_digest
 from tests.mcp.conftest import call, refused, run
 

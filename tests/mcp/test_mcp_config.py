@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain import assistants
-from brain.cli import _register, app
-from brain.errors import InvalidInput
+from brain import _assistants as assistants
+from brain._cli import _register, app
+from brain._errors import InvalidInput
 from tests.cli.test_connect_terminal import _read_until
 
 _register()

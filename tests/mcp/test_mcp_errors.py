@@ -8,10 +8,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from brain.brain import Brain
-from brain.mcp_server import build_server
+from brain._brain import Brain
+from brain._mcp_server import build_server
+from brain._version import version
 from brain.testing import tree_digest
-from brain.version import version
 
 # (tool, arguments, the one line a model gets back)
 CASES: list[tuple[str, dict[str, Any], str]] = [

@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from brain.brain import open_vault
-from brain.mcp_server import TOOLS
-from brain.vault import notefile
+from brain._brain import open_vault
+from brain._mcp_server import TOOLS
+from brain._vault import notefile
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}

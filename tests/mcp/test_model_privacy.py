@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 from brain.testing import tree_digest
 from tests.mcp.conftest import call, refused, run
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from brain import Brain
-from brain.errors import NotFound
-from brain.indexes import catchup
-from brain.model import Note
+from brain._errors import NotFound
+from brain._indexes import catchup
+from brain._model import Note
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-from brain.brain import Brain
-from brain.clock import FixedClock
-from brain.context import Context
-from brain.daemon.client import running_pid
-from brain.mcp_server import TOOLS
-from brain.opening import Opening, open_context
-from brain.settings import load
+from brain._brain import Brain
+from brain._clock import FixedClock
+from brain._context import Context
+from brain._daemon.client import running_pid
+from brain._mcp_server import TOOLS
+from brain._opening import Opening, open_context
+from brain._settings import load
 
 ROOT = Path(__file__).resolve().parents[2]
 

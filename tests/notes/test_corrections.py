@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import BrokenNote, InvalidInput
-from brain.model import Note
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import BrokenNote, InvalidInput
+from brain._model import Note
 from brain.testing import T0, tree_digest
 
 _register()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.notes.defining import detect
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._notes.defining import detect
 from brain.testing import T0
 
 _register()

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.caches import IndexObject
-from brain.indexes.fulltext import Filters, TextDoc
-from brain.model import Note
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.caches import IndexObject
+from brain._indexes.fulltext import Filters, TextDoc
+from brain._model import Note
 from brain.testing import T0, tree_digest
 
 _register()

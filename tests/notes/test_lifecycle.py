@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.model import iso
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._model import iso
+from brain._upkeep.lifecycle import sweep
 from brain.testing import T0, tree_digest
-from brain.upkeep.lifecycle import sweep
 
 _register()
 DAY = timedelta(days=1)

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import InvalidInput, NotFound
-from brain.model import RELATION_TYPES
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import InvalidInput, NotFound
+from brain._model import RELATION_TYPES
+from brain._upkeep import graph
 from brain.testing import tree_digest
-from brain.upkeep import graph
 
 _register()
 

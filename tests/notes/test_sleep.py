@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.model import Note, iso, new_id
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._model import Note, iso, new_id
+from brain._upkeep.sleep import sleep_lock
 from brain.testing import T0, tree_digest
-from brain.upkeep.sleep import sleep_lock
 
 _register()
 DAY = timedelta(days=1)
@@ -257,7 +257,7 @@ def test_a_second_sleep_waits_for_the_first(brain: Brain, vault: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from brain.brain import open_vault
+from brain._brain import open_vault
 brain = open_vault(Path(sys.argv[1]))
 for n in range(int(sys.argv[2])):
     brain.remember(f"memory {n} from the writer", title=f"written {n}")

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain
+from brain._brain import Brain
 
 ROOT = Path(__file__).resolve().parents[2] / "brain"
 INTERFACES = [
-    ROOT / "cli",
-    ROOT / "daemon",
-    ROOT / "mcp_server.py",
-    ROOT / "hosted" / "serving.py",
-    ROOT / "hosted" / "tenants.py",
+    ROOT / "_cli",
+    ROOT / "_daemon",
+    ROOT / "_mcp_server.py",
+    ROOT / "_hosted" / "serving.py",
+    ROOT / "_hosted" / "tenants.py",
 ]
 # What a Context holds that a Brain must not hand out.
 INTERNALS = "store caches lock journal node_index changes catch_up flush save delete row".split()
@@ -47,7 +47,7 @@ def test_a_brain_exposes_no_part_of_the_opened_vault(brain: Brain) -> None:
 
 
 def test_a_brain_closes_as_a_context_manager(vault: Path) -> None:
-    from brain.brain import open_vault
+    from brain._brain import open_vault
 
     with open_vault(vault, embedder=None) as memory:
         memory.remember("Closed at the end of the block", title="Closed")

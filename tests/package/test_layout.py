@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain import partitions
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.daemon.backend import Backend, DaemonBackend, LocalBackend
-from brain.daemon.operations import Operations
-from brain.errors import InvalidInput
-from brain.git import repo
-from brain.mcp_server import build_server
-from brain.model import RecallOptions
+from brain import _partitions as partitions
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._daemon.backend import Backend, DaemonBackend, LocalBackend
+from brain._daemon.operations import Operations
+from brain._errors import InvalidInput
+from brain._git import repo
+from brain._mcp_server import build_server
+from brain._model import RecallOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 _register()
@@ -40,7 +40,7 @@ def test_sql_lives_in_the_indexes_and_the_hosted_storage_only() -> None:
         r"(?<!\w)id=note_id|SELECT |\.db\.execute|catalog\.(select|count|relations)\((?!\))"
     )
     for path in (ROOT / "brain").rglob("*.py"):
-        if path.parent.name in ("indexes", "hosted"):  # SQLite's caches; PostgreSQL's storage
+        if path.parent.name in ("_indexes", "_hosted"):  # SQLite's caches; PostgreSQL's storage
             continue
         found = sql.search(path.read_text(encoding="utf-8"))
         assert found is None, f"{path}: {found.group(0) if found else ''}"
@@ -109,7 +109,7 @@ def test_daemon_sub_commands_fail_through_the_one_boundary(tmp_path: Path) -> No
 def test_only_the_boundary_turns_a_brain_error_into_exit_code_2() -> None:
     for path in (ROOT / "brain").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if path.name == "errors.py":
+        if path.name == "_errors.py":
             continue
         assert "Exit(2)" not in text and "SystemExit(2)" not in text, path
 
@@ -144,3 +144,13 @@ def test_no_module_is_over_450_lines() -> None:
         for path in (ROOT / "brain").rglob("*.py")
     }
     assert {path: n for path, n in sizes.items() if n > 450} == {}
+
+
+def test_every_module_but_the_api_and_testing_is_private() -> None:
+    """The package's public set is `brain` itself (its `__all__`), `python -m brain` and
+    `brain.testing`; every other module or package under brain/ has a `_` name."""
+    public = {"__init__.py", "__main__.py", "testing.py", "py.typed"}
+    for path in (ROOT / "brain").iterdir():
+        if path.name in public or path.name == "__pycache__":
+            continue
+        assert path.name.startswith("_"), f"{path.name}: internal, so `_{path.name}`"

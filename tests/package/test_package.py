@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from brain.indexes.pins import PINS
+from brain._indexes.pins import PINS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -44,7 +44,7 @@ def test_every_public_name_is_importable_and_documented() -> None:
 
 
 def test_kind_status_and_visibility_are_the_words_in_the_files() -> None:
-    from brain.model import KINDS, LOCAL_ONLY, STATUSES, VISIBILITIES
+    from brain._model import KINDS, LOCAL_ONLY, STATUSES, VISIBILITIES
 
     words = ("singleton", "dated", "titled", "thread", "recall", "document", "chunk", "log")
     assert words == KINDS and [k.value for k in brain.Kind] == list(words)

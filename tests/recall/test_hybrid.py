@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.indexes.catalog import Brief
-from brain.indexes.embedder import HashingEmbedder, MiniLMEmbedder
-from brain.recall.rank import fuse, with_context
-from brain.settings import model_cache_dir
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._indexes.catalog import Brief
+from brain._indexes.embedder import HashingEmbedder, MiniLMEmbedder
+from brain._recall.rank import fuse, with_context
+from brain._settings import model_cache_dir
 from brain.testing import T0, use_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +133,7 @@ def test_hybrid_recall_from_a_fresh_process_uses_onnx_not_torch(
         env=env,
     )
     probe = (
-        "import sys\nfrom brain.cli import main\n"
+        "import sys\nfrom brain._cli import main\n"
         f"sys.argv = ['brain', 'recall', 'adopting a dog', '--vault', {str(vault)!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
@@ -186,7 +186,7 @@ def test_a_new_vaults_notes_are_not_lifted_by_its_first_memory(
     """The notes a vault is made with and its first memory share a minute, not a conversation
     (scripts/demo, as a new user meets it): recall of the memory shows them, if at all, weak.
     Filled in, as an untouched one is no answer at all (test_recall_text.py)."""
-    from brain.indexes.sparse import SpladeEncoder
+    from brain._indexes.sparse import SpladeEncoder
 
     for path, line in (
         ("Master/Biography.md", "Lives in Porto with two cats."),

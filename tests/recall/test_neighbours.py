@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 
 from bench.compare import paired_bootstrap
 from bench.locomo import _gold_key
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.fulltext import Filters
-from brain.recall.neighbours import Neighbourhood, blend_scores, blend_vectors, order_key
-from brain.recall.rank import TextRetriever, VectorRetriever
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.fulltext import Filters
+from brain._recall.neighbours import Neighbourhood, blend_scores, blend_vectors, order_key
+from brain._recall.rank import TextRetriever, VectorRetriever
 from brain.testing import T0
 
 _register()
@@ -65,7 +65,7 @@ def test_blend_vectors_mixes_each_vector_with_its_neighbours_mean(tmp_path: Path
     a memory without a stored vector is left out, and lends nothing as a neighbour."""
     import numpy as np
 
-    from brain.indexes.vectors import VectorIndex
+    from brain._indexes.vectors import VectorIndex
 
     rows = np.eye(4, dtype=np.float32)
     index = VectorIndex(tmp_path / "v", 4, "hashing")
@@ -258,8 +258,8 @@ def test_write_order_survives_reindex(brain: Brain, clock: FixedClock) -> None:
 
 
 def test_ulid_bounds() -> None:
-    from brain.model import new_id
-    from brain.recall.neighbours import _millis, _ulid_at
+    from brain._model import new_id
+    from brain._recall.neighbours import _millis, _ulid_at
 
     made = new_id(T0)
     millis = _millis(made)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.recall.answers import (
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._recall.answers import (
     ANSWER_TYPE,
     ASKING,
     HOW_MANY,
@@ -19,8 +19,8 @@ from brain.recall.answers import (
     asking_share,
     with_statements,
 )
-from brain.recall.question import read
-from brain.recall.when import asks_when, tells_time
+from brain._recall.question import read
+from brain._recall.when import asks_when, tells_time
 
 _register()
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.fulltext import Filters
-from brain.indexes.sparse import HashingSparse
-from brain.recall import pipeline
-from brain.recall.rank import Briefs, TextRetriever, VectorRetriever, fuse, scales
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.fulltext import Filters
+from brain._indexes.sparse import HashingSparse
+from brain._recall import pipeline
+from brain._recall.rank import Briefs, TextRetriever, VectorRetriever, fuse, scales
 
 QUERY = "What did the keeper log about the lighthouse weather on 9 May, 2023?"
 THEN = datetime(2023, 5, 9, 18, 0, tzinfo=UTC)

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.fulltext import Filters
-from brain.indexes.sparse import HashingSparse
-from brain.recall import relevance
-from brain.recall.names import COMMON as NAMES_COMMON
-from brain.recall.names import NAME_PRIOR, query_names, subject, whose_words
-from brain.recall.question import read
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.fulltext import Filters
+from brain._indexes.sparse import HashingSparse
+from brain._recall import relevance
+from brain._recall.names import COMMON as NAMES_COMMON
+from brain._recall.names import NAME_PRIOR, query_names, subject, whose_words
+from brain._recall.question import read
 
 _register()
 
@@ -166,7 +166,7 @@ def test_a_speakers_name_is_no_search_word(
     assert stripped[lake] == next(
         h.explain["retrievers"]["text"]["score"] for h in plain if h.id == lake and h.explain
     )
-    monkeypatch.setattr("brain.recall.names.STRIP_NAMES", ())
+    monkeypatch.setattr("brain._recall.names.STRIP_NAMES", ())
     assert greeting in text_scores()
 
 
@@ -214,7 +214,7 @@ def test_without_the_name_the_search_keeps_to_where_the_person_is(
     other = brain.remember("Jon: I painted a lake at sunrise, a lake!", node="Knowledge/Talks/Two")
     query = "What did Caroline paint at sunrise?"
     assert other.id not in [h.id for h in brain.recall(query, k=5)]
-    monkeypatch.setattr("brain.recall.names.KEEP_TO_PLACES", False)
+    monkeypatch.setattr("brain._recall.names.KEEP_TO_PLACES", False)
     assert other.id in [h.id for h in brain.recall(query, k=5)]
 
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
-from brain.recall import persons, pipeline
-from brain.recall.persons import FIRST_PERSON, asks_of_asker, with_speaker
-from brain.recall.question import read
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
+from brain._recall import persons, pipeline
+from brain._recall.persons import FIRST_PERSON, asks_of_asker, with_speaker
+from brain._recall.question import read
 
 _register()
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
-from brain.recall import replies
-from brain.recall.replies import REPLY, previous, with_replies
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
+from brain._recall import replies
+from brain._recall.replies import REPLY, previous, with_replies
 
 _register()
 

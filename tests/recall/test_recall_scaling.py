@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
-from brain.recall.rank import fuse, scales
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
+from brain._recall.rank import fuse, scales
 
 # The learned-sparse terms score almost every memory: their list is always full, its scores
 # close together. BM25 finds `answer` first; sparse ranks it just below its cut.

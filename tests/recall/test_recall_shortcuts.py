@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes import onnxrun
-from brain.indexes.caches import Caches
-from brain.indexes.catalog import Brief, Catalog
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.fulltext import Filters, FullText
-from brain.indexes.postings import SparseIndex, StaleSparse
-from brain.indexes.sparse import HashingSparse
-from brain.indexes.vectors import VectorIndex
-from brain.recall import ahead as ahead_module
-from brain.recall.ahead import Ahead
-from brain.recall.rank import CANDIDATES, Briefs, fetched, filtered
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes import onnxrun
+from brain._indexes.caches import Caches
+from brain._indexes.catalog import Brief, Catalog
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.fulltext import Filters, FullText
+from brain._indexes.postings import SparseIndex, StaleSparse
+from brain._indexes.sparse import HashingSparse
+from brain._indexes.vectors import VectorIndex
+from brain._recall import ahead as ahead_module
+from brain._recall.ahead import Ahead
+from brain._recall.rank import CANDIDATES, Briefs, fetched, filtered
 from tests.conftest import flushed_first
 
 TALKS = {
@@ -151,7 +151,7 @@ def test_a_recalls_texts_are_read_in_one_search(
 def test_the_full_text_is_reloaded_only_after_a_commit(talked: Brain) -> None:
     """Each recall asks whether the full text changed: it reloads only when a commit (of this
     process or another) wrote a new meta.json, and a removed index is not searched."""
-    from brain.indexes.fulltext import TextDoc
+    from brain._indexes.fulltext import TextDoc
 
     reloads: list[int] = []
 
@@ -521,7 +521,7 @@ def test_the_sparse_terms_first_search_is_made_on_the_worker(
 def test_nothing_is_searched_ahead_before_the_indexes_are_caught_up(
     talked: Brain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain.recall.sparse import SparseInContext
+    from brain._recall.sparse import SparseInContext
 
     talked._context.flush(vectors=True)
     filters = Filters(partition=talked.partition)

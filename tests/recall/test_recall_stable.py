@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.indexes.embedder import HashingEmbedder
-from brain.indexes.sparse import HashingSparse
-from brain.recall import answers, names, question, when
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
+from brain._recall import answers, names, question, when
 
 WORDS = """lighthouse keeper weather dawn storm harbour boat fish net rope lamp oil tide rock
 gull fog bell coast wind rain sail anchor mast deck cabin map compass star night""".split()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
 
 
 def test_recall_finds_a_memory_with_its_date_and_place(brain: Brain) -> None:
@@ -119,9 +119,9 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     """Over a big index recall asks tantivy without its filter clauses (they cost more than
     the query there) and filters the hits on the catalog; when too few pass, it asks again
     with them. Either way the hits and scores are those the filtered query gives."""
-    from brain import partitions
-    from brain.indexes.fulltext import Filters
-    from brain.recall.rank import TextRetriever
+    from brain import _partitions as partitions
+    from brain._indexes.fulltext import Filters
+    from brain._recall.rank import TextRetriever
 
     partitions.create(brain._context, "work")
     work = open_vault(vault, clock=clock, partition="work")

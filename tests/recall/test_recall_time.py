@@ -9,11 +9,11 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.recall.question import read
-from brain.recall.when import (
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._recall.question import read
+from brain._recall.when import (
     TIME_PRIOR,
     parse_time,
 )

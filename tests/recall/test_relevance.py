@@ -11,11 +11,11 @@ import anyio
 from mcp import Client
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.mcp_server import build_server
-from brain.recall import relevance
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._mcp_server import build_server
+from brain._recall import relevance
 from brain.testing import use_embedder
 
 _register()

@@ -13,13 +13,13 @@ import pytest
 import zstandard
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.model import new_id
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._model import new_id
+from brain._vault.cold import cold_path, is_cold
 from brain.testing import T0, tree_digest
-from brain.vault.cold import cold_path, is_cold
 from tests.notes.test_lifecycle import set_yaml
 
 _register()

@@ -8,14 +8,14 @@ import sys
 import threading
 from pathlib import Path
 
-from brain.brain import open_vault
-from brain.indexes.catalog import Catalog
-from brain.vault import notefile
+from brain._brain import open_vault
+from brain._indexes.catalog import Catalog
+from brain._vault import notefile
 
 WRITER = """
 import sys
 from pathlib import Path
-from brain.brain import open_vault
+from brain._brain import open_vault
 brain = open_vault(Path(sys.argv[1]))
 for n in range(int(sys.argv[3])):
     brain.remember(f"memory {n} from writer {sys.argv[2]}", title=f"w{sys.argv[2]} n{n}")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from brain import partitions
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.model import Note
-from brain.vault import notefile
+from brain import _partitions as partitions
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._model import Note
+from brain._vault import notefile
 
 INBOX = "main/Knowledge/Inbox"
 CREATED = "created: 2026-12-02T10:31:00Z"

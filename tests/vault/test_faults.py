@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.errors import BrokenNote
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._errors import BrokenNote
 
 # A worker: `open` (open the vault, recall, close, N times), `remember`, `bulk` (blocks of
 # eight remembers in `bulk()`), `ingest` or `import`.
@@ -27,7 +27,7 @@ WORKER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from brain.brain import open_vault
+    from brain._brain import open_vault
 
     root, job, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     def ack(note_id, word):
@@ -36,7 +36,7 @@ WORKER = textwrap.dedent(
     if job == "open":
         for _ in range(count):
             brain = open_vault(root, embedder=None)
-            brain.recall("apple", mode="text")
+            brain._recall("apple", mode="text")
             brain.close()
         sys.exit(0)
     brain = open_vault(root, embedder=None)
@@ -58,7 +58,7 @@ WORKER = textwrap.dedent(
                      {"role": "assistant", "content": f"{word} is a kind of test"}]
             path.write_text(json.dumps({"recall_id": word, "created_at": "2026-01-01T10:00:00Z",
                                         "platform": "claude.ai", "transcript": turns}))
-            report = brain.ingest(path)
+            report = brain._ingest(path)
             ack(report.added[0], word)
         elif job == "import":
             path = root.parent / f"export-{word}"
@@ -217,7 +217,7 @@ def test_a_reader_never_deletes_an_index_being_built(vault: Path, clock: FixedCl
     _seed(vault, clock, 2)
     folder = vault / ".brain" / "fulltext"
     (folder / "schema").unlink()
-    from brain.indexes.fulltext import FullText
+    from brain._indexes.fulltext import FullText
 
     before = sorted(p.name for p in folder.iterdir())
     reader = FullText(folder)

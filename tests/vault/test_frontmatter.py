@@ -12,12 +12,12 @@ from typing import Any
 import frontmatter
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.model import iso
-from brain.obsidian import LINKS_FIELD
-from brain.sessions import Gate
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._model import iso
+from brain._obsidian import LINKS_FIELD
+from brain._sessions import Gate
 from tests.ingest.test_documents import GUIDE, attach
 from tests.ingest.test_transcripts import MARKDOWN_CHAT
 from tests.notes.test_lifecycle import set_yaml

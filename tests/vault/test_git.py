@@ -15,15 +15,15 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import BrainError
-from brain.git import history as githistory
-from brain.git import repo as gitvault
-from brain.git.merge import merge_dated
-from brain.indexes.nodeindex import render
-from brain.mcp_server import build_server
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import BrainError
+from brain._git import history as githistory
+from brain._git import repo as gitvault
+from brain._git.merge import merge_dated
+from brain._indexes.nodeindex import render
+from brain._mcp_server import build_server
 from brain.testing import T0, tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,7 +272,7 @@ def test_one_mcp_session_is_one_commit(repo: Path, clock: FixedClock) -> None:
 def test_log_of_a_note_follows_it_across_a_rename(
     gbrain: Brain, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from brain import partitions
+    from brain import _partitions as partitions
 
     note = gbrain.remember("The launch is on March 3.", title="Launch date")
     gbrain.remember("unrelated", title="Other")

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.git.autocommit import Operation
-from brain.indexes import catalog as catalog_module
-from brain.vault import files
-from brain.vault import store as store_module
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._git.autocommit import Operation
+from brain._indexes import catalog as catalog_module
+from brain._vault import files
+from brain._vault import store as store_module
 
 
 def hidden_temps(root: Path) -> list[Path]:

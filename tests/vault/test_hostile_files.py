@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from brain import safeyaml
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.errors import BrokenNote, InvalidInput
-from brain.model import is_id
-from brain.notes import corrections
-from brain.vault import notefile
+from brain import _safeyaml as safeyaml
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._errors import BrokenNote, InvalidInput
+from brain._model import is_id
+from brain._notes import corrections
+from brain._vault import notefile
 
 INBOX = "main/Knowledge/Inbox"
 _register()  # the commands, as `brain` registers them
@@ -220,8 +220,8 @@ def test_a_field_holding_yaml_is_read_with_the_same_limits() -> None:
 def test_a_path_is_inside_only_when_it_resolves_below_the_vault(tmp_path: Path) -> None:
     """`inside` compares resolved paths as text: a sibling whose name extends the vault's
     (`vault-other`) is outside, and so is anything reached through `..` or a link."""
-    from brain.errors import InvalidInput
-    from brain.vault.paths import inside
+    from brain._errors import InvalidInput
+    from brain._vault.paths import inside
 
     root = tmp_path / "vault"
     (root / "main" / "Knowledge").mkdir(parents=True)
@@ -240,8 +240,8 @@ def test_inside_resolves_as_realpath_does_for_every_kind_of_path(tmp_path: Path)
     import itertools
     import os
 
-    from brain.errors import InvalidInput
-    from brain.vault.paths import inside
+    from brain._errors import InvalidInput
+    from brain._vault.paths import inside
 
     root = tmp_path / "vault"
     (root / "main" / "Knowledge" / "Deep").mkdir(parents=True)

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain.brain import Brain, open_vault
-from brain.cli import _register, app
-from brain.clock import FixedClock
-from brain.daemon.client import start
-from brain.model import Note, content_hash
-from brain.vault import notefile
+from brain._brain import Brain, open_vault
+from brain._cli import _register, app
+from brain._clock import FixedClock
+from brain._daemon.client import start
+from brain._model import Note, content_hash
+from brain._vault import notefile
 from tests.daemon.conftest import brain as run_brain
 from tests.daemon.conftest import stop_daemon, until
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.git.repo import REGENERATE_FLAG, flag_regeneration
-from brain.vault.files import owner_only
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._git.repo import REGENERATE_FLAG, flag_regeneration
+from brain._vault.files import owner_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -175,7 +175,7 @@ def _until_gone(pid: int) -> None:
 
 @pytest.mark.parametrize("deleted", [".brain", "the vault"])
 def test_a_daemon_whose_home_is_deleted_exits(vault: Path, deleted: str) -> None:
-    from brain.daemon.client import running_pid
+    from brain._daemon.client import running_pid
 
     started = run_brain(vault, "daemon", "start", daemon=True)
     assert started.returncode == 0, started.stderr

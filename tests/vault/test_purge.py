@@ -15,12 +15,12 @@ import anyio
 import pytest
 from mcp import Client
 
-from brain.brain import open_vault
-from brain.clock import FixedClock
-from brain.errors import InvalidInput
-from brain.git.repo import enable
-from brain.mcp_server import build_server
-from brain.notes import purging
+from brain._brain import open_vault
+from brain._clock import FixedClock
+from brain._errors import InvalidInput
+from brain._git.repo import enable
+from brain._mcp_server import build_server
+from brain._notes import purging
 from brain.testing import tree_digest
 from tests.cli.test_connect_terminal import _read_until as read_pty
 
@@ -321,7 +321,7 @@ def test_disconnect_forget_purge_takes_every_document_out_of_history(
 
 
 def documents_of_one(brain: object) -> str:
-    from brain.sources import documents
+    from brain._sources import documents
 
     [row] = documents.documents_of(brain._context, "docs").values()  # type: ignore[arg-type]
     return row.id
@@ -413,7 +413,7 @@ def test_a_stash_refuses_before_anything(vault: Path, clock: FixedClock) -> None
 
 
 def test_the_record_finds_id_title_and_text_but_not_a_shared_phrase() -> None:
-    from brain.vault.forgotten import Record
+    from brain._vault.forgotten import Record
 
     note_id = "01JE2Z3K4M5N6P7Q8R9S0T1V2W"
     record = Record.of(note_id, TITLE, TEXT, "2026-12-02T10:31:00Z")

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from brain.brain import Brain, open_vault
-from brain.clock import FixedClock
-from brain.errors import BrokenNote, InvalidInput, VaultMissing
-from brain.model import is_id, normalise_title
-from brain.settings import find_vault
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._errors import BrokenNote, InvalidInput, VaultMissing
+from brain._model import is_id, normalise_title
+from brain._settings import find_vault
+from brain._vault import notefile
+from brain._vault.template import init_vault
 from brain.testing import T0, tree_digest
-from brain.vault import notefile
-from brain.vault.template import init_vault
 
 
 def test_init_copies_the_template_tree_with_purposes_and_ids(vault: Path) -> None:

@@ -1,0 +1,262 @@
+"""The typer app, the error boundary its commands register behind, and what they all share."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+import typer.core
+from rich.console import Console
+from rich.markup import escape
+
+from brain._cli.progress import Shown
+from brain._errors import InvalidInput, boundary
+
+if TYPE_CHECKING:
+    from brain._brain import Brain
+
+# `brain --help` in the order a newcomer meets the commands; the README's list follows it
+# (tests/package/test_readme.py holds the two together).
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Everyday", ("init", "remember", "recall", "expand", "list", "correct", "forget")),
+    ("Relations", ("relate", "unrelate", "graph")),
+    ("Assistants", ("serve", "mcp-config", "daemon")),
+    (
+        "Documents and conversations",
+        ("connect", "connectors", "sync", "watch", "disconnect", "ingest", "import"),
+    ),
+    ("Upkeep", ("sleep", "split", "tier")),
+    ("History", ("git", "log", "undo")),
+    ("Your levers", ("set", "partition")),
+    ("Maintenance", ("reindex", "doctor")),
+    ("Hosted", ("hosted",)),
+)
+# One example line for each everyday command, shown beside it in `brain --help`.
+EXAMPLES = {
+    "init": "brain init ~/brain",
+    "remember": 'brain remember "We moved the launch to March"',
+    "recall": 'brain recall "when is the launch"',
+    "expand": "brain expand 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+    "list": "brain list --node Knowledge --status active",
+    "correct": 'brain correct 01JE2Z3K… "Actually, the launch is in April"',
+    "forget": "brain forget 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
+}
+_ORDER = [name for _panel, names in PANELS for name in names]
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose flags show no `<bool>` in help: a flag takes no value."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
+class _Group(typer.core.TyperGroup):
+    """A command group listed in the order of PANELS, its flags shown without a type."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: _ORDER.index(n) if n in _ORDER else len(_ORDER))
+
+
+def _plain_flags(params: list[Any]) -> list[Any]:
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="brain: a local-first long-term memory in a folder of Markdown files.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+_state = {"debug": False}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+VaultOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--vault",
+        help="The vault folder (else $BRAIN_VAULT, else the nearest folder upward with "
+        "brain.yaml, else ~/brain).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+PartitionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--partition",
+        help="Work in this partition for this command only (brain.yaml stays as it is).",
+        show_default=False,
+    ),
+]
+
+
+def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command (on `app`, or a sub-command group) behind the error boundary:
+    BrainError → one red line on stderr, exit 2."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kw: Any) -> Any:
+            with boundary(say_error, debug=say_traceback if _state["debug"] else None):
+                return fn(*args, **kw)
+
+        (group or app).command(*names, **kwargs)(guarded)
+        return fn
+
+    return wrap
+
+
+def say_error(message: str) -> None:
+    """How the command line shows a BrainError: one red line on stderr."""
+    err.print(f"[red]error:[/red] {escape(message)}")
+
+
+def say_traceback(text: str) -> None:
+    """`--debug`: the traceback of an error, plain, on stderr before its line."""
+    print(text, file=sys.stderr)
+
+
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        from brain._version import version
+
+        typer.echo(f"brain {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Show brain's version."
+        ),
+    ] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+def vault_path(explicit: Path | None) -> tuple[Path, str]:
+    from brain._settings import find_vault
+
+    return find_vault(explicit, os.environ, Path.cwd(), Path.home())
+
+
+def open_brain(explicit: Path | None) -> Brain:
+    """The vault opened in this process; a long first build or embedding is shown as it goes."""
+    from brain._brain import open_vault
+
+    root, _how = vault_path(explicit)
+    prepare_models(root)
+    return open_vault(root, steps=Shown(root, err))
+
+
+def prepare_models(root: Path) -> None:
+    """Before a command opens the vault: what its models need made once (a person's own
+    model exported to ONNX, SPLADE's int8 head) is made here, its steps shown, rather than
+    in silence in the daemon."""
+    from brain import _settings as settings
+    from brain._errors import BrainError
+
+    try:
+        loaded = settings.load(root)
+    except BrainError:
+        return  # the command itself says what is wrong, in its own words
+    cache = settings.model_cache_dir(os.environ, Path.home())
+    if settings.is_model_folder(loaded.embedder):
+        from brain._indexes.ownmodel import STEPS, OwnModelEmbedder
+
+        embedder = OwnModelEmbedder(Path(loaded.embedder), cache)
+        if not embedder.ready:
+            name = Path(loaded.embedder).name
+            with steps(f"Preparing {name} (once, about a minute)", STEPS) as step:
+                embedder.prepare(step)
+    if loaded.sparse == "splade-int8":
+        from brain._indexes.sparse import SpladeEncoder
+
+        sparse = SpladeEncoder(cache, int8=True)
+        if not sparse.ready:
+            with steps("Preparing SPLADE-tiny's int8 head (once, a few seconds)", 1) as step:
+                sparse.prepare(step)
+
+
+class steps:  # noqa: N801 - a context manager read as a phrase: `with steps(...) as step`
+    """A progress bar of named steps on a terminal; elsewhere one line per step on stderr."""
+
+    def __init__(self, title: str, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.title, self.total, self.done = title, total, 0
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        self.bar = Progress(*columns, console=err, transient=True) if err.is_terminal else None
+        self.task = self.bar.add_task(title, total=total) if self.bar else None
+
+    def __enter__(self) -> Callable[[str], None]:
+        if self.bar is not None:
+            self.bar.start()
+        return self.step
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=self.done - 1, description=f"{self.title}: {what}")
+        else:
+            err.print(f"brain: {escape(self.title)}: {escape(what)}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def read_text(text: str) -> str:
+    """TEXT, or stdin when TEXT is `-` (strict UTF-8)."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+
+
+def emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def arrange() -> None:
+    """Put each command in its help panel (everyday ones with an example); plain flags.
+    Called once every command module has registered (cli/__init__.py)."""
+    panel_of = {name: panel for panel, names in PANELS for name in names}
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (callback.__name__.replace("_", "-") if callback else "")
+        info.rich_help_panel = panel_of.get(name)
+        info.cls = _Command
+        if name in EXAMPLES:
+            summary = (info.help or inspect.getdoc(callback) or "").split("\n")[0]
+            info.short_help = f"{summary}\n[dim]e.g. {escape(EXAMPLES[name])}[/dim]"
+            info.epilog = f"Example: {escape(EXAMPLES[name])}"
+    for group in app.registered_groups:
+        group.rich_help_panel = panel_of.get(group.name or "")
+        group.cls = _Group
+        for info in group.typer_instance.registered_commands if group.typer_instance else ():
+            info.cls = _Command

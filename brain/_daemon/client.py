@@ -1,0 +1,315 @@
+"""The thin client: find the vault's daemon, start it on need, clean up after a crash, call it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from brain._daemon import daemon_off, log_path, pid_path, socket_path
+from brain._daemon.wire import (
+    VERSION,
+    WireError,
+    check_peer,
+    connect_unix,
+    raise_error,
+    receive,
+    send,
+)
+from brain._errors import BrainError
+from brain._vault.files import keep_private
+
+START_WAIT = 30.0  # seconds a client waits for a daemon it started to answer
+SLOW = 1.0  # seconds a client waits in silence before it says why (no wait unsaid past 2 s)
+# How a person is told of a wait that outlasts SLOW: entered with what is waited for, left
+# when the wait ends (the CLI shows a status line; None: nobody is told).
+Waiting = Callable[[str], AbstractContextManager[None]]
+
+
+class DaemonUnavailable(BrainError):
+    """No daemon answers for this vault (none running, or it cannot start)."""
+
+
+class DaemonLost(BrainError):
+    """The daemon went away after a request was sent: it may or may not have been done."""
+
+
+class DaemonClient:
+    """One connection to the daemon; requests go one at a time."""
+
+    def __init__(self, sock: socket.socket, root: Path, waiting: Waiting | None = None) -> None:
+        self.sock = sock
+        self.root = root
+        self.waiting = waiting
+
+    @classmethod
+    def connect(cls, root: Path, waiting: Waiting | None = None) -> DaemonClient:
+        """Connect to the running daemon (checking it is this user's), else DaemonUnavailable."""
+        path = socket_path(root)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connect_unix(sock, path)
+            check_peer(sock)
+        except OSError as exc:
+            sock.close()
+            raise DaemonUnavailable(f"no daemon answers at {path}: {exc.strerror}") from None
+        except BrainError:
+            sock.close()
+            raise
+        return cls(sock, root, waiting)
+
+    def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """Send one request and wait for its reply; a BrainError reply is raised here."""
+        try:
+            send(self.sock, {"v": VERSION, "op": op, "args": args or {}})
+        except OSError as exc:
+            raise DaemonUnavailable(f"the daemon closed the connection: {exc}") from None
+        try:
+            if self.waiting is not None and op != "ping" and not _answers(self.sock, SLOW):
+                with self.waiting(self._busy(op)):
+                    reply = receive(self.sock)
+            else:
+                reply = receive(self.sock)
+        except (OSError, WireError) as exc:
+            raise DaemonLost(
+                f"the daemon stopped while doing {op!r}: {exc}",
+                "check with `brain list` whether it was done",
+            ) from None
+        if reply is None:
+            raise DaemonLost(
+                f"the daemon stopped while doing {op!r}",
+                "check with `brain list` whether it was done",
+            )
+        if not reply.get("ok"):
+            raise_error(reply.get("error") or {})
+        return reply.get("result")
+
+    def _busy(self, op: str) -> str:
+        """What the daemon is busy with, asked on a connection of its own (a ping is answered
+        beside the work)."""
+        try:
+            other = DaemonClient.connect(self.root)
+            try:
+                info = other.call("ping")
+            finally:
+                other.close()
+        except BrainError:
+            return f"waiting for brain's daemon to answer {op!r}"
+        doing = info.get("doing") or f"answering {op!r}"
+        return f"waiting for brain's daemon (pid {info.get('pid')}): {doing}"
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _answers(sock: socket.socket, seconds: float) -> bool:
+    """Whether a reply begins to arrive within `seconds`."""
+    ready, _, _ = select.select([sock], [], [], seconds)
+    return bool(ready)
+
+
+def clean_stale(root: Path) -> bool:
+    """Remove the socket and pid file a crashed daemon left; True if there were any.
+
+    A live daemon holds a lock on its pid file for its whole life, so a pid file that can be
+    locked belongs to no one, whatever pid it names (pids are reused).
+    """
+    pid_file = pid_path(root)
+    try:
+        fd = os.open(pid_file, os.O_RDWR)
+    except FileNotFoundError:
+        fd = None
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # alive (perhaps still starting)
+        found = False
+        for path in (socket_path(root), pid_file):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                found = True
+        return found
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def running_pid(root: Path) -> int | None:
+    """The pid of the live daemon of this vault, or None."""
+    pid_file = pid_path(root)
+    try:
+        fd = os.open(pid_file, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # Read through the descriptor already open: a daemon that is just exiting may
+            # remove the file between the lock test and a second open by name.
+            text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else None
+        return None
+    finally:
+        os.close(fd)
+
+
+def spawn(root: Path) -> subprocess.Popen[bytes]:
+    """Start the daemon detached from this process and its terminal."""
+    log = log_path(root)
+    keep_private(log.parent)
+    # One query at a time: faiss's OpenMP threads only fight each other over a small machine's
+    # cores (a 10k-note search takes 12 ms with one thread, 29 ms with two, here).
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
+
+
+def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) -> DaemonClient:
+    """Start the daemon (unless one runs) and connect to it, else DaemonUnavailable. A start
+    that outlasts SLOW is told to `waiting`."""
+    with contextlib.suppress(DaemonUnavailable):
+        return DaemonClient.connect(root, waiting)
+    clean_stale(root)
+    process = spawn(root)
+    with contextlib.ExitStack() as told:
+        return _started(root, process, wait, told, waiting)
+
+
+def _started(
+    root: Path,
+    process: subprocess.Popen[bytes],
+    wait: float,
+    told: contextlib.ExitStack,
+    waiting: Waiting | None,
+) -> DaemonClient:
+    """Connect once the daemon just spawned listens; `told` holds the wait said, if any."""
+    deadline = time.monotonic() + wait
+    slow: float | None = time.monotonic() + SLOW
+    delay = 0.01
+    while True:
+        try:
+            return DaemonClient.connect(root, waiting)
+        except DaemonUnavailable:
+            pass
+        if waiting is not None and slow is not None and time.monotonic() > slow:
+            slow = None
+            said = f"starting brain's daemon for {root} (its log: {log_path(root)})"
+            told.enter_context(waiting(said))
+        code = process.poll()
+        if code is not None and running_pid(root) is None:
+            # It exited without a daemon running: another one may have just won the race.
+            with contextlib.suppress(DaemonUnavailable):
+                return DaemonClient.connect(root, waiting)
+            raise DaemonUnavailable(
+                f"the daemon could not start (exit code {code})", f"see {log_path(root)}"
+            )
+        if time.monotonic() > deadline:
+            raise DaemonUnavailable(
+                f"the daemon did not answer within {wait:.0f} s", f"see {log_path(root)}"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def connect_or_start(
+    root: Path, env: Mapping[str, str], waiting: Waiting | None = None
+) -> DaemonClient | None:
+    """A client of the running daemon, else one started now if brain.yaml allows; else None.
+
+    None means: use the core in this process (BRAIN_DAEMON=off, no daemon and it may not
+    start, or it cannot).
+    """
+    if daemon_off(env):
+        return None
+    try:
+        return DaemonClient.connect(root, waiting)
+    except DaemonUnavailable:
+        pass
+    except BrainError:
+        return None  # a socket that is not this user's: never talk to it
+    from brain import _settings as settings_mod
+    from brain._daemon import daemon_settings
+
+    wanted = daemon_settings(settings_mod.load(root))
+    if not wanted.autostart:
+        return None
+    try:
+        return start(root, waiting=waiting)
+    except (BrainError, OSError):
+        return None  # the caller falls back to the core in its own process
+
+
+class McpForwarder:
+    """Sends the tool calls of one `brain serve` to the daemon, under its own MCP session.
+
+    Only the names in `allowed` (the MCP allowlist) ever go; the daemon checks them again.
+    When the daemon cannot be reached (nor restarted) before a call is sent, the call runs in
+    this process instead, with the same tool.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        env: Mapping[str, str],
+        session: str,
+        partition: str,
+        allowed: tuple[str, ...],
+    ) -> None:
+        self.root = root
+        self.env = env
+        # Reached (or started) on the first call, not before: the host's handshake never waits.
+        self.client: DaemonClient | None = None
+        self.session = session
+        self.partition = partition
+        self.allowed = allowed
+
+    async def __call__(
+        self, tool: str, arguments: dict[str, Any], local: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        if tool not in self.allowed:
+            raise BrainError(f"tool {tool!r} is not on the allowlist")
+        request = {
+            "session": self.session,
+            "partition": self.partition,
+            "tool": tool,
+            "arguments": arguments,
+        }
+        for _attempt in range(2):
+            if self.client is None:
+                self.client = connect_or_start(self.root, self.env)
+                if self.client is None:
+                    break
+            try:
+                result = self.client.call("mcp", request)
+            except DaemonUnavailable:  # nothing was sent: safe to try again, or here
+                self.client.close()
+                self.client = None
+                continue
+            if tool == "partition_use":  # a daemon started afresh resumes in the same partition
+                self.partition = str(result.get("name", self.partition))
+            return result
+        return await local(**arguments)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()

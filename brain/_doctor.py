@@ -1,0 +1,229 @@
+"""Looking without touching: `brain doctor` for the person; usage and diagnostics for a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from brain._errors import BrainError, BrokenNote
+from brain._git import history as githistory
+from brain._indexes import catchup
+from brain._indexes.catalog import REBUILT
+from brain._indexes.copies import Holders
+from brain._indexes.rows import FileRow
+from brain._model import Note, Visibility, content_hash
+from brain._notes import relations
+from brain._sources import documents
+from brain._vault import leftovers
+from brain._vault.archive import is_archived
+
+if TYPE_CHECKING:
+    from brain._context import Context
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    broken: tuple[tuple[str, str], ...] = ()  # (path, reason)
+    unknown: tuple[str, ...] = ()  # files on disk the caches do not know
+    changed: tuple[str, ...] = ()  # files changed since the caches saw them
+    missing: tuple[str, ...] = ()  # cached files no longer on disk
+    stale: tuple[str, ...] = ()  # problems with the caches themselves
+    cycles: tuple[str, ...] = ()  # `supersedes` fields that loop (hand edits)
+    dangling: tuple[str, ...] = ()  # relations or `supersedes` naming no note
+    conflicts: tuple[str, ...] = ()  # files holding git conflict markers (docs/git.md)
+    links: tuple[str, ...] = ()  # symbolic links in the vault: skipped, never followed
+    copies: tuple[str, ...] = ()  # files holding the id of another file (a copy)
+    renewed: tuple[str, ...] = ()  # copies given an id of their own (`copy_of`): for the record
+    leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
+    rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.broken
+            or self.unknown
+            or self.changed
+            or self.missing
+            or self.stale
+            or self.cycles
+            or self.dangling
+            or self.conflicts
+            or self.links
+            or self.copies
+            or self.leftovers
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "broken": [{"path": p, "reason": r} for p, r in self.broken],
+            "unknown": list(self.unknown),
+            "changed": list(self.changed),
+            "missing": list(self.missing),
+            "stale": list(self.stale),
+            "cycles": list(self.cycles),
+            "dangling": list(self.dangling),
+            "conflicts": list(self.conflicts),
+            "links": list(self.links),
+            "copies": list(self.copies),
+            "renewed": list(self.renewed),
+            "leftovers": list(self.leftovers),
+            "rebuilt": self.rebuilt,
+        }
+
+
+def examine(brain: Context) -> DoctorReport:
+    """Look without touching: broken notes, files the caches don't know, stale caches."""
+    found = catchup.compare(brain.store, brain.caches.catalog)
+    broken, unknown, changed = [], [], []
+    seen = {rel for rel, _st, _row in found.on_disk}
+    parsed = []
+    for rel, _st, row in found.on_disk:
+        data = brain.store.read_bytes(rel)
+        try:
+            parsed.append(brain.store.parse(rel, data))
+        except BrokenNote as exc:
+            broken.append((rel, exc.message))
+            continue
+        if row is None:
+            unknown.append(rel)
+        elif row.error is not None:
+            broken.append((rel, row.error))
+        elif row.hash != content_hash(data):
+            changed.append(rel)
+    missing = sorted(found.missing)
+    stale = []
+    brain.flush(vectors=False)
+    objects = brain.caches.catalog.count()
+    in_text = len(brain.caches.fulltext)
+    if objects != in_text:
+        stale.append(
+            f"full-text index holds {in_text} objects, the catalog {objects}; run `brain reindex`"
+        )
+    cycles, dangling = relations.check(parsed, brain.caches.catalog)
+    conflicts = githistory.conflict_markers(brain.root, sorted(seen))
+    links = [
+        f"{rel}: a symbolic link leading {where} the vault; skipped, never followed"
+        for rel, where in brain.store.links()
+    ]
+    copies, renewed = _copies(brain, parsed)
+    left = leftovers.find(brain.root, brain.clock.now().timestamp())
+    rebuilt = brain.caches.catalog.info(REBUILT)
+    return DoctorReport(
+        tuple(broken),
+        tuple(unknown),
+        tuple(changed),
+        tuple(missing),
+        tuple(stale),
+        tuple(cycles),
+        tuple(dangling),
+        tuple(conflicts),
+        tuple(links),
+        tuple(copies),
+        tuple(renewed),
+        tuple(left),
+        rebuilt,
+    )
+
+
+def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:
+    """Files that share an id (a copy not yet given its own), and copies already renewed."""
+    by_id: dict[str, list[Note]] = {}
+    renewed = []
+    for note in parsed:
+        if note.id:
+            by_id.setdefault(note.id, []).append(note)
+        if note.meta.get("copy_of"):
+            original = str(note.meta["copy_of"])
+            kept = brain.caches.catalog.get(original)
+            holder = f"{kept.path} kept the id {original}" if kept else f"the id was {original}"
+            renewed.append(
+                f"{note.path}: a copy ({holder}); this file got its own id {note.id} "
+                "(remove `copy_of` from it once checked)"
+            )
+    copies = []
+    for note_id, holders in by_id.items():
+        if len(holders) < 2:
+            continue
+        known = brain.caches.catalog.get(note_id)
+        rule = Holders({note_id: known.path} if known is not None else {})
+        keeper = holders[0]
+        for other in holders[1:]:
+            if rule.keeps(note_id, (other.created, other.path), (keeper.created, keeper.path)):
+                keeper = other
+        copies += [
+            f"{n.path}: holds the id {note_id} of {keeper.path} (a copy?); the next "
+            "catch-up (any command) gives it an id of its own"
+            for n in holders
+            if n is not keeper
+        ]
+    return sorted(copies), sorted(renewed)
+
+
+# for a model: one partition's usage and health (the MCP tools `usage` and `diagnostics`) ----
+def usage(brain: Context) -> dict[str, Any]:
+    """How many notes of each kind and status this partition holds, and their size on disk."""
+    brain.catch_up()
+    by_kind, by_status, size = brain.caches.catalog.usage(
+        brain.partition, normal_only=brain.for_model
+    )
+    return {
+        "partition": brain.partition,
+        "notes": sum(by_kind.values()),
+        "bytes": int(size),
+        "by_kind": dict(sorted(by_kind.items())),
+        "by_status": dict(sorted(by_status.items())),
+    }
+
+
+def diagnostics(brain: Context) -> dict[str, Any]:
+    """Health without touching anything: caches in step, broken notes, connectors, retrievers."""
+    # Only this partition's shared tree: a model learns nothing about other partitions or
+    # about the person's local-only files, not even how many there are.
+    prefix = brain.partition + "/"
+    found = catchup.compare(brain.store, brain.caches.catalog, prefix)
+    rows = {rel: row for rel, _st, row in found.on_disk}
+    out_of_step = sum(1 for rel in found.out_of_step if not _hidden(brain, rel, rows[rel]))
+    out_of_step += sum(
+        1 for p in found.missing if not _hidden(brain, p, brain.caches.catalog.file(p))
+    )
+    brain.flush()  # apply queued cache changes, so the counts compare like with like
+    objects = brain.caches.catalog.count()
+    in_text = len(brain.caches.fulltext)
+    broken = sum(1 for f in brain.caches.catalog.broken_files() if f.path.startswith(prefix))
+    connectors = brain.settings.raw.get("connectors") or {}
+    names = ["text"] + (["vector"] if brain.embedder is not None else [])
+    names += ["sparse"] if brain.caches.sparse_on else []
+    return {
+        "partition": brain.partition,
+        "archived": is_archived(brain.store, brain.partition),
+        "caches_fresh": out_of_step == 0 and objects == in_text,
+        "files_out_of_step": out_of_step,
+        "fulltext_matches_catalog": objects == in_text,
+        "broken_notes": broken,
+        # Connectors are confirmed by the person at a terminal; a model can only see the count.
+        "connectors_declared": len(connectors) if isinstance(connectors, dict) else 0,
+        "pending_connectors": _pending(brain),
+        "retrievers": names,
+        "embedder": brain.settings.embedder,
+        "model_loaded": bool(getattr(brain.embedder, "loaded", brain.embedder is not None)),
+    }
+
+
+def _hidden(brain: Context, rel: str, row: FileRow | None) -> bool:
+    """Whether a file out of step is a note hidden from a model (as cached, or as it reads now);
+    a model is told nothing of those, not even that they changed."""
+    if not brain.for_model:
+        return False
+    cached = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
+    if cached is not None and not brain.shows(cached):
+        return True
+    try:
+        return brain.store.read(rel).visibility != Visibility.NORMAL
+    except (OSError, BrainError):
+        return False  # gone, or broken: it has no visibility to keep (doctor names it)
+
+
+def _pending(brain: Context) -> int:
+    """Connectors declared in brain.yaml that wait for the person's confirmation."""
+    return sum(1 for status in documents.statuses(brain) if status.state == "pending")

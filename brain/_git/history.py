@@ -1,0 +1,215 @@
+"""History of the vault under git: log, undo, status, conflict markers (see gitvault.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brain._git.autocommit import Pending
+from brain._git.repo import (
+    MESSAGE_FILE,
+    TRAILER,
+    UNDOES,
+    UNMERGED,
+    GitError,
+    autocommit_on,
+    dirty,
+    git_binary,
+    git_identity,
+    has_head,
+    is_repo,
+    merging,
+    run,
+)
+from brain._vault.files import atomic_write
+
+if TYPE_CHECKING:
+    from brain._settings import Settings
+
+
+# history ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Entry:
+    commit: str
+    date: str
+    author: str
+    message: str
+    brain: bool  # made by brain (carries the Brain-Op trailer)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "author": self.author,
+            "message": self.message,
+            "brain": self.brain,
+        }
+
+
+def require_repo(root: Path) -> None:
+    git_binary()
+    if not is_repo(root):
+        raise GitError(f"{root} is not under git", "run `brain git enable`")
+
+
+def log(root: Path, path: str | None = None, limit: int = 20) -> list[Entry]:
+    """Recent commits, newest first: all, or of one file following its renames."""
+    require_repo(root)
+    if not has_head(root):
+        return []
+    fmt = "%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:key=" + TRAILER + ",valueonly)%x1e"
+    args = ["log", f"-n{limit}", f"--format={fmt}"]
+    if path is not None:
+        args += ["--follow", "--", path]
+    entries = []
+    for record in run(root, *args).split("\x1e"):
+        parts = record.strip("\n").split("\x1f")
+        if len(parts) == 5:
+            entries.append(Entry(parts[0], parts[1], parts[2], parts[3], bool(parts[4].strip())))
+    return entries
+
+
+def _trailers(root: Path, commit: str) -> dict[str, str]:
+    out = run(root, "log", "-1", "--format=%(trailers:only,unfold)", commit)
+    found = {}
+    for line in out.splitlines():
+        key, _, value = line.partition(":")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def undo_target(root: Path) -> str:
+    """The brain's last commit not yet undone; refuses when the person committed on top."""
+    require_repo(root)
+    if not has_head(root):
+        raise GitError("the vault has no commits yet; nothing to undo")
+    undone: set[str] = set()
+    for line in run(root, "rev-list", "--first-parent", "-n200", "HEAD").split():
+        trailers = _trailers(root, line)
+        subject = run(root, "log", "-1", "--format=%h %s (%an, %aI)", line).strip()
+        if TRAILER not in trailers:
+            raise GitError(
+                f"the last commit is not brain's: {subject}",
+                "someone committed on top of brain's changes; undo with `git revert` by hand",
+            )
+        if trailers[TRAILER] == "undo":
+            undone.add(trailers.get(UNDOES, ""))
+            continue
+        if line in undone:
+            continue
+        if trailers[TRAILER] == "enable":
+            raise GitError("nothing of brain's to undo since the vault went under git")
+        if len(run(root, "rev-list", "--parents", "-n1", line).split()) > 2:
+            raise GitError(f"the last commit is a merge: {subject}", "undo it with git by hand")
+        return line
+    raise GitError("no brain commit to undo in the last 200 commits")
+
+
+def undo(root: Path, commit: str) -> str:
+    """Revert one brain commit with a brain commit saying so; returns the new commit."""
+    subject = run(root, "log", "-1", "--format=%s", commit).strip()
+    changed = [
+        p
+        for p in run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit).split(
+            "\0"
+        )
+        if p
+    ]
+    in_the_way = sorted(set(dirty(root, changed))) if changed else []
+    if in_the_way:
+        raise GitError(
+            f"{in_the_way[0]} has uncommitted changes; undo would overwrite them",
+            "commit or discard them first (`brain git status` lists them)",
+        )
+    staged = run(root, "diff", "--cached", "--name-only", "-z").split("\0")
+    if any(staged):
+        raise GitError(
+            f"{staged[0]} is staged; undo commits the whole index and would take it along",
+            "commit or unstage it first",
+        )
+    done = subprocess.run(
+        [git_binary(), "-C", str(root), "revert", "--no-commit", commit],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        run(root, "revert", "--abort", check=False)
+        said = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(
+            f"git could not revert {commit[:10]}: {said.splitlines()[0] if said else ''}"
+        )
+    message = f'brain: undo "{subject.removeprefix("brain: ")}"\n\n{UNDOES}: {commit}'
+    identity = git_identity(root)
+    atomic_write(root / MESSAGE_FILE, f"{message}\n{TRAILER}: undo\n")
+    run(root, *identity, "commit", "-q", "--no-verify", "-F", MESSAGE_FILE)
+    return run(root, "rev-parse", "HEAD").strip()
+
+
+# status ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GitStatus:
+    repo: bool
+    autocommit: bool
+    branch: str = ""
+    head: str = ""
+    busy: str | None = None  # a merge or rebase in progress
+    pending: tuple[str, ...] = ()  # brain's changes waiting for a commit
+    pending_error: str | None = None  # why the last commit attempt failed
+    by_hand: tuple[str, ...] = ()  # changed by hand: brain leaves them for the person
+    conflicts: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "autocommit": self.autocommit,
+            "branch": self.branch,
+            "head": self.head,
+            "busy": self.busy,
+            "pending": list(self.pending),
+            "pending_error": self.pending_error,
+            "by_hand": list(self.by_hand),
+            "conflicts": list(self.conflicts),
+        }
+
+
+def status(root: Path, settings: Settings) -> GitStatus:
+    git_binary()
+    enabled = autocommit_on(settings)
+    if not is_repo(root):
+        return GitStatus(False, enabled)
+    branch = run(root, "branch", "--show-current", check=False).strip()
+    head = run(root, "rev-parse", "--short", "HEAD", check=False).strip() if has_head(root) else ""
+    found = dirty(root)
+    pending = Pending.load(root)
+    waiting = sorted(p for p in pending.paths if p in found)
+    conflicts = sorted(p for p, code in found.items() if code in UNMERGED)
+    by_hand = sorted(p for p in found if p not in pending.paths and p not in conflicts)
+    return GitStatus(
+        True,
+        enabled,
+        branch,
+        head,
+        merging(root),
+        tuple(waiting),
+        pending.error,
+        tuple(by_hand),
+        tuple(conflicts),
+    )
+
+
+_MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
+
+
+def conflict_markers(root: Path, paths: Sequence[str]) -> list[str]:
+    """Files among `paths` (and brain.yaml) that still hold git conflict markers."""
+    found = []
+    for rel in ["brain.yaml", *paths]:
+        with contextlib.suppress(OSError):
+            if _MARKERS.search((root / rel).read_bytes()):
+                found.append(rel)
+    return found

@@ -1,0 +1,116 @@
+"""git merge drivers: regenerated files keep one side; dated notes merge their blocks.
+
+git calls `python -m brain git merge-driver <kind> %O %A %B %P` and reads the result from %A.
+- `regenerate` (index.json, Insights/Graph.md): both are made from the notes, so the merge
+  keeps our side and flags the vault; the next brain command rewrites them from the merged notes.
+- `dated` (Sessions, Diary, Logs): a union of the `## HH:MM:SSZ` blocks in time order (a block
+  one side removed stays removed); named sections (a daily log's `## Created (3)`) merge their
+  lines. Both clones reach the same bytes whichever way they merge.
+Anything that does not parse falls back to git's own line merge, conflict markers and all.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from brain._errors import BrokenNote, InvalidInput
+from brain._vault import notefile
+
+KINDS = ("regenerate", "dated")
+_STAMP = re.compile(r"^## \d\d:\d\d:\d\dZ\s*$")
+_COUNT = re.compile(r"\s*\(\d+\)\s*$")
+
+
+def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel: str, cwd: Path) -> int:
+    """Merge into `ours`; returns the exit code git expects (0 clean, 1 conflicted)."""
+    if kind not in KINDS:
+        raise InvalidInput(f"unknown merge driver {kind!r}; allowed: {', '.join(KINDS)}")
+    if kind == "regenerate":
+        from brain._git.repo import flag_regeneration
+
+        flag_regeneration(cwd)
+        return 0
+    texts = [p.read_text(encoding="utf-8") if p.exists() else "" for p in (base, ours, theirs)]
+    try:
+        merged = merge_dated(*texts, rel=rel)
+    except (BrokenNote, UnicodeDecodeError):
+        return _line_merge(base, ours, theirs)
+    ours.write_text(merged, encoding="utf-8")
+    return 0
+
+
+def _line_merge(base: Path, ours: Path, theirs: Path) -> int:
+    labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
+    done = subprocess.run(
+        ["git", "merge-file", *labels, str(ours), str(base), str(theirs)], check=False
+    )
+    return 0 if done.returncode == 0 else 1
+
+
+def merge_dated(base: str, ours: str, theirs: str, *, rel: str = "note.md") -> str:
+    """Three-way merge of a dated note: blocks as sets, in time order."""
+    notes = [notefile.parse(t, rel) if t.strip() else None for t in (base, ours, theirs)]
+    a, b = notes[1], notes[2]
+    if a is None or b is None:
+        raise BrokenNote(f"{rel}: one side is empty")
+    parsed = [_split(n.body) if n else ("", [], {}) for n in notes]
+    (_, o_blocks, _), (preamble, a_blocks, a_named), (_, b_blocks, b_named) = parsed
+    removed = {blk for blk in o_blocks if blk not in a_blocks or blk not in b_blocks}
+    kept = {blk for blk in a_blocks + b_blocks if blk not in removed}
+    stamped = sorted(kept, key=lambda blk: (blk.split("\n", 1)[0], blk))
+    named = dict(a_named)
+    for heading, lines in b_named.items():
+        have = named.setdefault(heading, [])
+        have += [line for line in lines if line not in have]
+    parts = [preamble.rstrip("\n")] if preamble.strip() else []
+    for heading, lines in named.items():
+        bullets = sum(1 for line in lines if line.startswith("- "))
+        body_lines = [line for line in lines if line.strip()]
+        parts.append(f"## {heading} ({bullets})\n\n" + "\n".join(body_lines))
+    parts += [blk.rstrip("\n") for blk in stamped]
+    body = "\n\n".join(parts) + "\n"
+    # Written as our side spelled it (its line ends, its byte-order mark).
+    return notefile.render(replace(a, meta=_meta(a.meta, b.meta), body=body, raw_front=None))
+
+
+def _split(body: str) -> tuple[str, list[str], dict[str, list[str]]]:
+    """Preamble, timestamped blocks (whole text), named sections (heading → lines)."""
+    preamble: list[str] = []
+    blocks: list[list[str]] = []
+    for line in body.splitlines():
+        if line.startswith("## "):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            preamble.append(line)
+    stamped, named = [], {}
+    for block in blocks:
+        if _STAMP.match(block[0]):
+            stamped.append("\n".join(block).strip("\n") + "\n")
+        else:
+            heading = _COUNT.sub("", block[0][3:])
+            named[heading] = [line for line in block[1:] if line.strip()]
+    return "\n".join(preamble), stamped, named
+
+
+def _meta(a: dict[str, Any] | Any, b: dict[str, Any] | Any) -> dict[str, Any]:
+    """One front-matter for both sides: the older id wins (so both clones agree), dates widen."""
+    first, second = (a, b) if str(a.get("id", "")) <= str(b.get("id", "")) else (b, a)
+    meta = dict(first)
+    touched = [str(m["touched"]) for m in (a, b) if m.get("touched")]
+    if touched:
+        meta["touched"] = max(touched)
+    created = [str(m["created"]) for m in (a, b) if m.get("created")]
+    if created:
+        meta["created"] = min(created)
+    tags = list(first.get("tags") or []) + [
+        t for t in second.get("tags") or [] if t not in (first.get("tags") or [])
+    ]
+    if tags:
+        meta["tags"] = tags
+    return meta

@@ -1,0 +1,363 @@
+"""Catching the caches up with the files: hand edits, new files, deletions, breakage."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain._errors import BrokenNote
+from brain._indexes.copies import Holders, renew
+from brain._indexes.folders import FolderCheck, by_folders
+from brain._indexes.ports import CachesPort, CatalogPort, NotesPort
+from brain._indexes.rows import stamp_matches
+from brain._model import LOCAL_ONLY, Note, content_hash, iso, new_id, parse_iso
+from brain._vault.paths import COLD_DIR
+from brain._vault.store import RESERVED_TOP
+
+if TYPE_CHECKING:
+    from brain._clock import Clock
+    from brain._indexes.rows import FileRow
+    from brain._vault.store import Folders
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The one walk of the files against the catalog (catch-up, doctor and diagnostics)."""
+
+    on_disk: tuple[tuple[str, os.stat_result, FileRow | None], ...]  # each file, its row if known
+    missing: tuple[str, ...]  # files the catalog knows that are gone from disk
+
+    @property
+    def out_of_step(self) -> list[str]:
+        """Files the catalog does not know, or knew at another size or time."""
+        return [rel for rel, st, row in self.on_disk if row is None or not row.matches(st)]
+
+
+def compare(
+    store: NotesPort, catalog: CatalogPort, prefix: str = "", folders: Folders | None = None
+) -> Comparison:
+    """Walk the files (those under `prefix`) beside what the catalog knows of them: no reads.
+    `folders` receives the folders walked, with their stats (see NoteStore.walk)."""
+    known = {p: row for p, row in catalog.files().items() if p.startswith(prefix)}
+    walked = store.walk(folders)
+    on_disk = [(rel, st, known.get(rel)) for rel, st in walked if rel.startswith(prefix)]
+    seen = {rel for rel, _st, _row in on_disk}
+    return Comparison(tuple(on_disk), tuple(p for p in known if p not in seen))
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a catch-up found out of step, how it looked, and what to record once applied."""
+
+    todo: list[str]
+    gone: list[str]
+    how: str  # `watcher` (trusted, nothing looked at), `folders` or `walk`
+    folders: int  # folders stat'ed
+    listed: int  # folders listed
+    record: Callable[[], None]
+
+
+def look(store: NotesPort, catalog: CatalogPort, now: datetime, *, force: bool) -> Look:
+    """The files out of step, found as cheaply as may be trusted: nothing while a live watcher
+    keeps the caches in step; the folders changed since a recent full walk (above
+    QUICK_ABOVE files); otherwise, or when forced, the full walk."""
+    if not force and watched(catalog):
+        return Look([], [], "watcher", 0, 0, lambda: None)
+    quick = look_by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
+    if quick is not None:
+        return quick
+    folders: Folders = []
+    found = compare(store, catalog, folders=folders)
+    return Look(
+        found.out_of_step,
+        list(found.missing),
+        "walk",
+        len(folders),
+        len(folders),
+        lambda: record_walk(catalog, folders, len(found.on_disk), now, found),
+    )
+
+
+def look_by_folders(store: NotesPort, catalog: CatalogPort) -> Look | None:
+    """The check by folders (by_folders) as a Look; None when only a full walk can tell."""
+    check = by_folders(store, catalog)
+    if check is None:
+        return None
+    return Look(
+        list(check.todo),
+        list(check.gone),
+        "folders",
+        check.stated,
+        len(check.seen),
+        lambda: record_folders(catalog, check),
+    )
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A full walk made aside (on another thread, through a catalog connection of its own),
+    to apply later where the caches live: paths and stamps only, no rows or stats kept (at
+    1M files those are a few hundred MB and seconds of the collector's time)."""
+
+    suspects: tuple[str, ...]  # out of step or gone: to check again by stat when applied
+    unknown: tuple[tuple[int, str, int, int], ...]  # rows known without an inode: fill_inodes
+    files: int  # note files on disk
+    folders: Folders
+    when: datetime
+
+
+def walk_against(store: NotesPort, catalog: CatalogPort, now: datetime) -> Walk:
+    """The files beside the catalog's stamps of them (as `compare`, lighter): reads only."""
+    known = catalog.stamps()
+    folders: Folders = []
+    suspects: list[str] = []
+    unknown: list[tuple[int, str, int, int]] = []
+    files = 0
+    for rel, st in store.walk(folders):
+        files += 1
+        stamp = known.pop(rel, None)
+        if stamp is None or not stamp_matches(stamp, st):
+            suspects.append(rel)
+        elif stamp[2] == 0:
+            unknown.append((st.st_ino, rel, stamp[0], stamp[1]))
+    return Walk((*suspects, *known), tuple(unknown), files, folders, now)
+
+
+def paths_out_of_step(
+    store: NotesPort, catalog: CatalogPort, rels: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """Of these vault-relative paths (the watcher's), the note files the catalog does not
+    know or knew at another size or time, and the known ones gone: one stat each, no reads,
+    so the cost follows the change, not the vault's size."""
+    todo, gone = [], []
+    for rel in sorted(set(rels)):
+        if not is_note_path(rel):
+            continue
+        row = catalog.file(rel)
+        st = store.stat_note(rel)  # gone, or a link (never followed): None
+        if st is None:
+            if row is not None:
+                gone.append(rel)
+        elif row is None or not row.matches(st):
+            todo.append(rel)
+    return todo, gone
+
+
+# The full walk also runs at least this often (seconds): an edit in place changes no folder.
+FULL_WALK_EVERY = 300.0
+# Below this many files the full walk is cheap (~0.1 s) and sees everything: always walk.
+QUICK_ABOVE = 10_000
+WALKED = "walked"  # info key: when the last full walk was, and how many files it found
+
+
+def walked_lately(catalog: CatalogPort, now: datetime) -> bool:
+    """Whether the folders recorded by the last full walk may stand in for a walk now: it
+    was recent, and the vault is big enough for a walk to cost more than a look at folders."""
+    when, files = _last_walk(catalog)
+    if when is None:
+        return False
+    age = (now - when).total_seconds()
+    return 0 <= age < FULL_WALK_EVERY and files >= QUICK_ABOVE
+
+
+def walked_files(catalog: CatalogPort) -> int:
+    """How many files the last full walk found (0: no walk recorded)."""
+    return _last_walk(catalog)[1]
+
+
+def _last_walk(catalog: CatalogPort) -> tuple[datetime | None, int]:
+    """When the last full walk was and how many files it found, as `record_walk` wrote it."""
+    when, _, files = (catalog.info(WALKED) or "").partition(" ")
+    try:
+        return parse_iso(when), int(files)
+    except ValueError:
+        return None, 0
+
+
+def record_walk(
+    catalog: CatalogPort,
+    folders: Folders,
+    files: int,
+    now: datetime,
+    found: Comparison | None = None,
+) -> None:
+    """After a full walk: its folders' stamps, when it was and how many files it found; and
+    the inodes of files a catalog from before inodes knew only by size and mtime."""
+    catalog.put_folders([(rel, st.st_mtime_ns, st.st_ino) for rel, st in folders], whole=True)
+    catalog.set_info(WALKED, f"{iso(now)} {files}")
+    if found is not None:
+        catalog.fill_inodes(
+            (st.st_ino, rel, st.st_mtime_ns, st.st_size)
+            for rel, st, row in found.on_disk
+            if row is not None and row.inode == 0
+        )
+
+
+WATCHER = "watcher"  # info key: the live process whose watcher keeps the caches in step
+
+
+def process_mark(pid: int) -> str | None:
+    """A process named so that a later process of the same pid is not taken for it: pid
+    and start time (Linux's /proc); None where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return f"{pid} {fields[19]}" if len(fields) > 19 else None
+
+
+def watched(catalog: CatalogPort) -> bool:
+    """Whether a live watcher (the daemon's) keeps the caches in step with the files: then
+    it is authoritative and a catch-up has nothing to look for (within its quiet spell)."""
+    mark = catalog.info(WATCHER)
+    if not mark:
+        return False
+    pid = mark.partition(" ")[0]
+    return pid.isdigit() and process_mark(int(pid)) == mark
+
+
+def record_folders(catalog: CatalogPort, check: FolderCheck) -> None:
+    """After a check by folders: the new stamps of those listed, and the gone forgotten."""
+    if not check.seen and not check.dropped:
+        return  # nothing changed: no write at all
+    for rel in check.dropped:
+        catalog.drop_folders(rel)
+    catalog.put_folders(check.seen, whole=False)
+
+
+def is_note_path(rel: str) -> bool:
+    """Whether a vault-relative path is where `NoteStore.walk()` finds notes."""
+    parts = rel.split("/")
+    if len(parts) < 2 or any(not p or p.startswith(".") or p == ".." for p in parts):
+        return False
+    if parts[0] == COLD_DIR:
+        return rel.endswith(".md.zst")
+    if parts[0] == LOCAL_ONLY:
+        parts = parts[1:]
+    return len(parts) >= 2 and parts[0] not in RESERVED_TOP and rel.endswith(".md")
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a catch-up with the files found: hand edits, new files, deletions, breakage."""
+
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
+
+
+def apply_files(
+    store: NotesPort, caches: CachesPort, clock: Clock, todo: Sequence[str], gone: Sequence[str]
+) -> CatchUp:
+    """Drop what vanished, index what changed; lock held."""
+    changed, broken, removed = [], [], []
+    holders = Holders()  # one for the pass: a copy never takes an id from its original
+    for rel in gone:
+        row = caches.catalog.file(rel)
+        if row is None or store.exists(rel):
+            continue
+        holders.went(row)
+        if row.note_id:
+            caches.drop_note(row.note_id, rel)
+        else:
+            caches.catalog.drop_file(rel)
+        removed.append(rel)
+    for start in range(0, len(todo), 1000):  # one catalog commit per 1,000 files
+        with caches.catalog.transaction():
+            for rel in todo[start : start + 1000]:
+                outcome = index_file(store, caches, clock, rel, holders)
+                if outcome == "broken":
+                    broken.append(rel)
+                elif outcome == "changed":
+                    changed.append(rel)
+    return CatchUp(tuple(changed), tuple(removed), tuple(broken))
+
+
+def index_file(
+    store: NotesPort,
+    caches: CachesPort,
+    clock: Clock,
+    rel: str,
+    holders: Holders | None = None,
+    *,
+    walked: bool = False,
+) -> str:
+    """Bring one file's cache entries in step: `changed`, `same`, `broken` or `gone`.
+
+    `holders`: which file held each id before this pass (a rebuild's or a catch-up's, see
+    copies.Holders); a fresh one for a file indexed alone. `walked`: rel comes from
+    `store.walk()` just now.
+    """
+    try:
+        if walked:
+            data, st = store.read_walked(rel)
+        else:
+            data = store.read_bytes(rel)
+            st = store.stat(rel)
+    except FileNotFoundError:
+        return "gone"
+    known = caches.catalog.file(rel)
+    holders = holders or Holders()
+    holders.saw(rel, known, st.st_ino)
+    if known is not None and known.hash == content_hash(data) and known.error is None:
+        caches.catalog.put_file(known.of(rel, known.note_id, known.hash, st, None))
+        return "same"
+    try:
+        note = store.parse(rel, data)
+    except BrokenNote as exc:
+        caches.put_broken(rel, data, st, exc.message)
+        return "broken"
+    if not note.id:
+        note = adopt(note, clock.now())
+        data = store.write(note)
+        st = store.stat(rel)
+    other = caches.catalog.get(note.id)
+    if other is not None and other.path != rel and _holds(store, other.path, note.id):
+        # Two files, one id: a copy. The file that held the id first keeps it; the copy gets
+        # its own, written into its front-matter, as a dropped-in file does (`copy_of` says why).
+        if not holders.keeps(note.id, (note.created, rel), (other.created, other.path)):
+            note = renew(note, note.id, clock.now())
+            data = store.write(note)
+            st = store.stat(rel)
+        else:
+            copy = store.read(other.path)
+            caches.drop_note(other.id, other.path)
+            caches.put_note(note, data, st)
+            copy = renew(copy, note.id, clock.now())
+            copied = store.write(copy)
+            caches.put_note(copy, copied, store.stat(copy.path))
+            return "changed"
+    caches.put_note(note, data, st)
+    return "changed"
+
+
+def _holds(store: NotesPort, rel: str, note_id: str) -> bool:
+    """Whether the file at rel (as it is now, not as cached) holds this id."""
+    try:
+        return store.read(rel).id == note_id
+    except (OSError, BrokenNote):
+        return False
+
+
+def adopt(note: Note, now: datetime) -> Note:
+    """A Markdown file written by hand gets an id; the fields the person wrote are kept
+    (first, in their order) and only the missing ones are added."""
+    stamp = iso(now)
+    defaults = {
+        "title": Path(note.path).stem,
+        "kind": "titled",
+        "status": "active",
+        "created": stamp,
+        "touched": stamp,
+        "source": {"via": "hand"},
+    }
+    # An empty or null `id` the person left is filled in where it stands (first otherwise).
+    meta = dict(note.meta) if "id" in note.meta else {"id": None, **note.meta}
+    meta["id"] = new_id(now)
+    for key, value in defaults.items():
+        meta.setdefault(key, value)
+    return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept

@@ -1,0 +1,71 @@
+"""Two files, one id (a copy): which keeps the id, and the copy's own new id."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from brain._model import Note, new_id, parse_iso
+
+if TYPE_CHECKING:
+    from brain._indexes.rows import FileRow
+
+Claim = tuple[str, str]  # a file holding an id: (its `created` as written, its path)
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
+class Holders:
+    """Which file held each id before a pass over the files (a catch-up or a rebuild), so a
+    copy never takes the id from the note that held it first.
+
+    A rebuild is given the catalog's holders from before it was cleared (`before`). A
+    catch-up asks the catalog itself: its holder of an id held it before the pass unless the
+    pass has indexed that file since; each file the pass indexes is `saw`ed first with the id
+    the catalog knew it by (or, for a file renamed, the id its inode was known by).
+    """
+
+    def __init__(self, before: Mapping[str, str] | None = None) -> None:
+        self._before = before
+        self._seen: dict[str, str | None] = {}  # path → the id it held before this pass
+        self._gone: dict[int, str] = {}  # inode → id, of the files gone in this pass
+
+    def went(self, row: FileRow) -> None:
+        """A known file gone from its path: if its inode turns up elsewhere, it was moved."""
+        if row.note_id and row.inode:
+            self._gone[row.inode] = row.note_id
+
+    def saw(self, rel: str, known: FileRow | None, inode: int) -> None:
+        """The file at rel, about to be indexed, as the catalog knew it (None: not at all)."""
+        if rel not in self._seen:
+            self._seen[rel] = known.note_id if known is not None else self._gone.get(inode)
+
+    def held(self, note_id: str, rel: str) -> bool:
+        """Whether the file at rel held this id before the pass."""
+        if self._before is not None:
+            return self._before.get(note_id) == rel
+        return self._seen.get(rel, note_id) == note_id
+
+    def keeps(self, note_id: str, mine: Claim, theirs: Claim) -> bool:
+        """Whether `mine` keeps an id `theirs` (the catalog's holder now) holds too: the one
+        that held it first keeps it, by the catalog, then by `created`, then by path."""
+        if self.held(note_id, theirs[1]):
+            return False
+        if self.held(note_id, mine[1]):
+            return True
+        return _first(mine) < _first(theirs)
+
+
+def _first(claim: Claim) -> tuple[datetime, str]:
+    """A claim's place in line: the earlier `created` first; one missing or unreadable (a
+    hostile copy may write anything there) after every readable one; then the path."""
+    try:
+        when = parse_iso(claim[0]) if claim[0] else _NEVER
+    except (ValueError, OverflowError):
+        when = _NEVER
+    return when, claim[1]
+
+
+def renew(note: Note, original: str, now: datetime) -> Note:
+    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from."""
+    return note.with_meta(id=new_id(now), copy_of=original)

@@ -1,0 +1,122 @@
+"""How much of a question a memory holds, on a scale that means the same in every recall."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from brain._indexes.fulltext import stems
+from brain._indexes.ports import FullTextPort
+from brain._recall.names import query_names
+from brain._terms import CALENDAR, GENERIC, content_words
+
+if TYPE_CHECKING:
+    from brain._indexes.catalog import Brief
+    from brain._recall.when import Window
+
+# Recall's scores are scaled per query (rank.scales), so they say how a memory compares with
+# the others of its answer, never whether any of them matches. Relevance is absolute: the share
+# of the question's terms a memory holds, each term weighed by how rare it is in the vault
+# (BM25's idf), so "Caroline" in Caroline's own vault weighs little and a word the vault never
+# holds weighs most. Below FLOOR no hit of the answer is shown (docs/lab/ranking.md, "Honest
+# relevance": chosen on both dev files).
+FLOOR = 0.15
+# Words that say little of what is asked: the chatter of conversations (terms.GENERIC: "go",
+# "like", "kind") and the calendar ("in July 2023", digits), whose times recall/when.py reads
+# from a memory's date, not its text, so a memory rarely holds them as words.
+UNWEIGHED = GENERIC | CALENDAR
+STRONG, FAIR = 0.6, 0.3
+BANDS = ("strong", "fair", "weak")
+# A memory can hold a question's meaning without its words ("new dog" of "Caroline adopted a
+# puppy"): beside the shipped MiniLM, a cosine to the question of at least MEANING counts as
+# relevance of that much. On the LoCoMo negative-question protocol (docs/lab/ranking.md,
+# "Honest relevance") 0.45 keeps 92.4% of questions asked of another conversation "nothing
+# relevant" (98.3% by words alone) and hit@10 the same; 0.40 would keep 81%.
+MEANING = 0.45
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The question's terms (as the full text stems them), each with its weight; the time it
+    names, with its own; and whether the vault knows any of the names it asks about."""
+
+    weights: Mapping[str, float]
+    known: bool = True
+    when: Window | None = None
+    when_weight: float = 0.0
+
+    def held(self, title: str, body: str, created: str) -> float:
+        """The share of the question's weight that this memory holds: the terms its title or
+        body holds, and the time it names when the memory was written then."""
+        total = sum(self.weights.values()) + self.when_weight
+        if not total or not self.known:
+            return 0.0
+        found = set(stems(f"{title}\n{body}"))
+        share = sum(w for term, w in self.weights.items() if term in found)
+        if self.when is not None and self.when.holds(created):
+            share += self.when_weight
+        return share / total
+
+
+def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: int = 0) -> Asked:
+    """The query's content words, weighed by their rarity among the vault's memories, and the
+    time it names (`when`, in which `then` memories were written), weighed the same way: a
+    time is asked as a word is, and a memory holds it by being written then. A query that
+    names someone or something (a capitalised word past its first: names.query_names) asks
+    about them: when no memory holds any of those names, nothing in the vault is about it."""
+    said = [w for w in content_words(query) if w not in UNWEIGHED and not w.isdigit()]
+    # A question that asks only when ("What did I do on 17 November?") has its time alone.
+    terms = _stemmed(said or ([] if when is not None else content_words(query)))
+    names = _stemmed(query_names(query.strip().partition(" ")[2]))
+    total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])))
+    known = not names or any(freqs.get(n, 0) for n in names)
+    weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
+    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0)
+
+
+def _stemmed(words: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(stems(" ".join(words))))
+
+
+def with_meaning(held: Mapping[str, float], cosines: Mapping[str, float]) -> dict[str, float]:
+    """Each hit's relevance: the share of the question's words it holds, or its cosine to
+    the question where that reaches MEANING and says more."""
+    out = dict(held)
+    for oid, share in held.items():
+        cosine = cosines.get(oid, 0.0)
+        if cosine >= MEANING and cosine > share:
+            out[oid] = min(cosine, 1.0)
+    return out
+
+
+def of_memory(
+    weighed: Asked,
+    cosines: Mapping[str, float],
+    texts: Mapping[str, Mapping[str, str]],
+    rows: Mapping[str, Brief],
+    oid: str,
+) -> float:
+    """One memory's relevance (as `with_meaning` gives it) from its title and body in
+    `texts` and its catalog row; 0 for a memory not in both."""
+    fields, row = texts.get(oid), rows.get(oid)
+    if fields is None or row is None:
+        return 0.0
+    share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
+    return with_meaning({oid: share}, cosines)[oid]
+
+
+def clears(held: Mapping[str, float]) -> bool:
+    """Whether any hit of an answer holds enough of the question to show the answer."""
+    return any(h >= FLOOR for h in held.values())
+
+
+def band(relevance: float) -> str:
+    """strong | fair | weak: how much of the question a shown hit holds."""
+    return "strong" if relevance >= STRONG else "fair" if relevance >= FAIR else "weak"
+
+
+def _idf(total: int, freq: int) -> float:
+    """BM25's idf: a term no memory holds weighs most, one every memory holds nearly nothing."""
+    return math.log(1 + (total - freq + 0.5) / (freq + 0.5))

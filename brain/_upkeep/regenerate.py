@@ -1,0 +1,31 @@
+"""What brain derives from the notes, rebuilt whole: every index.json, and Graph.md after merges."""
+
+from __future__ import annotations
+
+from brain._context import Context
+from brain._git.repo import REGENERATE_FLAG, merging
+from brain._indexes.rows import Settled
+from brain._upkeep import graph
+from brain._vault.files import remove_file
+
+
+def rebuild_node_indexes(brain: Context) -> Settled:
+    """Recompute every node's statistics and index.json from the files (sleep, reindex)."""
+    with brain.lock.hold():
+        brain.catch_up()
+        return brain.node_index.rebuild(brain.store)
+
+
+def regenerate_after_merge(brain: Context) -> bool:
+    """Rewrite index.json files and Graph.md that a merge kept from one side; once."""
+    flag = brain.root / REGENERATE_FLAG
+    if not brain.changes.enabled or not flag.exists() or merging(brain.root):
+        return False
+    with brain.changes.operation() as op, brain.lock.hold():
+        brain.catch_up(force=True)
+        rebuild_node_indexes(brain)
+        for partition in brain.store.partitions():
+            graph.write_graph(brain.at(partition))
+        remove_file(flag)
+        op.said = "regenerate index.json and Graph.md after a merge"
+    return True

@@ -1,0 +1,148 @@
+"""What a forgotten note was, kept as salted hashes only, so a check can look for its traces.
+
+At forget time the note's id, title and text fragments (runs of words) are recorded under
+`.brain/forgotten.json`, each hashed with a salt made for that record: the file holds no word
+of the note, and the hashes of one record cannot be matched against another's. The hashes
+confirm a guess but do not reveal a text; a short title can be guessed by someone who tries
+candidate titles with the salt (docs/security.md). Machine-local: deleting `.brain/` loses
+the records, never a memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from brain._errors import NotFound
+from brain._vault.files import atomic_write
+from brain._vault.paths import CACHE_DIR
+
+FILE = f"{CACHE_DIR}/forgotten.json"
+SPAN = 5  # words in a text fragment: long enough to be this note's, short enough to survive
+MOST_FRAGMENTS = 4096  # a 10 MB document keeps an even spread of this many
+ENOUGH_FRAGMENTS = 32  # this many distinct fragments in one place are a trace of a long text
+_WORD = re.compile(r"\w+")
+ULID_LENGTH = 26
+
+
+def words(data: bytes) -> list[str]:
+    """The words of raw bytes, as every check reads them (any encoding damage ignored)."""
+    return _WORD.findall(data.decode("utf-8", "replace").casefold())
+
+
+def _digest(salt: bytes, run: Iterable[str]) -> str:
+    return hashlib.blake2b(" ".join(run).encode(), key=salt, digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One forgotten note: a salt and the hashes of its id, title and text fragments."""
+
+    salt: str
+    id: str
+    title: tuple[int, str] | None  # its length in words, its hash
+    span: int  # words in each fragment (fewer for a text shorter than SPAN)
+    fragments: frozenset[str]
+    at: str
+
+    @classmethod
+    def of(cls, note_id: str, title: str, body: str, at: str) -> Record:
+        salt = secrets.token_bytes(16)
+        title_words = words(title.encode())
+        text = words(body.encode())
+        span = min(SPAN, len(text))
+        runs = [text[i : i + span] for i in range(len(text) - span + 1)] if text else []
+        if len(runs) > MOST_FRAGMENTS:
+            step = len(runs) / MOST_FRAGMENTS
+            runs = [runs[int(n * step)] for n in range(MOST_FRAGMENTS)]
+        return cls(
+            salt.hex(),
+            _digest(salt, [note_id.casefold()]),
+            (len(title_words), _digest(salt, title_words)) if title_words else None,
+            span,
+            frozenset(_digest(salt, r) for r in runs),
+            at,
+        )
+
+    def names(self, note_id: str) -> bool:
+        return _digest(bytes.fromhex(self.salt), [note_id.casefold()]) == self.id
+
+    def find(self, data: bytes) -> dict[str, int]:
+        """How often the id and the title occur in these bytes, and how many distinct text
+        fragments (when enough of them to be this text)."""
+        found = {"id": 0, "title": 0}
+        matched: set[str] = set()
+        text = words(data)
+        salt = bytes.fromhex(self.salt)
+        title_span, title = self.title or (0, "")
+        for span in sorted({1, title_span, self.span} - {0}):
+            for i in range(len(text) - span + 1):
+                run = text[i : i + span]
+                if span == 1 and len(run[0]) != ULID_LENGTH and title_span != 1:
+                    continue  # a single word is looked at only as an id (or a one-word title)
+                digest = _digest(salt, run)
+                found["id"] += span == 1 and digest == self.id
+                found["title"] += span == title_span and digest == title
+                if span == self.span and digest in self.fragments:
+                    matched.add(digest)
+        # The text counts where more than half of its fragments are, or many: a phrase that
+        # every note of a kind shares ("before the end of the month") is not a trace.
+        if len(matched) * 2 > len(self.fragments) or len(matched) >= ENOUGH_FRAGMENTS:
+            found["text"] = len(matched)
+        return {k: v for k, v in found.items() if v}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "salt": self.salt,
+            "id": self.id,
+            "title": list(self.title) if self.title else None,
+            "span": self.span,
+            "fragments": sorted(self.fragments),
+            "at": self.at,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Record:
+        title = data.get("title")
+        return cls(
+            str(data["salt"]),
+            str(data["id"]),
+            (int(title[0]), str(title[1])) if title else None,
+            int(data.get("span", SPAN)),
+            frozenset(data.get("fragments", [])),
+            str(data.get("at", "")),
+        )
+
+
+def record(root: Path, note_id: str, title: str, body: str, at: str) -> None:
+    """Add a forgotten note's record. Callers hold the writer lock."""
+    records = list(load(root))
+    records.append(Record.of(note_id, title, body, at))
+    data = {"version": 1, "forgotten": [r.to_json() for r in records]}
+    atomic_write(root / FILE, json.dumps(data, indent=0) + "\n")
+
+
+def load(root: Path) -> Iterator[Record]:
+    try:
+        data = json.loads((root / FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return
+    for entry in data.get("forgotten", []):
+        yield Record.from_json(entry)
+
+
+def lookup(root: Path, note_id: str) -> Record:
+    """The record of a note forgotten here, or NotFound."""
+    for rec in load(root):
+        if rec.names(note_id.split("#", 1)[0]):
+            return rec
+    raise NotFound(
+        f"no forgetting of {note_id} is recorded on this machine ({FILE})",
+        "the check knows notes forgotten here since forgetting was recorded",
+    )
