@@ -55,17 +55,30 @@ class HashingEmbedder:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
+            # Summed in Python floats, then stored: every term is ±1 or ±0.5, so the sums are
+            # exact in float32 too and the vectors are the same bits as adding in numpy, at a
+            # fraction of the cost (a 60 KiB note: ~46 ms of a server's GIL before).
+            sums = [0.0] * self.dim
             for word in content_words(text):
-                bucket, sign = _slot(word, self.dim)
-                out[row, bucket] += sign
-                padded = f"<{word}>"
-                for i in range(len(padded) - 2):
-                    bucket, sign = _slot(padded[i : i + 3], self.dim)
-                    out[row, bucket] += 0.5 * sign
+                for bucket, weight in _features(word, self.dim):
+                    sums[bucket] += weight
+            out[row] = sums
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         # A text with no words stays the zero vector: it is similar to nothing.
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _features(word: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """A word's buckets and weights: the word itself, then its character trigrams at half."""
+    bucket, sign = _slot(word, dim)
+    found = [(bucket, sign)]
+    padded = f"<{word}>"
+    for i in range(len(padded) - 2):
+        bucket, sign = _slot(padded[i : i + 3], dim)
+        found.append((bucket, 0.5 * sign))
+    return tuple(found)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -482,3 +482,34 @@ def test_many_texts_run_in_bounded_batches_side_by_side_with_the_same_vectors(
     shapes = [shape for shape, _ in recording.runs]
     assert len(shapes) > 2 and all(rows * width <= embedding.TOKEN_BUDGET for rows, width in shapes)
     assert len({thread for _, thread in recording.runs}) == 2  # one batch per core at once
+
+
+def test_hashing_sums_in_python_give_the_bits_of_adding_each_feature_in_numpy() -> None:
+    """The embedder sums a text's features in Python floats (fast); every feature weighs ±1
+    or ±0.5, so the sums are exact and the vectors the same bits as the one-at-a-time
+    definition below, for short texts, empty ones and a 60 KiB one."""
+    import numpy as np
+
+    from brain._indexes.embedder import _slot, content_words
+
+    def by_definition(text: str, dim: int = 256) -> np.ndarray:
+        row = np.zeros(dim, dtype=np.float32)
+        for word in content_words(text):
+            bucket, sign = _slot(word, dim)
+            row[bucket] += sign
+            padded = f"<{word}>"
+            for i in range(len(padded) - 2):
+                bucket, sign = _slot(padded[i : i + 3], dim)
+                row[bucket] += 0.5 * sign
+        norm = np.linalg.norm(row)
+        return row / norm if norm > 0 else row
+
+    texts = [
+        "",
+        "is the a",
+        "The harbour opens at six; lanterns by the tide gauge.",
+        "Long note: " + "harbour lanterns and tides, ferry crates " * 1500,
+    ]
+    got = HashingEmbedder().embed(texts)
+    for row, text in zip(got, texts, strict=True):
+        assert np.array_equal(row.view(np.uint32), by_definition(text).view(np.uint32))
