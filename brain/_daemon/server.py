@@ -1,7 +1,7 @@
 """The daemon: one warm Brain per vault, served over a peer-checked Unix socket until idle.
 
-It holds a lock on `.brain/_daemon.pid` for its whole life (the sign that it is alive, whatever
-pid the file names), listens on `.brain/_daemon.sock` (mode 0600, every peer checked against
+It holds a lock on `.brain/daemon.pid` for its whole life (the sign that it is alive, whatever
+pid the file names), listens on `.brain/daemon.sock` (mode 0600, every peer checked against
 this user), runs requests one at a time on the thread that owns its one Brain (warm embedder,
 open caches), follows confirmed connectors and hand edits with a watcher, and exits when idle.
 It takes the vault's writer lock per write, like any brain process, so the person's own

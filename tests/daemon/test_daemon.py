@@ -110,7 +110,7 @@ def test_commands_start_the_daemon_on_first_need_and_it_exits_when_idle(vault: P
     assert found[0]["id"] == note["id"]
     until(lambda: running_pid(vault) is None, "the idle daemon to exit")
     assert not socket_path(vault).exists() and not pid_path(vault).exists()
-    assert "idle" in (vault / ".brain/_daemon.log").read_text()
+    assert "idle" in (vault / ".brain/daemon.log").read_text()
 
 
 def test_no_autostart_setting_keeps_commands_in_process(vault: Path) -> None:

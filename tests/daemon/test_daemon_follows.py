@@ -84,11 +84,11 @@ def test_a_daemon_setting_change_takes_effect_without_a_restart(daemon: Path) ->
     settle(daemon, "  autostart: true\n  idle_seconds: 1\n")
     # No command since: the daemon that started with 900 s is the one that goes after 1 s.
     until(lambda: running_pid(daemon) is None, "the daemon to exit after its new idle time")
-    assert "idle for 1 s" in (daemon / ".brain/_daemon.log").read_text()
+    assert "idle for 1 s" in (daemon / ".brain/daemon.log").read_text()
 
 
 def test_watching_is_stopped_and_started_as_brain_yaml_says(daemon: Path) -> None:
-    log = daemon / ".brain/_daemon.log"
+    log = daemon / ".brain/daemon.log"
     settle(daemon, "  autostart: true\n  watch: false\n")
     assert brain(daemon, "list").returncode == 0
     assert "watch off" in log.read_text()
