@@ -36,7 +36,7 @@ WORKER = textwrap.dedent(
     if job == "open":
         for _ in range(count):
             brain = open_vault(root, embedder=None)
-            brain._recall("apple", mode="text")
+            brain.recall("apple", mode="text")
             brain.close()
         sys.exit(0)
     brain = open_vault(root, embedder=None)
@@ -58,7 +58,7 @@ WORKER = textwrap.dedent(
                      {"role": "assistant", "content": f"{word} is a kind of test"}]
             path.write_text(json.dumps({"recall_id": word, "created_at": "2026-01-01T10:00:00Z",
                                         "platform": "claude.ai", "transcript": turns}))
-            report = brain._ingest(path)
+            report = brain.ingest(path)
             ack(report.added[0], word)
         elif job == "import":
             path = root.parent / f"export-{word}"
