@@ -119,8 +119,9 @@ def stack(engine: dict[str, str]) -> Iterator[dict[str, Any]]:
     }
     compose = [sys.executable, "-m", "podman_compose", "-f", str(DEPLOY / "compose.yaml")]
     compose += ["-p", project]
-    run(*compose, "up", "-d", "--no-build", env=env)
+    leftovers(engine)
     try:
+        run(*compose, "up", "-d", "--no-build", env=env)
         url = f"http://127.0.0.1:{port}"
         if not ready(url):
             states = run(str(PODMAN), "ps", "-a", "--format", "{{.Names}} {{.Status}}", env=env)
@@ -133,6 +134,19 @@ def stack(engine: dict[str, str]) -> Iterator[dict[str, Any]]:
         run(*compose, "down", "-v", env=env, check=False, timeout=300)
         # The images a rebuild left without a tag: each run of a changed checkout leaves one.
         run(str(PODMAN), "image", "prune", "-f", env=env, check=False, timeout=300)
+
+
+def leftovers(env: dict[str, str]) -> None:
+    """Remove the stacks of earlier runs that were killed before their own clean-up."""
+    names = run(
+        str(PODMAN), "ps", "-a", "--filter", "name=^braintest", "--format", "{{.Names}}", env=env
+    ).split()
+    if names:
+        run(str(PODMAN), "rm", "-f", "-t", "0", "--depend", *names, env=env, check=False)
+    for kind in ("network", "volume"):
+        found = run(str(PODMAN), kind, "ls", "-q", "--filter", "name=^braintest", env=env).split()
+        if found:
+            run(str(PODMAN), kind, "rm", "-f", *found, env=env, check=False)
 
 
 def ready(url: str) -> bool:
