@@ -3,7 +3,7 @@ clients, /healthz while 32 clients recall, and one tenant's recall while another
 
 python -m bench.hosted_concurrency [--tenants 8] [--memories 300] [--seconds 8]
                                    [--baseline /work/main] [--db DSN]
-                                   [--server '--workers 2'] [--baseline-server '…']
+                                   [--server '--workers 2'] [--baseline-server '…'] [--pin]
 
 The users' brains are in PostgreSQL (hashing vectors, seeded in bulk by this checkout's code).
 With --baseline the same measures run against a server started from that checkout too (e.g.
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 
 from bench.hosted import load, seed
 from bench.http_servers import (
@@ -52,20 +51,36 @@ def ms(took: list[float]) -> dict[str, float]:
     }
 
 
+# The probe is a process of its own: timed in the bench's event loop, beside 32 clients, a
+# probe's latency would include the bench's own turns (and its GIL), not only the server's.
+PROBE = """
+import http.client, json, sys, time
+host, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+conn = http.client.HTTPConnection(host, port, timeout=60)
+took, stop = [], time.perf_counter() + seconds
+while time.perf_counter() < stop:
+    begun = time.perf_counter()
+    conn.request("GET", "/healthz")
+    answer = conn.getresponse()
+    answer.read()
+    assert answer.status == 200, answer.status
+    took.append(time.perf_counter() - begun)
+    time.sleep(0.02)
+print(json.dumps(took))
+"""
+
+
 async def health_while_recalling(server: Server, tokens: list[str], seconds: float) -> Any:
-    """/healthz every 20 ms while 32 clients recall."""
-    url = server.url.removesuffix("/mcp") + "/healthz"
+    """/healthz every 20 ms, from a process of its own, while 32 clients recall."""
+    address = server.url.removeprefix("http://").removesuffix("/mcp")
+    host, _, port = address.rpartition(":")
     took: list[float] = []
 
     async def probe() -> None:
         await anyio.sleep(1.0)  # the clients are connected and recalling
-        async with httpx2.AsyncClient(timeout=60) as http:
-            stop = time.perf_counter() + seconds - 1.5
-            while time.perf_counter() < stop:
-                begun = time.perf_counter()
-                (await http.get(url)).raise_for_status()
-                took.append(time.perf_counter() - begun)
-                await anyio.sleep(0.02)
+        args = [sys.executable, "-c", PROBE, host.strip("[]"), port, str(seconds - 1.5)]
+        done = await anyio.run_process(args)
+        took.extend(json.loads(done.stdout))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(probe)
@@ -111,11 +126,19 @@ async def recall_beside_writes(server: Server, reader: str, writer: str, seconds
     return {"idle": ms(idle), "beside_writes": ms(busy), "big_writes": written}
 
 
+def pin(pid: int, cores: set[int]) -> None:
+    """Every thread of a process onto these cores (threads it makes later inherit them)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        os.sched_setaffinity(int(task.name), cores)
+
+
 def measure(
-    db: str, tokens: list[str], seconds: float, source: Path, options: list[str]
+    db: str, tokens: list[str], seconds: float, source: Path, options: list[str], pinned: bool
 ) -> dict[str, Any]:
     extra = ("--rate", "100000", "--burst", "100000", *options)
     server = start(db, None, *extra, source=source)
+    if pinned:  # the server alone on core 0; this process and PostgreSQL stay on core 1
+        pin(server.process.pid, {0})
     try:
         got: dict[str, Any] = {"source": str(source), "options": options, "recall": []}
         for clients in (1, 8, 32):
@@ -142,7 +165,14 @@ def main() -> None:
         "--server", default="", help="more options of this checkout's server, e.g. '--workers 2'"
     )
     parser.add_argument("--baseline-server", default="", help="the same for the baseline's")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the server alone on core 0, the load and the embedded PostgreSQL on core 1",
+    )
     args = parser.parse_args()
+    if args.pin:  # before PostgreSQL starts: its processes inherit this
+        pin(os.getpid(), {1})
     with database(args.db, "brain-concurrency-bench-") as dsn:
         db = fresh_database(dsn)
         init_schema(db)
@@ -154,12 +184,13 @@ def main() -> None:
             "memories_per_tenant": args.memories,
             "seconds": args.seconds,
             "cores": os.cpu_count(),
-            "runs": [measure(db, tokens, args.seconds, ROOT, args.server.split())],
+            "pinned": args.pin,
+            "runs": [measure(db, tokens, args.seconds, ROOT, args.server.split(), args.pin)],
         }
         if args.baseline is not None:
             other = args.baseline.resolve()
             result["runs"].append(
-                measure(db, tokens, args.seconds, other, args.baseline_server.split())
+                measure(db, tokens, args.seconds, other, args.baseline_server.split(), args.pin)
             )
         print(json.dumps(result, indent=2))
 

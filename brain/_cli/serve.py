@@ -91,7 +91,7 @@ def serve(
             help="With --http: threads running tool calls at once (a "
             "process uses one core: run one server per core).",
         ),
-    ] = 8,
+    ] = 4,
     grace: Annotated[
         int,
         typer.Option(

@@ -43,7 +43,7 @@ log = logging.getLogger("brain.serve")
 # Worker threads for tool calls. The core holds the GIL while it computes, so more threads do
 # not add CPU (run a process per core for that); they let calls waiting on PostgreSQL or a
 # lock overlap, and keep the event loop free for /healthz and the next request.
-WORKERS = 8
+WORKERS = 4  # docs/hosted-serving.md, "What --workers trades": measured 2, 3, 4 and 8
 GRACE = 30  # seconds the calls in flight at SIGTERM may take to finish
 
 

@@ -59,4 +59,4 @@ def test_access_lines_and_metrics(pg_dsn: str) -> None:
     assert 'brain_tool_errors_total{tool="expand"} 1.0' in metrics
     assert "brain_open_tenants 1.0" in metrics
     assert "brain_cold_open_seconds_count 1.0" in metrics
-    assert "brain_workers 8.0" in metrics and "brain_workers_busy 0.0" in metrics
+    assert "brain_workers 4.0" in metrics and "brain_workers_busy 0.0" in metrics
