@@ -217,6 +217,12 @@ def test_the_stack_serves_mcp_through_the_proxy_pooler_and_two_servers(stack: An
     assert logins and all(line == f"brain_server|{bouncer}" for line in logins), logins
 
 
+def test_the_proxy_keeps_the_metrics_off_the_public_name(stack: Any) -> None:
+    public = {"host": PUBLIC}
+    assert httpx2.get(f"{stack['url']}/readyz", headers=public, timeout=30).status_code == 200
+    assert httpx2.get(f"{stack['url']}/metrics", headers=public, timeout=30).status_code == 404
+
+
 def test_the_servers_run_as_a_user_that_is_not_root(stack: Any) -> None:
     for server in ("brain1", "brain2"):
         uid = run(str(PODMAN), "exec", container(stack, server), "id", "-u", env=stack["env"])
