@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -93,6 +94,13 @@ def add_user(dsn: str, name: str) -> str:
     with tokens.connect(dsn) as conn:
         tokens.ensure_schema(conn)
         return tokens.add_user(conn, name)
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (for a proxy or pooler a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def server_login(dsn: str) -> tuple[str, Path]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from bench.http_servers import free_port
 from brain._hosted.roles import SERVER_ROLE
 
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
@@ -44,12 +45,6 @@ stats_users = {user}
 
 def installed() -> bool:
     return Path(PGBOUNCER).is_file()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -61,6 +61,13 @@ class Pool:
         self.closed = False
         self.replica: Replica | None = None
 
+    def time_limit(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's statement timeout for the transaction in progress on `conn` (transaction
+        -local, so nothing of it stays on the connection)."""
+        if self.statement_timeout is not None:
+            ms = f"{int(self.statement_timeout * 1000)}ms"
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+
     @property
     def held(self) -> int:
         """Connections open now (idle or lent)."""

@@ -264,9 +264,7 @@ class TokenCheck:
             try:
                 with self.pool.connection() as conn, conn.transaction():
                     # A lookup stuck on the database (a lock on brain_tokens) ends too.
-                    if self.pool.statement_timeout is not None:
-                        ms = f"{int(self.pool.statement_timeout * 1000)}ms"
-                        conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+                    self.pool.time_limit(conn)
                     return ask(conn)
             except PoolBusy:
                 raise  # it waited its while already

@@ -135,9 +135,7 @@ class TenantDatabase:
         enter(conn, self.tenant, self._proof, local=True)
         # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
         conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        if self.pool.statement_timeout is not None:
-            ms = f"{int(self.pool.statement_timeout * 1000)}ms"
-            conn.execute("SELECT set_config('statement_timeout', %s, true)", (ms,))
+        self.pool.time_limit(conn)
 
     def _take(self) -> psycopg.Connection[Any]:
         """A lent connection in a new tenant transaction. A connection that died while idle

@@ -8,7 +8,6 @@ import os
 import resource
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.http_servers import call
+from bench.http_servers import call, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -97,12 +96,6 @@ def build(env: dict[str, str]) -> None:
             str(context),
             env=env,
         )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

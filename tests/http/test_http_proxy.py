@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.http_servers import add_user, call, fresh_database, start
+from bench.http_servers import add_user, call, free_port, fresh_database, start
 from brain._hosted.schema import init as init_schema
 from brain._mcp_server import TOOLS
 from tests.http.conftest import JSON_HEADERS, PING
@@ -61,12 +61,6 @@ http {{
     }}
 }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
