@@ -97,7 +97,9 @@ def is_keyword(word: str) -> bool:
 def terms(title: str, text: str, limit: int = NOTE_TERMS) -> list[tuple[str, int]]:
     """A memory's keyword candidates with their weight (uses, plus a bonus for the title),
     lowercase, strongest first."""
-    counts = Counter(w for w in words(text) if is_keyword(w))
+    # Counted first, then each distinct word tested once (a long note says "the" a thousand times).
+    counts = Counter(words(text))
+    counts = Counter({w: n for w, n in counts.items() if is_keyword(w)})
     for word in set(words(title)):
         if is_keyword(word):
             counts[word] += TITLE_BONUS

@@ -45,6 +45,33 @@ def test_detect(text: str, kind: str | None) -> None:
     assert detect(text) == kind
 
 
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "I have decided",
+        "we've decided",
+        "WE ARE GOING WITH",
+        "I am committing to",
+        "We are committing to",
+        "FINAL DECISION :",
+        "we have launched",
+        "It is done",
+        "I have finished",
+        "We've finished",
+        "we completed",
+        "I have shipped",
+        "I am starting",
+        "We closed the deal",
+        "I\u2019m getting married",
+    ],
+)
+def test_every_spelling_is_found_deep_in_a_long_note(phrase: str) -> None:
+    # detect() looks for a word each phrase holds before it runs the patterns over the text:
+    # that first look must let through every spelling the patterns accept, in any case.
+    filler = "Harbour lanterns and tides. " * 2000
+    assert detect(f"{filler}Then {phrase} something. {filler}") is not None
+
+
 def test_remember_flags_a_defining_memory_and_never_overrides_a_flag(
     brain: Brain, vault: Path
 ) -> None:
