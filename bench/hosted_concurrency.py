@@ -1,13 +1,19 @@
 """One `brain serve --http` process under concurrent load: recalls a second at 1, 8 and 32
 clients, /healthz while 32 clients recall, and one tenant's recall while another writes.
 
-python -m bench.hosted_concurrency [--tenants 8] [--memories 300] [--seconds 8]
+python -m bench.hosted_concurrency [--tenants 8] [--memories 300] [--seconds 8] [--rounds 3]
                                    [--baseline /work/main] [--db DSN]
                                    [--server '--workers 2'] [--baseline-server '…'] [--pin]
 
 The users' brains are in PostgreSQL (hashing vectors, seeded in bulk by this checkout's code).
 With --baseline the same measures run against a server started from that checkout too (e.g.
 main before the worker pool), one after the other on the same database. Prints one JSON object.
+
+Each measure is taken `--rounds` times, one round after the other (1, 8 and 32 clients, then
+/healthz, then the stall), and `summary` holds what requirement 1 of issue 43 asks: each ratio
+as the median of the rounds' ratios (a ratio of two rates measured a few seconds apart, so a
+shift of the shared machine's load between rounds moves both), /healthz over every round's
+probes together, and whether each target is met.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -85,7 +92,7 @@ async def health_while_recalling(server: Server, tokens: list[str], seconds: flo
     async with anyio.create_task_group() as tg:
         tg.start_soon(probe)
         recall = await load([server], tokens, 32, seconds, write=False)
-    return {"healthz": ms(took), "recall_x32": recall}
+    return {"healthz": ms(took), "recall_x32": recall, "took": took}
 
 
 async def recall_beside_writes(server: Server, reader: str, writer: str, seconds: float) -> Any:
@@ -133,25 +140,63 @@ def pin(pid: int, cores: set[int]) -> None:
 
 
 def measure(
-    db: str, tokens: list[str], seconds: float, source: Path, options: list[str], pinned: bool
+    db: str,
+    tokens: list[str],
+    seconds: float,
+    source: Path,
+    options: list[str],
+    pinned: bool,
+    rounds: int,
 ) -> dict[str, Any]:
     extra = ("--rate", "100000", "--burst", "100000", *options)
     server = start(db, None, *extra, source=source)
     if pinned:  # the server alone on core 0; this process and PostgreSQL stay on core 1
         pin(server.process.pid, {0})
     try:
-        got: dict[str, Any] = {"source": str(source), "options": options, "recall": []}
-        for clients in (1, 8, 32):
-            res = anyio.run(lambda c=clients: load([server], tokens, c, seconds, write=False))
-            got["recall"].append(res)
-            print(f"  {source.name} recall x{clients}: {res}", file=sys.stderr)
-        got["health"] = anyio.run(lambda: health_while_recalling(server, tokens, seconds))
-        got["stall"] = anyio.run(
-            lambda: recall_beside_writes(server, tokens[0], tokens[1], seconds)
-        )
+        got: dict[str, Any] = {"source": str(source), "options": options, "rounds": []}
+        for _ in range(rounds):
+            one: dict[str, Any] = {"recall": []}
+            for clients in (1, 8, 32):
+                res = anyio.run(lambda c=clients: load([server], tokens, c, seconds, write=False))
+                one["recall"].append(res)
+                print(f"  {source.name} recall x{clients}: {res}", file=sys.stderr)
+            one["health"] = anyio.run(lambda: health_while_recalling(server, tokens, seconds))
+            one["stall"] = anyio.run(
+                lambda: recall_beside_writes(server, tokens[0], tokens[1], seconds)
+            )
+            got["rounds"].append(one)
+        got["summary"] = summary(got["rounds"])
+        for one in got["rounds"]:
+            del one["health"]["took"]  # in the summary's pooled figures
+        print(f"  {source.name} summary: {got['summary']}", file=sys.stderr)
         return got
     finally:
         server.stop()
+
+
+def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Requirement 1's figures over the rounds, and whether each target is met."""
+    rates = [[r["per_s"] for r in one["recall"]] for one in rounds]  # 1, 8, 32 clients
+    scale = statistics.median(r8 / r1 for r1, r8, _ in rates)
+    steady = statistics.median(r32 / r8 for _, r8, r32 in rates)
+    stall = statistics.median(
+        one["stall"]["beside_writes"]["p50_ms"] / one["stall"]["idle"]["p50_ms"] for one in rounds
+    )
+    probes = [t for one in rounds for t in one["health"]["took"]]
+    health = ms(probes)
+    return {
+        "recalls_per_s": [round(statistics.median(r[i] for r in rates), 1) for i in range(3)],
+        "x8_over_x1": round(scale, 2),
+        "x32_over_x8": round(steady, 2),
+        "healthz": health,
+        "stall": round(stall, 2),
+        "met": {
+            "x8 >= 1.5 x1": scale >= 1.5,
+            "x32 >= x8": steady >= 1.0,
+            "healthz p99 <= 50 ms": health["p99_ms"] <= 50.0,
+            "stall <= 2x": stall <= 2.0,
+        },
+    }
 
 
 def main() -> None:
@@ -159,6 +204,7 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=8)
     parser.add_argument("--memories", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--db", help="a PostgreSQL to use (else an embedded one)")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure too")
     parser.add_argument(
@@ -185,12 +231,23 @@ def main() -> None:
             "seconds": args.seconds,
             "cores": os.cpu_count(),
             "pinned": args.pin,
-            "runs": [measure(db, tokens, args.seconds, ROOT, args.server.split(), args.pin)],
+            "rounds": args.rounds,
+            "runs": [
+                measure(db, tokens, args.seconds, ROOT, args.server.split(), args.pin, args.rounds)
+            ],
         }
         if args.baseline is not None:
             other = args.baseline.resolve()
             result["runs"].append(
-                measure(db, tokens, args.seconds, other, args.baseline_server.split(), args.pin)
+                measure(
+                    db,
+                    tokens,
+                    args.seconds,
+                    other,
+                    args.baseline_server.split(),
+                    args.pin,
+                    args.rounds,
+                )
             )
         print(json.dumps(result, indent=2))
 

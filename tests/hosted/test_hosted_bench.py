@@ -101,3 +101,32 @@ def test_the_two_server_scaling_bench_runs_at_a_tiny_size(pg_dsn: str) -> None:
         assert phase["server_cpu_ms_per_recall"] > 0 and phase["database_cpu_ms_per_recall"] > 0
     assert run["cold_open"]["tenants"] == 2
     assert run["connections"]["held"] >= 2  # one a server at least
+
+
+def test_the_concurrency_bench_runs_its_rounds_and_judges_each_target(pg_dsn: str) -> None:
+    said = run_bench(
+        "bench.hosted_concurrency",
+        "--db",
+        pg_dsn,
+        "--tenants",
+        "2",
+        "--memories",
+        "3",
+        "--seconds",
+        "2",
+        "--rounds",
+        "2",
+    )
+    (run,) = json.loads(said)["runs"]
+    assert len(run["rounds"]) == 2
+    for one in run["rounds"]:
+        assert all(r["errors"] == 0 and r["calls"] > 0 for r in one["recall"])
+        assert one["health"]["healthz"]["n"] > 0 and one["stall"]["big_writes"] > 0
+    summary = run["summary"]
+    assert summary["healthz"]["n"] == sum(o["health"]["healthz"]["n"] for o in run["rounds"])
+    assert set(summary["met"]) == {
+        "x8 >= 1.5 x1",
+        "x32 >= x8",
+        "healthz p99 <= 50 ms",
+        "stall <= 2x",
+    }
