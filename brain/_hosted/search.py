@@ -219,11 +219,13 @@ class PgVectors:
 
         found: dict[str, Any] = {}
         if ids:
+            # pgvector's binary form (a 16-bit length, 16 unused bits, then big-endian float4s)
+            # read straight into numpy (the text form: ~50 µs a vector to parse, 1-2 ms a recall).
             rows = self.db.execute(
-                "SELECT id, embedding::text FROM vectors WHERE id = ANY(?) AND dims = ?",
+                "SELECT id, vector_send(embedding) FROM vectors WHERE id = ANY(?) AND dims = ?",
                 (list(ids), self.dim),
             )
-            found = {str(i): np.array(t.strip("[]").split(","), np.float32) for i, t in rows}
+            found = {str(i): np.frombuffer(raw, ">f4", offset=4) for i, raw in rows}
         names = [oid for oid in ids if oid in found]
         matrix = np.array([found[oid] for oid in names], np.float32).reshape(len(names), self.dim)
         return names, matrix

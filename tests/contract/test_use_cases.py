@@ -140,3 +140,22 @@ def test_neighbourhoods_read_at_once_are_each_read_alone(
         alone = {a[0].id: catalog.written_near(*a, filters) for a in asks}
         assert together == alone
         assert any(before or after for before, after in alone.values()) or filters.partition
+
+
+def test_a_stored_vector_reads_back_as_the_index_holds_it(both: Brain) -> None:
+    """What neighbour blending reads (`stacked`) is the vector the index searches with: as
+    the nearest to itself, at a cosine of 1 (PostgreSQL sends it in pgvector's binary form)."""
+    import numpy as np
+
+    notes = [
+        both.remember(f"Crate {n} holds {n} quince jars by the {w} door.")
+        for n, w in enumerate(["north", "south", "harbour"])
+    ]
+    both._context.flush()
+    index = both._context.caches.vectors
+    names, matrix = index.stacked([n.id for n in notes])
+    assert names == [n.id for n in notes] and matrix.dtype == np.float32
+    for name, vector in zip(names, matrix, strict=True):
+        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3  # files keep half precision
+        best, score = index.search(vector, 1)[0]
+        assert best == name and score > 0.99
