@@ -24,6 +24,7 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,35 +155,35 @@ def measure(
         pin(server.process.pid, {0})
     try:
         got: dict[str, Any] = {"source": str(source), "options": options, "rounds": []}
+        probes: list[float] = []  # every round's /healthz times, for the summary's percentiles
         for _ in range(rounds):
             one: dict[str, Any] = {"recall": []}
             for clients in (1, 8, 32):
-                res = anyio.run(lambda c=clients: load([server], tokens, c, seconds, write=False))
+                res = anyio.run(partial(load, [server], tokens, clients, seconds, write=False))
                 one["recall"].append(res)
                 print(f"  {source.name} recall x{clients}: {res}", file=sys.stderr)
             one["health"] = anyio.run(lambda: health_while_recalling(server, tokens, seconds))
+            probes += one["health"].pop("took")
             one["stall"] = anyio.run(
                 lambda: recall_beside_writes(server, tokens[0], tokens[1], seconds)
             )
             got["rounds"].append(one)
-        got["summary"] = summary(got["rounds"])
-        for one in got["rounds"]:
-            del one["health"]["took"]  # in the summary's pooled figures
+        got["summary"] = summary(got["rounds"], probes)
         print(f"  {source.name} summary: {got['summary']}", file=sys.stderr)
         return got
     finally:
         server.stop()
 
 
-def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Requirement 1's figures over the rounds, and whether each target is met."""
+def summary(rounds: list[dict[str, Any]], probes: list[float]) -> dict[str, Any]:
+    """Requirement 1's figures over the rounds (`probes`: all their /healthz times), and
+    whether each target is met."""
     rates = [[r["per_s"] for r in one["recall"]] for one in rounds]  # 1, 8, 32 clients
     scale = statistics.median(r8 / r1 for r1, r8, _ in rates)
     steady = statistics.median(r32 / r8 for _, r8, r32 in rates)
     stall = statistics.median(
         one["stall"]["beside_writes"]["p50_ms"] / one["stall"]["idle"]["p50_ms"] for one in rounds
     )
-    probes = [t for one in rounds for t in one["health"]["took"]]
     health = ms(probes)
     return {
         "recalls_per_s": [round(statistics.median(r[i] for r in rates), 1) for i in range(3)],
