@@ -183,14 +183,22 @@ def scored(questions: Sequence[Question], variant: Variant) -> list[tuple[int, d
     return out
 
 
-def report(name: str, questions: Sequence[Question], variants: Sequence[str]) -> dict[str, Any]:
-    base = scored(questions, VARIANTS["today"])
+def report(
+    name: str,
+    questions: Sequence[Question],
+    variants: Sequence[str],
+    table: dict[str, Variant] | None = None,
+) -> dict[str, Any]:
+    """Each variant's top 10 against today's order: every metric's change and paired 95%
+    interval, pooled and by category (`table`: the variants by name; bench.late has its own)."""
+    table = VARIANTS if table is None else table
+    base = scored(questions, table["today"])
     cats = sorted({c for c, _ in base})
     pooled = POOLED_CATEGORIES if max(cats) <= 5 else frozenset(cats)
     pools = [("pooled", pooled), *((f"cat {c}", frozenset({c})) for c in cats)]
     result: dict[str, Any] = {}
     for variant in variants:
-        new = scored(questions, VARIANTS[variant])
+        new = scored(questions, table[variant])
         rows: dict[str, Any] = {}
         for label, pool in pools:
             n = sum(c in pool for c, _ in base)
