@@ -23,7 +23,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,14 +183,21 @@ def scored(questions: Sequence[Question], variant: Variant) -> list[tuple[int, d
     return out
 
 
-def report(name: str, questions: Sequence[Question], variants: Sequence[str]) -> dict[str, Any]:
-    base = scored(questions, VARIANTS["today"])
+def report(
+    name: str,
+    questions: Sequence[Question],
+    variants: Sequence[str],
+    table: Mapping[str, Variant] | None = None,
+) -> dict[str, Any]:
+    """Each variant of `table` (default: this module's) against today's order, paired."""
+    table = VARIANTS if table is None else table
+    base = scored(questions, table["today"])
     cats = sorted({c for c, _ in base})
     pooled = POOLED_CATEGORIES if max(cats) <= 5 else frozenset(cats)
     pools = [("pooled", pooled), *((f"cat {c}", frozenset({c})) for c in cats)]
     result: dict[str, Any] = {}
     for variant in variants:
-        new = scored(questions, VARIANTS[variant])
+        new = scored(questions, table[variant])
         rows: dict[str, Any] = {}
         for label, pool in pools:
             n = sum(c in pool for c, _ in base)
