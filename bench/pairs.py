@@ -23,7 +23,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,10 +187,9 @@ def report(
     name: str,
     questions: Sequence[Question],
     variants: Sequence[str],
-    table: dict[str, Variant] | None = None,
+    table: Mapping[str, Variant] | None = None,
 ) -> dict[str, Any]:
-    """Each variant's top 10 against today's order: every metric's change and paired 95%
-    interval, pooled and by category (`table`: the variants by name; bench.late has its own)."""
+    """Each variant of `table` (default: this module's) against today's order, paired."""
     table = VARIANTS if table is None else table
     base = scored(questions, table["today"])
     cats = sorted({c for c, _ in base})
