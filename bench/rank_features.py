@@ -30,7 +30,7 @@ from brain._settings import model_cache_dir
 
 DEPTH = 50
 RETRIEVERS = ("text", "vector", "sparse")
-PRIORS = ("time", "answer", "asks", "speaker", "name")
+PRIORS = ("time", "answer", "asks", "speaker", "name", "opens")
 
 
 def features(hit: Any, body: str) -> dict[str, float]:

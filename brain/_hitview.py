@@ -98,6 +98,8 @@ def _priors(why: Mapping[str, Any]) -> list[str]:
         parts.append(f"asker's own words ×{why['speaker']}")
     if why.get("reply"):  # recall/replies.py: a short reply to a question that matched
         parts.append(f"reply to a question {why['reply']:+.3f}")
+    if why.get("opens", 1.0) != 1.0:  # recall/openers.py: the first memory of its sitting
+        parts.append(f"opens its sitting ×{why['opens']}")
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
     return parts

@@ -85,6 +85,8 @@ def what_stages_did(
         entry["speaker"] = stages["speaker"].get(oid, 1.0)
     for oid, entry in why.items() if stages["reply"] else ():  # a reply to the question before
         entry["reply"] = round(stages["reply"].get(oid, 0.0), 4)
+    for oid, entry in why.items() if stages["opens"] else ():  # the opening of its sitting
+        entry["opens"] = stages["opens"].get(oid, 1.0)
     for oid, entry in why.items() if stages["name"] else ():  # what the name prior multiplied
         entry["name"] = stages["name"].get(oid, 1.0)
         entry["name_said"] = list(lifted)

@@ -13,7 +13,7 @@ from brain._indexes.fulltext import Filters
 from brain._model import Hit
 from brain._notes import corrections, defining
 from brain._recall import names as naming
-from brain._recall import relevance
+from brain._recall import openers, relevance
 from brain._recall.answers import ANSWER_DEPTH, with_answer_type, with_statements
 from brain._recall.names import speakers, subjects, with_names, without
 from brain._recall.neighbours import Blend, Neighbourhood
@@ -266,11 +266,17 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     # Asked in the first person, what the asker said of themselves is lifted (persons.py).
     ranked, speaking = with_speaker(ranked, bodies, question.of_asker)
     replying: dict[str, float] = {}  # a short reply borrows its question's relevance:
+    opening: dict[str, float] = {}
     if len(lists) > 1:  # replies.py (with one retriever alone, its own order)
         weighed, cosines = _weighed(asked, written), _cosines(asked, lists)
         held = partial(relevance.of_memory, weighed, cosines, head, briefs)
         giving = None if question.wants is None else typed  # the kind asked for
         ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
+        # The memory that opens a sitting says what the sitting was for (openers.py).
+        near, titles_of = asked.near, brain.caches.catalog.titles
+        ranked, opening = openers.in_head(
+            ranked, near, asked.filters, titles_of, question.to_someone
+        )
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
@@ -290,6 +296,7 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
             "name": name_factors,
             "speaker": speaking,
             "reply": replying,
+            "opens": opening,
         },
         lifted,
         only_when,

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from brain._recall.answers import ABOUT_ASKING, Asked, asked_for
 from brain._recall.names import mentions_of, query_names
-from brain._recall.persons import asks_of_asker
+from brain._recall.persons import asks_of_asker, persons
 from brain._recall.when import Window, parse_time
 from brain._terms import content_words, is_keyword
 from brain._terms import words as words_of
@@ -24,7 +24,8 @@ class Question:
     for "a and b's" (the pair's, so neither is only an owner). `window`: the time it names
     (recall/when.py). `wants`: the kind of answer it asks for (recall/answers.py). `about_asking`:
     it asks about asking ("What did Nate ask …"). `terms`: its content words (snippets).
-    `of_asker`: it asks of its asker ("What did I name my dog?")."""
+    `of_asker`: it asks of its asker ("What did I name my dog?"); `to_someone`: it speaks to
+    someone ("What did you recommend?"), so it asks what was said to its asker."""
 
     text: str
     now: datetime
@@ -36,6 +37,7 @@ class Question:
     about_asking: bool
     terms: frozenset[str]
     of_asker: bool  # asked in the first person, to no one (recall/persons.py)
+    to_someone: bool  # it says "you" (recall/openers.py)
 
     def asks_only_when(self, names: Sequence[str]) -> bool:
         """Whether it asks what was written at a time and says nothing else that a memory
@@ -69,4 +71,5 @@ def read(text: str, now: datetime) -> Question:
         terms=frozenset(content_words(text)),
         # What the asker asked was said to someone ("Which classes did I ask about?")
         of_asker=asks_of_asker(text) and not about_asking,
+        to_someone=persons(text)[1] > 0,
     )

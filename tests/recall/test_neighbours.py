@@ -135,7 +135,8 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
     assert why["retrievers"]["text"]["neighbours"] > 0  # all of its text score is borrowed
     # The query asks when (recall/answers.py): whether the hit says when is given too.
     # The question beside it asks and is lowered for it, so "asks" is given too; the hit is
-    # a short reply to that question, so what it borrowed is given (recall/replies.py).
+    # a short reply to that question, so what it borrowed is given (recall/replies.py); the
+    # question opens their sitting, so what openings got is given too (recall/openers.py).
     assert set(why) == {
         "retrievers",
         "fused",
@@ -145,9 +146,11 @@ def test_explain_gives_ranks_scores_and_context(brain: Brain, clock: FixedClock)
         "answer_asked",
         "asks",
         "reply",
+        "opens",
         "relevance",
     }
     assert why["prior"] == 1.0
+    assert why["opens"] == 1.0 and hits[ids[TALK[0]]].explain["opens"] > 1.0  # type: ignore[index]
     assert all(h.explain is None for h in brain.recall(QUERY, k=5))
 
 

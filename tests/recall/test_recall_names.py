@@ -59,8 +59,10 @@ TURNS = [
 ]
 
 
-def test_the_person_named_lifts_what_they_said(brain: Brain) -> None:
-    melanie, caroline = (brain.remember(t).id for t in TURNS)
+def test_the_person_named_lifts_what_they_said(brain: Brain, clock: FixedClock) -> None:
+    melanie = brain.remember(TURNS[0]).id
+    clock.set(clock.now() + timedelta(hours=3))  # two sittings: neither opens the other's
+    caroline = brain.remember(TURNS[1]).id
     plain = [h.id for h in brain.recall("Who painted a lake at sunrise last week?", k=2)]
     assert plain[0] == melanie  # "last week" matches her words better
     hits = brain.recall("What did Caroline paint at sunrise last week?", k=2, explain=True)

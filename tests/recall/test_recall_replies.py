@@ -104,4 +104,5 @@ def test_cli_explain_shows_what_the_reply_borrowed(chat: Brain, cli: CliRunner) 
     assert res.exit_code == 0, res.output
     assert "reply to a question +" in res.output
     res = cli.invoke(app, ["recall", QUESTION, "--explain", "--json"])
-    assert json.loads(res.output)["hits"][0]["explain"]["reply"] > 0
+    hits = {h["title"][:26]: h["explain"] for h in json.loads(res.output)["hits"]}
+    assert hits["John: The Minnesota Wolves"]["reply"] > 0
