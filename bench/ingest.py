@@ -79,8 +79,11 @@ def child(file: Path, samples: int) -> dict[str, Any]:
 def run(code: Path, file: Path, samples: int) -> dict[str, Any]:
     """One child process on `code`; its figures and the load average around it."""
     before = os.getloadavg()[0]
+    # The checkout's own child where it has one: its modules' names may differ from ours.
+    script = code / "bench" / "ingest.py"
+    script = script if script.exists() else HERE
     done = subprocess.run(
-        [sys.executable, str(HERE), str(file), "--child", "--samples", str(samples)],
+        [sys.executable, str(script), str(file), "--child", "--samples", str(samples)],
         cwd=code,
         env={**os.environ, "PYTHONPATH": str(code)},
         capture_output=True,
