@@ -82,9 +82,8 @@ def with_answer_type(
     """The best ANSWER_DEPTH, those whose text gives what is asked multiplied by ANSWER_TYPE
     and reordered among themselves; the rest as they were (none of them can pass the head:
     each head score only grew). `texts` holds the head's title and body."""
-    head = ranked[:ANSWER_DEPTH]
-    factors = {oid: ANSWER_TYPE for oid, _ in head if asked.given_by(texts[oid])}
-    return [*_multiplied(head, factors), *ranked[ANSWER_DEPTH:]], factors
+    factors = {oid: ANSWER_TYPE for oid, _ in ranked[:ANSWER_DEPTH] if asked.given_by(texts[oid])}
+    return head_lifted(ranked, factors), factors
 
 
 def asking_share(text: str) -> float:
@@ -117,6 +116,15 @@ def with_statements(
         if share:
             factors[oid] = 1.0 - ASKING * share
     return _multiplied(ranked, factors), factors
+
+
+def head_lifted(
+    ranked: Sequence[tuple[str, float]], factors: dict[str, float]
+) -> list[tuple[str, float]]:
+    """The best ANSWER_DEPTH each times its factor (none below 1) and reordered among
+    themselves; the rest as they were (none of them can pass the head: each head score only
+    grew)."""
+    return [*_multiplied(ranked[:ANSWER_DEPTH], factors), *ranked[ANSWER_DEPTH:]]
 
 
 def _multiplied(

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from brain._recall.answers import ANSWER_DEPTH
+from brain._recall.answers import ANSWER_DEPTH, head_lifted
 from brain._recall.neighbours import order_key
 
 if TYPE_CHECKING:
@@ -76,11 +76,7 @@ def with_openers(
     factors = {oid: OPENER for oid, a in after.items() if opens(oid, a, named)}
     if not factors:
         return list(ranked), {}
-    lifted = sorted(
-        ((oid, score * factors.get(oid, 1.0)) for oid, score in head),
-        key=lambda item: (-item[1], item[0]),
-    )
-    return [*lifted, *ranked[ANSWER_DEPTH:]], factors
+    return head_lifted(ranked, factors), factors
 
 
 def in_head(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from brain._recall.answers import ANSWER_DEPTH
+from brain._recall.answers import ANSWER_DEPTH, head_lifted
 from brain._recall.names import NAME_PRIOR
 
 FIRST_PERSON = NAME_PRIOR
@@ -55,8 +55,4 @@ def with_speaker(
             factors[oid] = FIRST_PERSON
     if not factors:
         return list(ranked), {}
-    lifted = sorted(
-        ((oid, score * factors.get(oid, 1.0)) for oid, score in head),
-        key=lambda item: (-item[1], item[0]),
-    )
-    return [*lifted, *ranked[ANSWER_DEPTH:]], factors
+    return head_lifted(ranked, factors), factors
