@@ -272,35 +272,16 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         held = partial(relevance.of_memory, weighed, cosines, head, briefs)
         giving = None if question.wants is None else typed  # the kind asked for
         ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
-        # The memory that opens a sitting says what the sitting was for (openers.py).
-        near, titles_of = asked.near, brain.caches.catalog.titles
-        ranked, opening = openers.in_head(
-            ranked, near, asked.filters, titles_of, question.to_someone
-        )
+        # The memory that opens a dialogue says what it was for (openers.py).
+        titles_of, someone = brain.caches.catalog.titles, question.to_someone
+        ranked, opening = openers.in_head(ranked, asked.near, asked.filters, titles_of, someone)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)
     ordered = defining.defining_first(ranked, briefs) if asked.defining_first else ranked
+    stages = {"time": time_factors, "answer": typed, "asks": asking, "name": name_factors}
+    stages |= {"speaker": speaking, "reply": replying, "opens": opening}
     return Ranking(
-        ordered,
-        cut,
-        lists,
-        plain,
-        fused,
-        briefs,
-        scaled,
-        then,
-        {
-            "time": time_factors,
-            "answer": typed,
-            "asks": asking,
-            "name": name_factors,
-            "speaker": speaking,
-            "reply": replying,
-            "opens": opening,
-        },
-        lifted,
-        only_when,
-        written,
+        ordered, cut, lists, plain, fused, briefs, scaled, then, stages, lifted, only_when, written
     )
 
 
