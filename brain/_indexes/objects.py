@@ -21,7 +21,8 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
     """The objects a note contributes to the caches: itself, and a document's or recall's sections.
 
     A sectioned note's own object carries only the text before its sections (a recall's summary),
-    so hits go to the passage that answers, `<note id>#<n>`, whose parent is the note.
+    so hits go to the passage that answers, `<note id>#<n>`, whose parent is the note. A
+    transcript's turn is indexed with its speaker's label.
     """
     row = ObjectRow(
         id=note.id,
@@ -52,6 +53,10 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
     parts = []
     for section in sections:
         text = section_text(note, section)
+        if section.block_type == "turn" and section.role:
+            # A turn is said by someone, as a remembered turn is ("Caroline: …", "user: …"):
+            # its speaker is part of what it says. Its title stays the conversation's.
+            text = f"{section.role}: {text}"
         part = replace(
             row,
             id=f"{note.id}#{section.number}",

@@ -245,3 +245,29 @@ def test_missing_and_odd_transcript_files(brain: Brain, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="a folder, not a transcript") as folder:
         brain.ingest(tmp_path)  # a person reaching for the documents of a folder
     assert folder.value.hint is not None and f"brain connect {tmp_path}" in folder.value.hint
+
+
+FRIENDS = {
+    "recall_id": "friends-2023-05-08",
+    "created_at": "2023-05-08T13:56:00Z",
+    "platform": "chat",
+    "transcript": [
+        {"role": "Caroline", "content": "I went to a support group yesterday, it was powerful."},
+        {"role": "Melanie", "content": "That's great! How did the support group help?"},
+        {"role": "Melanie", "content": "We went camping with the kids last weekend."},
+    ],
+}
+
+
+def test_a_turn_is_found_by_its_speaker(brain: Brain, tmp_path: Path) -> None:
+    """A turn's speaker is part of what it says, as in a remembered turn ("Caroline: …"): the
+    full text finds Caroline's turn by her name, and her words lead Melanie's question."""
+    path = tmp_path / "friends.json"
+    path.write_text(json.dumps(FRIENDS))
+    [note_id] = brain.ingest(path).added
+    note = brain._context.get(note_id)
+    assert brain.recall("Caroline", mode="text")[0].id == f"{note_id}#0"
+    hits = brain.recall("What did Caroline say about the support group?", mode="text")
+    assert hits[0].id == f"{note_id}#0"
+    assert hits[0].title == note.title  # a hit in a conversation is titled by it
+    assert note.body.count("Caroline: ") == 0  # the file holds the turn as it was said
