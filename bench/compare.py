@@ -167,3 +167,19 @@ class CachedSparse:
                 (np.frombuffer(found[k][0], "<i4").copy(), np.frombuffer(found[k][1], "<f4").copy())
                 for k in keys
             ]
+
+
+def shipped_encoders(cached: Path | None) -> tuple[Any, Any]:
+    """The default MiniLM embedder and the sparse encoder a vault takes from its settings, or,
+    with `cached` (a --cache-embeddings file), both behind that cache, SPLADE for the sparse."""
+    import os
+
+    from brain._indexes.embedder import load_embedder
+    from brain._indexes.sparse import load_sparse
+    from brain._settings import model_cache_dir
+
+    models = model_cache_dir(os.environ, Path.home())
+    embedder: Any = load_embedder("minilm", models)
+    if cached is None:
+        return embedder, "settings"
+    return CachedEmbedder(embedder, cached), CachedSparse(load_sparse("splade", models), cached)

@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.compare import CachedEmbedder, CachedSparse, paired_bootstrap
+from bench.compare import paired_bootstrap, shipped_encoders
 from bench.locomo import Results, _file_pool, _gold_key, _ingest, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES, score_question
-from brain._indexes.embedder import load_embedder
-from brain._indexes.sparse import load_sparse
-from brain._settings import model_cache_dir
 
 DEPTH = 50
 RETRIEVERS = ("text", "vector", "sparse")
@@ -96,12 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.file is None or args.out is None:
         parser.error("FILE and --out are needed (or --compare OLD NEW)")
-    cache = model_cache_dir(os.environ, Path.home())
-    embedder: Any = load_embedder("minilm", cache)
-    terms: Any = "settings"
-    if args.cache_embeddings:
-        embedder = CachedEmbedder(embedder, args.cache_embeddings)
-        terms = CachedSparse(load_sparse("splade", cache), args.cache_embeddings)
+    embedder, terms = shipped_encoders(args.cache_embeddings)
     results = Results(["hybrid"], _file_pool(args.file))
     samples = load(args.file)[: args.samples or None]
     with args.out.open("w", encoding="utf-8") as out:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,14 +22,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench.compare import CachedEmbedder, CachedSparse, compare
+from bench.compare import compare, shipped_encoders
 from bench.locomo import K, Results, _file_pool, _gold_key, _ingest, _scored, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES
-from brain._indexes.embedder import load_embedder
-from brain._indexes.sparse import load_sparse
 from brain._recall import answers, pipeline, rank, when
-from brain._settings import model_cache_dir
 
 _FIRST_PERSON = {"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "our", "us", "mine"}
 
@@ -222,12 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=0, help="start at this sample")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     args = parser.parse_args(argv)
-    cache = model_cache_dir(os.environ, Path.home())
-    embedder: Any = load_embedder("minilm", cache)
-    terms: Any = "settings"
-    if args.cache_embeddings:
-        embedder = CachedEmbedder(embedder, args.cache_embeddings)
-        terms = CachedSparse(load_sparse("splade", cache), args.cache_embeddings)
+    embedder, terms = shipped_encoders(args.cache_embeddings)
     pool = _file_pool(args.file)
     results = Results(args.variants.split(","), pool)
     samples = load(args.file)[args.skip :][: args.samples or None]

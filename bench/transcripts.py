@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.compare import CachedEmbedder, CachedSparse, paired_bootstrap
+from bench.compare import paired_bootstrap, shipped_encoders
 from bench.locomo import CONFIGS, POOLS, Results, _file_pool, _vault, print_table
 from bench.locomo_data import Sample, load
-from brain._indexes.embedder import load_embedder
-from brain._indexes.sparse import load_sparse
 from brain._ingest.transcripts import Transcript, Turn
-from brain._settings import model_cache_dir
 from brain._sources.conversations import store_transcripts
 
 
@@ -74,12 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         parser.error(f"unknown configs: {', '.join(unknown)}")
-    cache = model_cache_dir(os.environ, Path.home())
-    embedder: Any = load_embedder("minilm", cache)
-    terms: Any = "settings"
-    if args.cache_embeddings:
-        embedder = CachedEmbedder(embedder, args.cache_embeddings)
-        terms = CachedSparse(load_sparse("splade", cache), args.cache_embeddings)
+    embedder, terms = shipped_encoders(args.cache_embeddings)
     results = Results(configs, _file_pool(args.file))
     for sample in load(args.file)[: args.samples or None]:
         with _vault(embedder, sample.turns[0].created, terms) as (brain, clock):
