@@ -20,7 +20,6 @@ question's DEPTH memories' states, over N questions a file, uncached.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.locomo_data import load
-from bench.pairs import RRF_K, Question, report, texts_of
+from bench.pairs import RRF_K, Question, arguments, measured, texts_of
 from brain._indexes import onnxrun, shipped
 from brain._indexes.textrun import TOKEN_BUDGET, TextRunner
 
@@ -272,25 +271,16 @@ def cost(data: Path, dump: Path, states: States, count: int) -> dict[str, float]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("files", type=Path, nargs="+", help="DUMP DATA pairs")
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--cost", type=int, default=0)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    if len(args.files) % 2:
-        parser.error("files come in pairs: DUMP DATA")
+    args, pairs, names = arguments(__doc__, list(VARIANTS), argv)
     states = States(args.cache)
-    names = [v for v in args.variants.split(",") if v]
-    out: dict[str, Any] = {}
-    for dump, data in zip(args.files[::2], args.files[1::2], strict=True):
-        questions = questions_of(dump, data, states)
-        out[data.name] = {"variants": report(data.name, questions, names, VARIANTS)}
-        out[data.name]["separation"] = separation(data.name, questions)
-        if args.cost:
-            out[data.name]["cost"] = cost(data, dump, states, args.cost)
-            print(f"{data.name} cost {out[data.name]['cost']}", file=sys.stderr)
+    out = measured(
+        pairs,
+        lambda dump, data: questions_of(dump, data, states),
+        names,
+        VARIANTS,
+        separation,
+        (lambda dump, data: cost(data, dump, states, args.cost)) if args.cost else None,
+    )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0

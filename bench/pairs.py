@@ -283,27 +283,58 @@ def cost(data: Path, dump: Path, inner: Any, count: int) -> dict[str, float]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def measured(
+    pairs: Sequence[tuple[Path, Path]],
+    read: Callable[[Path, Path], Sequence[Question]],
+    names: Sequence[str],
+    table: Mapping[str, Variant],
+    separate: Callable[[str, Sequence[Question]], Any],
+    costed: Callable[[Path, Path], dict[str, float]] | None = None,
+) -> dict[str, Any]:
+    """Each DUMP DATA pair's questions (`read`), every variant of `names` against today's
+    order, how each signal separates gold from the rest (`separate`), and, with `costed`,
+    what the signal costs; by data file name."""
+    out: dict[str, Any] = {}
+    for dump, data in pairs:
+        questions = read(dump, data)
+        out[data.name] = {"variants": report(data.name, questions, names, table)}
+        out[data.name]["separation"] = separate(data.name, questions)
+        if costed is not None:
+            out[data.name]["cost"] = costed(dump, data)
+            print(f"{data.name} cost {out[data.name]['cost']}", file=sys.stderr)
+    return out
+
+
+def arguments(
+    doc: str | None, variants: Sequence[str], argv: Sequence[str] | None
+) -> tuple[argparse.Namespace, list[tuple[Path, Path]], list[str]]:
+    """An offline bench's command line: DUMP DATA pairs, --cache, --variants, --cost, --json.
+    Returns the arguments, the (dump, data) pairs and the variants asked for."""
+    parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("files", type=Path, nargs="+", help="DUMP DATA pairs")
     parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--variants", default=",".join(variants))
     parser.add_argument("--cost", type=int, default=0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if len(args.files) % 2:
         parser.error("files come in pairs: DUMP DATA")
+    pairs = list(zip(args.files[::2], args.files[1::2], strict=True))
+    return args, pairs, [v for v in args.variants.split(",") if v]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, pairs, names = arguments(__doc__, list(VARIANTS), argv)
     inner: Any = load_embedder("minilm", model_cache_dir(os.environ, Path.home()))
     embedder = CachedEmbedder(inner, args.cache)
-    names = [v for v in args.variants.split(",") if v]
-    out: dict[str, Any] = {}
-    for dump, data in zip(args.files[::2], args.files[1::2], strict=True):
-        questions = questions_of(dump, data, embedder)
-        out[data.name] = {"variants": report(data.name, questions, names)}
-        out[data.name]["separation"] = separation(data.name, questions)
-        if args.cost:
-            out[data.name]["cost"] = cost(data, dump, inner, args.cost)
-            print(f"{data.name} cost {out[data.name]['cost']}", file=sys.stderr)
+    out = measured(
+        pairs,
+        lambda dump, data: questions_of(dump, data, embedder),
+        names,
+        VARIANTS,
+        separation,
+        (lambda dump, data: cost(data, dump, inner, args.cost)) if args.cost else None,
+    )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
