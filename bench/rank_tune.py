@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -26,7 +27,8 @@ from bench.compare import compare, shipped_encoders
 from bench.locomo import K, Results, _file_pool, _gold_key, _ingest, _scored, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES
-from brain._recall import answers, pipeline, rank, when
+from brain._recall import answers, neighbours, pipeline, rank, when
+from brain._recall import names as naming
 
 _FIRST_PERSON = {"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "our", "us", "mine"}
 
@@ -149,6 +151,71 @@ def _first_person(factor: float) -> Callable[..., Any]:
 _QUESTION_TEXT = [""]
 
 
+def _first_named(inner: Callable[..., Any]) -> Callable[..., Any]:
+    """whose_words, and of two speakers the question names apart ("How does Gina describe the
+    studio that Jon opened?", not "Jon and Gina"), only the first: the one it asks about."""
+
+    def whose(people: Any, talking: Any, owned: Any, pairs: Any) -> Any:
+        chosen = inner(people, talking, owned, pairs)
+        said = [name for name in chosen if name in talking]
+        text = _QUESTION_TEXT[0]
+        joined = (
+            re.search(r"\b(?:and|or)\s+$", text[: max(text.find(n) for n in said)])
+            if said
+            else None
+        )
+        if len(said) < 2 or joined:
+            return chosen
+        first = min(said, key=text.find)
+        return tuple(name for name in chosen if name not in talking or name == first)
+
+    return whose
+
+
+# The question → answer map of `qa_map`: (W, whether it applies to this question), per sample.
+_QA_MAP: list[Any] = [None, False]
+
+
+def qa_map(sample: Any, embedder: Any, smooth: float = 10.0) -> Any:
+    """A map of the query vector learned from the conversation itself: each turn that asks
+    something (a "?") and the other speaker's turn right after it, ridge-regressed toward the
+    identity (W = argmin ‖QW − A‖² + smooth‖W − I‖²); None with under 20 such pairs."""
+    import numpy as np
+
+    turns = sample.turns
+    pairs = [
+        (i, i + 1)
+        for i in range(len(turns) - 1)
+        if "?" in turns[i].text
+        and turns[i].session == turns[i + 1].session
+        and turns[i].speaker != turns[i + 1].speaker
+    ]
+    if len(pairs) < 20:
+        return None
+    vectors = embedder.embed([t.memory_text for t in turns])
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    asked, answered = vectors[[i for i, _ in pairs]], vectors[[j for _, j in pairs]]
+    eye = np.eye(asked.shape[1], dtype=np.float32)
+    lhs, rhs = asked.T @ asked + smooth * eye, asked.T @ answered + smooth * eye
+    return np.linalg.solve(lhs, rhs).astype(np.float32)
+
+
+def _mapped_search(self: Any, query: str, k: int, filters: Any) -> Any:
+    """VectorsInContext.search with the query vector through `_QA_MAP` where it applies."""
+    import numpy as np
+
+    vector = self.encoded(query)
+    if _QA_MAP[0] is not None and _QA_MAP[1]:
+        vector = vector @ _QA_MAP[0]
+        vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+    found = self.nearest(vector, k, filters)
+    if self.neighbourhood is None or not self.weight:
+        return found
+    around = self.neighbourhood.around([oid for oid, _ in found[: neighbours.DEPTH]], filters)
+    self.last = neighbours.blend_vectors(vector, found, around, self.caches.vectors, self.weight)
+    return [(oid, s) for oid, s in self.last.scores[:k] if s >= self.floor]
+
+
 def _variant(names: Sequence[str]) -> ExitStack:
     stack = ExitStack()
     for name in names:
@@ -170,6 +237,12 @@ def _variant(names: Sequence[str]) -> ExitStack:
             stack.enter_context(_set(pipeline, "with_statements", _first_person(factor)))
         elif name == "first_gap":
             stack.enter_context(_set(pipeline, "fuse", _first_gap(rank.fuse)))
+        elif name == "no_time":
+            stack.enter_context(_set(when, "TIME_PRIOR", 1.0))
+        elif name == "first_named":
+            stack.enter_context(_set(naming, "whose_words", _first_named(naming.whose_words)))
+        elif name == "qa_map":
+            stack.enter_context(_set(neighbours.VectorsInContext, "search", _mapped_search))
         else:
             raise ValueError(f"unknown variant part {name!r}")
     return stack
@@ -188,19 +261,27 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "fp_no_answer": ("first_person", "no_answer"),
     "fp_near": ("first_person", "answer_near"),
     "fp_told_near_decay": ("first_person", "asks_told", "answer_near", "time_decay2"),
+    "no_time": ("no_time",),
+    "first_named": ("first_named",),
+    "qa_map": ("qa_map",),
 }
+_EMBEDDER: list[Any] = [None]
 
 
 def _ask(results: Results, brain: Any, clock: Any, sample: Any, owner: dict[str, Any]) -> None:
     from brain._recall.question import read
 
     last = clock.now()
+    if "qa_map" in results.configs:
+        _QA_MAP[0] = qa_map(sample, _EMBEDDER[0])
     for name in results.configs:
         with _variant(VARIANTS[name]):
             for question in sample.questions:
                 clock.set(question.asked or last)
                 _QUESTION_TERMS[0] = read(question.question, clock.now()).terms
                 _QUESTION_TEXT[0] = question.question
+                # the map leads from a question to its answer: not for one about the asker
+                _QA_MAP[1] = not read(question.question, clock.now()).of_asker
                 t0 = time.perf_counter()
                 hits = brain.recall(question.question, k=K, mode="hybrid")
                 results.latency[name].append((time.perf_counter() - t0) * 1000)
@@ -219,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS))
     args = parser.parse_args(argv)
     embedder, terms = shipped_encoders(args.cache_embeddings)
+    _EMBEDDER[0] = embedder
     pool = _file_pool(args.file)
     results = Results(args.variants.split(","), pool)
     samples = load(args.file)[args.skip :][: args.samples or None]
