@@ -271,9 +271,12 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         weighed, cosines = _weighed(asked, written), _cosines(asked, lists)
         held = partial(relevance.of_memory, weighed, cosines, head, briefs)
         giving = None if question.wants is None else typed  # the kind asked for
-        ranked, replying = in_head(ranked, head, asked.near, asked.filters, held, giving)
+        someone = question.to_someone  # asks what was said to its asker
+        ranked, replying = in_head(
+            ranked, head, asked.near, asked.filters, held, giving, to_someone=someone
+        )
         # The memory that opens a dialogue says what it was for (openers.py).
-        titles_of, someone = brain.caches.catalog.titles, question.to_someone
+        titles_of = brain.caches.catalog.titles
         ranked, opening = openers.in_head(ranked, asked.near, asked.filters, titles_of, someone)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)

@@ -106,3 +106,58 @@ def test_cli_explain_shows_what_the_reply_borrowed(chat: Brain, cli: CliRunner) 
     res = cli.invoke(app, ["recall", QUESTION, "--explain", "--json"])
     hits = {h["title"][:26]: h["explain"] for h in json.loads(res.output)["hits"]}
     assert hits["John: The Minnesota Wolves"]["reply"] > 0
+
+
+def test_asked_what_was_said_to_the_asker_any_reply_to_another_speaker_gains() -> None:
+    ranked = [("request", 2.0), ("answer", 1.0), ("more", 0.9), ("note", 0.8)]
+    long_answer = "1. Virtual tutor 2. Bookkeeper " + "and more " * 60
+    bodies = {
+        "request": "Brainstorm work from home jobs for seniors",  # asks without a "?"
+        "answer": long_answer,
+        "more": "Also check local libraries for job boards",  # the same speaker going on
+        "note": "Jobs for seniors, a list",
+    }
+    before = {"answer": "request", "more": "answer", "note": "request"}
+    said = {"request": "user", "answer": "assistant", "more": "assistant", "note": None}
+    held = {"request": 0.9, "answer": 0.5}.get
+    out, gained = with_replies(ranked, bodies, before, lambda o: held(o, 0.0), None, said)
+    assert gained == {"answer": pytest.approx(REPLY * 0.9 * 2.0)}  # not "more", not "note"
+    assert [oid for oid, _ in out][:2] == ["request", "answer"]  # 1.0 + 0.54 < 2.0
+    # Asked of the conversation, not to someone: a long answer to no question gains nothing.
+    assert with_replies(ranked, bodies, before, lambda o: held(o, 0.0)) == (ranked, {})
+
+
+CHAT = (
+    "user: Brainstorm ideas for work from home jobs for seniors",
+    "assistant: Work from home jobs for seniors: 1. Virtual customer service 2. Telehealth 3. "
+    "Remote bookkeeper 4. Online tutor 5. Freelance editor 6. Survey taker 7. Transcriber 8. "
+    "Social media manager. Each of these can be done from a laptop at home, with flexible "
+    "hours that suit a retired person who wants some income and a routine without a commute. "
+    "Many employers value the experience and reliability older workers bring to the job.",
+    "user: Thanks, that list helps a lot.",
+)
+TO_YOU = "Can you remind me what the 7th of the work from home jobs for seniors you listed was?"
+
+
+@pytest.fixture
+def assistant_chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
+    clock.set(clock.now() + timedelta(hours=3))
+    brain.remember("user: Which laptop suits working from home on a budget?")
+    clock.set(clock.now() + timedelta(hours=3))
+    for text in CHAT:
+        clock.set(clock.now() + timedelta(seconds=5))
+        brain.remember(text)
+    yield brain
+    brain.close()
+
+
+def test_a_question_to_someone_finds_the_long_reply_it_asks_for(
+    assistant_chat: Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hits = assistant_chat.recall(TO_YOU, k=5, explain=True)
+    assert hits[0].title.startswith("assistant: Work from home jobs")
+    assert hits[0].explain is not None and hits[0].explain["reply"] > 0
+    # Without speakers to tell a reply from a request, the request the words match is first.
+    monkeypatch.setattr(replies, "speaker", lambda _title: None)
+    assert assistant_chat.recall(TO_YOU, k=5)[0].title.startswith("user: Brainstorm")
