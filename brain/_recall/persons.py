@@ -33,10 +33,22 @@ def persons(text: str) -> tuple[int, int]:
     return sum(w in _FIRST for w in said), sum(w in _SECOND for w in said)
 
 
+# "Can you suggest …", "could you help me …": a request for something new, where "you" is who is
+# asked to do it, not who said something the question asks back ("Can you remind me …").
+_REQUEST = re.compile(r"\b(?:can|could|would|will)\s+you\b(?!\s+(?:remind|recall|repeat)\b)")
+
+
+def addresses(question: str) -> bool:
+    """Whether a question speaks to someone of what they said or did ("What did you recommend?",
+    "Can you remind me of the list you gave?"), not only asks them for something new ("Can
+    you suggest accessories for my camera?": about the asker's own camera)."""
+    return persons(_REQUEST.sub(" ", question.lower().replace("’", "'")))[1] > 0
+
+
 def asks_of_asker(question: str) -> bool:
-    """Whether a question asks of its asker: in the first person, and to no one ("you")."""
-    first, second = persons(question)
-    return first > 0 and second == 0
+    """Whether a question asks of its asker: in the first person, and to no one ("you") but
+    as a request ("Can you suggest something for my trip?")."""
+    return persons(question)[0] > 0 and not addresses(question)
 
 
 def with_speaker(

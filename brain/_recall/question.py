@@ -9,7 +9,7 @@ from datetime import datetime
 
 from brain._recall.answers import ABOUT_ASKING, Asked, asked_for
 from brain._recall.names import mentions_of, query_names
-from brain._recall.persons import asks_of_asker, persons
+from brain._recall.persons import addresses, asks_of_asker
 from brain._recall.when import Window, parse_time
 from brain._terms import content_words, is_keyword
 from brain._terms import words as words_of
@@ -71,5 +71,5 @@ def read(text: str, now: datetime) -> Question:
         terms=frozenset(content_words(text)),
         # What the asker asked was said to someone ("Which classes did I ask about?")
         of_asker=asks_of_asker(text) and not about_asking,
-        to_someone=persons(text)[1] > 0,
+        to_someone=addresses(text),
     )

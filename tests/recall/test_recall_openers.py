@@ -89,7 +89,10 @@ def test_only_the_head_is_lifted_and_reordered() -> None:
 
 def test_a_question_that_speaks_to_someone_is_told_so() -> None:
     assert read("What did you recommend for my trip?", T0).to_someone
+    assert read("Can you remind me which hotel you suggested?", T0).to_someone
     assert not read(QUESTION, T0).to_someone
+    # asked for something new, "you" is only who is asked: not what was said to the asker
+    assert not read("Can you suggest a hotel for my trip?", T0).to_someone
 
 
 @pytest.fixture

@@ -33,6 +33,12 @@ QUESTION = "When did I get my beagle?"
         ("What's the name of my dog?", True),
         ("What did you suggest for my trip?", False),  # what was said to the asker
         ("What did Caroline research?", False),  # third person: the name prior's
+        # "you" asked for something new: the question is of the asker's own camera
+        ("Can you suggest accessories for my current camera setup?", True),
+        ("Could you help me plan meals for my week?", True),
+        # "you" asked back for what they said
+        ("Can you remind me what the fifth bottle was?", False),
+        ("Can you suggest more places like the ones you listed for my trip?", False),
     ],
 )
 def test_a_question_asks_of_its_asker(question: str, of_asker: bool) -> None:
