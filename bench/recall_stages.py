@@ -42,7 +42,7 @@ STAGES = [
     ("brain._recall.neighbours", "blend_vectors"),
     ("brain._recall.neighbours", "blend_scores"),
     ("brain._indexes.catalog", "Catalog.briefs"),
-    ("brain._indexes.catalog", "Catalog.titles"),
+    ("brain._indexes.catalog", "Catalog.said_titles"),
     ("brain._indexes.catalog", "Catalog.get_many"),
     ("brain._indexes.queries", "Queries.written_near"),
     ("brain._notes.corrections", "suspicion_flags"),

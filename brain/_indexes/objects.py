@@ -52,16 +52,18 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
     own = IndexObject(row, note.body[: sections[0].start].strip() if sections else note.body)
     parts = []
     for section in sections:
-        text = section_text(note, section)
+        text, source = section_text(note, section), row.source
         if section.block_type == "turn" and section.role:
             # A turn is said by someone, as a remembered turn is ("Caroline: …", "user: …"):
-            # its speaker is part of what it says. Its title stays the conversation's.
-            text = f"{section.role}: {text}"
+            # its speaker is part of what it says, and its row says who (recall reads it as a
+            # remembered turn's title: catalog `said_titles`). Its title stays the conversation's.
+            text, source = f"{section.role}: {text}", {**source, "role": section.role}
         part = replace(
             row,
             id=f"{note.id}#{section.number}",
             kind="chunk",
             parent=note.id,
+            source=source,
             heading_path=section.heading_path,
             text_hash=content_hash(text.encode("utf-8")),
         )  # one message, broken where it reads

@@ -101,13 +101,13 @@ class Queries:
     def briefs(self, ids: Sequence[str]) -> dict[str, Brief]:
         return {oid: Brief._make(row) for oid, row in self.brief_rows(ids).items()}
 
-    def titles(self, ids: Sequence[str]) -> dict[str, str]:
-        """The title of each of these objects (those the catalog holds)."""
+    def said_titles(self, ids: Sequence[str]) -> dict[str, str]:
+        """Each object's title; a turn's opens with who said it ("Ann: <its conversation>")."""
         out: dict[str, str] = {}
+        said = f"COALESCE({self.dialect.json_text('source', 'role')} || ': ', '') || title"
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            sql = f"SELECT id, title FROM objects WHERE id IN ({marks})"
+            sql = f"SELECT id, {said} FROM objects WHERE id IN ({','.join('?' * len(batch))})"
             out.update(self.db.execute(sql, batch))
         return out
 

@@ -7,9 +7,11 @@ without holding its fact ("Melanie: That's amazing, how do you feel?", "assistan
 ryokan early."). Of the best ANSWER_DEPTH, a memory that opens a dialogue is multiplied by
 OPENER and the head reordered among itself. A dialogue: a sitting (memories written one after
 another, as neighbour context has them: recall/neighbours.py) whose first two memories are
-turns of two speakers, each title opening with its speaker's label ("Name: ", "user: "). A
-memory written alone, a batch of notes written together (an assistant saving five facts at
-the end of a chat) and a note's sections open nothing. Not when the question speaks to someone
+turns of two speakers, each title opening with its speaker's label ("Name: ", "user: "), or an
+imported transcript, whose turns are its sections (`<note id>#<n>`) and whose first turn opens
+it (catalog `said_titles` labels a turn's title with its speaker). A memory written alone, a
+batch of notes written together (an assistant saving five facts at the end of a chat) and a
+document's sections (no speakers) open nothing. Not when the question speaks to someone
 ("What did you recommend for my trip?"): it asks what was said to its asker, which follows
 the opening.
 
@@ -45,10 +47,10 @@ def speaker(title: str) -> str | None:
 
 def first_after(oid: str, around: Mapping[str, tuple[str, ...]]) -> str | None:
     """The memory written just after this one, when it opens its sitting: it has neighbours
-    and all of them were written after it (a note's sections, `<note id>#<n>`, never do)."""
+    and all of them were written after it (a note's sections follow their number)."""
     near = around.get(oid, ())
     mine = order_key(oid)
-    if "#" in oid or not near or any(order_key(n) < mine for n in near):
+    if not near or any(order_key(n) < mine for n in near):
         return None
     return min(near, key=order_key)
 
@@ -91,6 +93,6 @@ def in_head(
     to someone."""
     if to_someone:
         return list(ranked), {}
-    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH] if "#" not in oid]
+    ids = [oid for oid, _ in ranked[:ANSWER_DEPTH]]
     around = near.around(ids, filters) if ids else {}
     return with_openers(ranked, around, titles)

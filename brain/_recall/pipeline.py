@@ -206,7 +206,7 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     # the others search once, with or without them.
     query, names = question.text, question.names
     lists = {first.name: first.search(query, depth, filters)}
-    titles = brain.caches.catalog.titles(_ids(lists)) if names else {}
+    titles = brain.caches.catalog.said_titles(_ids(lists)) if names else {}
     people = subjects(names, titles)
     talking = speakers(people, titles)
     where = filters
@@ -237,7 +237,7 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
     said, written = _written_then(brain, window, filters, read) if looked else (frozenset(), None)
     then = _look_then(asked.retrievers, lists, said, words_for, depth, floors) if said else {}
     if names:
-        titles = brain.caches.catalog.titles(_ids(lists))
+        titles = brain.caches.catalog.said_titles(_ids(lists))
         people = subjects(names, titles)
     plain = fused = (
         fuse(lists, scaled=scaled, then=then) if len(lists) > 1 else next(iter(lists.values()))
@@ -271,12 +271,12 @@ def _ranking(asked: Asking, depth: int, stored: dict[str, dict[str, str] | None]
         weighed, cosines = _weighed(asked, written), _cosines(asked, lists)
         held = partial(relevance.of_memory, weighed, cosines, head, briefs)
         giving = None if question.wants is None else typed  # the kind asked for
-        someone = question.to_someone  # asks what was said to its asker
+        # Titles that say who spoke each turn, an imported one's too (catalog said_titles).
+        titles_of, someone = brain.caches.catalog.said_titles, question.to_someone
         ranked, replying = in_head(
-            ranked, head, asked.near, asked.filters, held, giving, to_someone=someone
+            ranked, head, asked.near, asked.filters, held, giving, titles_of if someone else None
         )
         # The memory that opens a dialogue says what it was for (openers.py).
-        titles_of = brain.caches.catalog.titles
         ranked, opening = openers.in_head(ranked, asked.near, asked.filters, titles_of, someone)
     if only_when and window is not None:
         ranked = time_first(ranked, briefs, window)

@@ -101,15 +101,17 @@ def in_head(
     filters: Filters,
     held: Callable[[str], float],
     giving: Collection[str] | None = None,
-    to_someone: bool = False,
+    said_titles: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """with_replies over the best ANSWER_DEPTH, whose titles and bodies `head` holds, each
     memory's previous one as the recall's neighbourhood has it (what the filters hide is no
-    one's neighbour); `to_someone`: the query speaks to someone ("what did you suggest?")."""
+    one's neighbour). `said_titles`, given when the query speaks to someone ("what did you
+    suggest?"): the titles that open with who said each memory (catalog `said_titles`)."""
     bodies = {oid: fields.get("body") or fields.get("title", "") for oid, fields in head.items()}
     speakers = None
-    if to_someone:
-        speakers = {oid: speaker(fields.get("title", "")) for oid, fields in head.items()}
+    if said_titles is not None:
+        titles = said_titles(list(bodies))
+        speakers = {oid: speaker(titles.get(oid, "")) for oid in bodies}
         wanted = {oid for oid, said in speakers.items() if said is not None}
     elif any("?" in body for body in bodies.values()):
         wanted = {oid for oid, body in bodies.items() if len(body) <= SHORT}

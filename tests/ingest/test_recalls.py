@@ -11,10 +11,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain._brain import Brain
+from brain._brain import Brain, open_vault
 from brain._cli import _register, app
+from brain._clock import FixedClock
 from brain._errors import InvalidInput
+from brain._indexes.embedder import HashingEmbedder
+from brain._indexes.sparse import HashingSparse
 from brain._ingest.transcripts import parse_markdown_chat, summarize
+from brain._recall import openers
+from brain._recall.names import NAME_PRIOR
+from brain._recall.openers import OPENER
 from brain.testing import tree_digest
 
 _register()
@@ -271,3 +277,52 @@ def test_a_turn_is_found_by_its_speaker(brain: Brain, tmp_path: Path) -> None:
     assert hits[0].id == f"{note_id}#0"
     assert hits[0].title == note.title  # a hit in a conversation is titled by it
     assert note.body.count("Caroline: ") == 0  # the file holds the turn as it was said
+
+
+def _chat(path: Path, name: str, said: list[tuple[str, str]]) -> Path:
+    turns = [{"role": role, "content": content} for role, content in said]
+    data = {"recall_id": name, "created_at": "2023-05-08T13:56:00Z", "transcript": turns}
+    path.write_text(json.dumps({**data, "platform": "chat"}))
+    return path
+
+
+def test_a_turn_is_lifted_by_its_speakers_name(brain: Brain, tmp_path: Path) -> None:
+    """A question that names someone lifts what they said (the name prior, recall/names.py)
+    in a transcript as among remembered turns: a turn's title is read as said by its speaker.
+    Melanie's turn says the question's words most; Caroline's is what she said."""
+    said = [
+        ("Caroline", "I went to a support group yesterday, it was powerful."),
+        ("Melanie", "Caroline, a support group? Tell me about the support group!"),
+        ("Melanie", "We went camping with the kids last weekend."),
+    ]
+    [note_id] = brain.ingest(_chat(tmp_path / "friends.json", "friends", said)).added
+    question = "What did Caroline say about the support group?"
+    hits = brain.recall(question, mode="text", explain=True)
+    assert hits[0].id == f"{note_id}#0" and hits[0].title == "friends"
+    assert hits[0].explain is not None and hits[0].explain["name"] == NAME_PRIOR
+    assert hits[0].source["role"] == "Caroline"  # who said it, beside where it was said
+
+
+def test_a_transcripts_first_turn_opens_it(
+    vault: Path, clock: FixedClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first turn of an imported conversation opens its dialogue (recall/openers.py), as
+    the first of the same turns remembered one by one does."""
+    said = [
+        ("Nate", "Guess what Joanna, my turtles are going to a reptile show in Tampa next month!"),
+        ("Joanna", "No way! Which of your turtles are going to the reptile show?"),
+        ("Nate", "Shelly and Tank, my two show turtles. The reptile show judges turtles by shell."),
+        ("Joanna", "They will win for sure."),
+    ]
+    brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
+    try:
+        [note_id] = brain.ingest(_chat(tmp_path / "turtles.json", "turtles", said)).added
+        question = "Where is the reptile show Nate's turtles are going to?"
+        hits = brain.recall(question, k=5, explain=True)
+        assert hits[0].id == f"{note_id}#0"
+        assert hits[0].explain is not None and hits[0].explain["opens"] == OPENER
+        # Without the stage, the turn that says the question's words most, and not where, leads.
+        monkeypatch.setattr(openers, "with_openers", lambda ranked, *_a: (list(ranked), {}))
+        assert brain.recall(question, k=5)[0].id != f"{note_id}#0"
+    finally:
+        brain.close()

@@ -37,11 +37,14 @@ QUESTION = "Where is the reptile show Nate's turtles are going to?"
 
 
 def test_a_memory_opens_its_sitting_when_every_neighbour_came_after_it() -> None:
-    around = {"02": ("03", "04"), "03": ("02", "04"), "05": (), "x#1": ("x#2",)}
+    around = {"02": ("03", "04"), "03": ("02", "04"), "05": (), "x#0": ("x#1", "x#2")}
+    around |= {"x#1": ("x#0", "x#2"), "x#10": ("x#9",)}
     assert first_after("02", around) == "03"  # ids are ULIDs: their order is write order
     assert first_after("03", around) is None  # "02" came before it
     assert first_after("05", around) is None  # written alone: no sitting to open
-    assert first_after("x#1", around) is None  # a note's sections are not a sitting
+    assert first_after("x#0", around) == "x#1"  # a transcript's first turn, by number
+    assert first_after("x#1", around) is None
+    assert first_after("x#10", around) is None  # #9 came before it (not "#10" < "#9")
     assert first_after("09", around) is None  # no neighbourhood read for it
 
 
