@@ -83,6 +83,9 @@ _ASKS_WHEN = re.compile(
     re.IGNORECASE,
 )
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAY_NUMBERS = _WEEKDAYS.split("|")
+# "last Friday" names one day; "on Monday" alone does not say which Monday, so it names none.
+_LAST_WEEKDAY = re.compile(rf"\blast\s+(?P<day>{_WEEKDAYS})\b")
 _TELLS = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|weekends?|weeks?|months?|years?|ago|"
     + _WEEKDAYS
@@ -196,6 +199,11 @@ def _span(
 
 
 def _relative(query: str, today: date) -> Window | None:
+    weekday = _LAST_WEEKDAY.search(query)
+    if weekday:  # "last Friday": the latest Friday before today
+        back = (today.weekday() - _WEEKDAY_NUMBERS.index(weekday["day"])) % 7 or 7
+        day = today - timedelta(days=back)
+        return Window(day, day + timedelta(days=1), weekday.group(0))
     for words, (back, length) in _RELATIVE.items():
         if re.search(rf"\b{words}\b", query):
             start = today - timedelta(days=back)

@@ -48,6 +48,10 @@ NOW = datetime(2024, 1, 20, 15, 0, tzinfo=UTC)
         ("What happened after 3 March 2023?", date(2023, 3, 3), date.max),
         ("What did I write yesterday?", date(2024, 1, 19), date(2024, 1, 20)),
         ("What did we decide last week?", date(2024, 1, 6), date(2024, 1, 14)),
+        # the latest such day before today (a Saturday): a week back for "last Saturday"
+        ("Which artist did I start on last Friday?", date(2024, 1, 19), date(2024, 1, 20)),
+        ("Where did I go last Monday?", date(2024, 1, 15), date(2024, 1, 16)),
+        ("What did I cook last Saturday?", date(2024, 1, 13), date(2024, 1, 14)),
         ("What did she say two weeks ago?", date(2023, 12, 30), date(2024, 1, 7)),
         ("The plan from 3 days ago?", date(2024, 1, 16), date(2024, 1, 18)),
         # A span on one side of a date: about that long (and a unit more), the date itself
@@ -75,6 +79,7 @@ def test_time_expressions_parse(query: str, start: date, end: date) -> None:
         "What did Caroline paint for the 2nd time?",
         "What is 31 February, 2023 about?",  # no such day
         "When did Melanie go camping?",
+        "What time did I reach the clinic on Monday?",  # which Monday: not said
     ],
 )
 def test_no_time_no_window(query: str) -> None:
