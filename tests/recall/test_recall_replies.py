@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -73,16 +73,25 @@ def test_a_reply_gains_only_when_it_gives_the_kind_of_answer_asked() -> None:
     assert set(gained) == {"yes", "when"}  # a question that asks for no kind
 
 
-@pytest.fixture
-def chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+def _vault_of(
+    vault: Path, clock: FixedClock, apart: Sequence[str], sitting: Sequence[str]
+) -> Brain:
+    """A vault of memories written hours apart (no neighbours), then one sitting, a turn every
+    few seconds."""
     brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
-    for text in ELSEWHERE:
-        clock.set(clock.now() + timedelta(hours=3))  # apart: no neighbours of the sitting
+    for text in apart:
+        clock.set(clock.now() + timedelta(hours=3))
         brain.remember(text)
     clock.set(clock.now() + timedelta(hours=3))
-    for text in SITTING:  # one conversation, a turn every few seconds
+    for text in sitting:
         clock.set(clock.now() + timedelta(seconds=5))
         brain.remember(text)
+    return brain
+
+
+@pytest.fixture
+def chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    brain = _vault_of(vault, clock, ELSEWHERE, SITTING)
     yield brain
     brain.close()
 
@@ -141,13 +150,9 @@ TO_YOU = "Can you remind me what the 7th of the work from home jobs for seniors 
 
 @pytest.fixture
 def assistant_chat(vault: Path, clock: FixedClock) -> Iterator[Brain]:
-    brain = open_vault(vault, clock=clock, embedder=HashingEmbedder(), sparse=HashingSparse())
-    clock.set(clock.now() + timedelta(hours=3))
-    brain.remember("user: Which laptop suits working from home on a budget?")
-    clock.set(clock.now() + timedelta(hours=3))
-    for text in CHAT:
-        clock.set(clock.now() + timedelta(seconds=5))
-        brain.remember(text)
+    brain = _vault_of(
+        vault, clock, ["user: Which laptop suits working from home on a budget?"], CHAT
+    )
     yield brain
     brain.close()
 
