@@ -27,9 +27,8 @@ from bench.compare import compare, shipped_encoders
 from bench.locomo import K, Results, _file_pool, _gold_key, _ingest, _scored, _vault
 from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES
-from brain._recall import answers, neighbours, pipeline, rank, replies, when
+from brain._recall import answers, neighbours, pipeline, rank, when
 from brain._recall import names as naming
-from brain._recall.persons import persons
 
 _FIRST_PERSON = {"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "our", "us", "mine"}
 
@@ -173,50 +172,6 @@ def _first_named(inner: Callable[..., Any]) -> Callable[..., Any]:
     return whose
 
 
-def _label(text: str) -> str | None:
-    """Who a memory says spoke it: the label before its first colon ("user: …"), if short."""
-    label, colon, _ = text.partition(":")
-    return label.strip() if colon and 0 < len(label) <= 40 and "\n" not in label else None
-
-
-def _replies_to_you(inner: Callable[..., Any], weight: float) -> Callable[..., Any]:
-    """in_head; and for a question that speaks to someone ("Can you remind me what you
-    recommended?"), a reply of any length to the other speaker's message before it, asking or
-    not: what was said to the asker is the answer, however long."""
-
-    def in_head(
-        ranked: Any, head: Any, near: Any, filters: Any, held: Any, giving: Any = None
-    ) -> Any:
-        if not persons(_QUESTION_TEXT[0])[1]:
-            return inner(ranked, head, near, filters, held, giving)
-        bodies = {oid: f.get("body") or f.get("title", "") for oid, f in head.items()}
-        ids = [oid for oid, _ in ranked[: answers.ANSWER_DEPTH] if oid in bodies]
-        around = near.around(ids, filters) if ids else {}
-        before = {oid: p for oid in ids if (p := replies.previous(oid, around)) is not None}
-        top = ranked[0][1] if ranked else 0.0
-        gained = {}
-        for oid in ids:
-            asked = before.get(oid)
-            if asked is None or asked not in bodies:
-                continue
-            if _label(bodies[asked]) in (None, _label(bodies[oid])):
-                continue  # no speaker named, or the same one going on
-            if giving is not None and oid not in giving:
-                continue
-            if (lift := weight * held(asked) * top) > 0:
-                gained[oid] = lift
-        if not gained:
-            return list(ranked), {}
-        depth = answers.ANSWER_DEPTH
-        lifted = sorted(
-            ((oid, score + gained.get(oid, 0.0)) for oid, score in ranked[:depth]),
-            key=lambda item: (-item[1], item[0]),
-        )
-        return [*lifted, *ranked[depth:]], gained
-
-    return in_head
-
-
 # The question → answer map of `qa_map`: (W, whether it applies to this question), per sample.
 _QA_MAP: list[Any] = [None, False]
 
@@ -264,8 +219,6 @@ def _mapped_search(self: Any, query: str, k: int, filters: Any) -> Any:
 _PATCHES: dict[str, Callable[[], Any]] = {
     "no_time": lambda: _set(when, "TIME_PRIOR", 1.0),
     "first_named": lambda: _set(naming, "whose_words", _first_named(naming.whose_words)),
-    "reply_to_you": lambda: _set(pipeline, "in_head", _replies_to_you(pipeline.in_head, 0.3)),
-    "reply_to_you1": lambda: _set(pipeline, "in_head", _replies_to_you(pipeline.in_head, 1.0)),
     "qa_map": lambda: _set(neighbours.VectorsInContext, "search", _mapped_search),
 }
 
@@ -314,8 +267,6 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "no_time": ("no_time",),
     "first_named": ("first_named",),
     "qa_map": ("qa_map",),
-    "reply_to_you": ("reply_to_you",),
-    "reply_to_you1": ("reply_to_you1",),
 }
 _EMBEDDER: list[Any] = [None]
 

@@ -37,7 +37,7 @@ class Question:
     about_asking: bool
     terms: frozenset[str]
     of_asker: bool  # asked in the first person, to no one (recall/persons.py)
-    to_someone: bool  # it says "you" (recall/openers.py)
+    to_someone: bool  # it says "you", not only to ask for something new (recall/persons.py)
 
     def asks_only_when(self, names: Sequence[str]) -> bool:
         """Whether it asks what was written at a time and says nothing else that a memory
