@@ -62,18 +62,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("file", type=Path)
     parser.add_argument("report", type=Path)
     args = parser.parse_args(argv)
-    report: dict[str, Any] = json.loads(args.report.read_text(encoding="utf-8"))
-    questions = asked_at(args.file)
+    try:
+        report: dict[str, Any] = json.loads(args.report.read_text(encoding="utf-8"))
+        _print(report, asked_at(args.file))
+    except (OSError, ValueError, KeyError, TypeError) as err:  # JSONDecodeError is a ValueError
+        parser.error(f"{args.report} against {args.file}: {err!r}")
+    return 0
+
+
+def _print(report: dict[str, Any], questions: Sequence[tuple[str, datetime]]) -> None:
     print(f"{'config':<16} {'dated (n)':>10} " + " ".join(f"{m:>22}" for m in METRICS))
     for name, config in report["configs"].items():
-        pool = POOLS.get(report["pool"], report["pool"])  # "locomo", "all" or the categories
+        pool = report["pool"]  # "locomo", "all" or the categories
+        pool = POOLS[pool] if isinstance(pool, str) else pool
         parts = split(questions, [tuple(q) for q in config["questions"]], pool)
         cells = [
             f"{parts['dated'][m]:.3f} − {parts['rest'][m]:.3f} = {parts['gap'][m]:+.3f}"
             for m in METRICS
         ]
         print(f"{name:<16} {int(parts['dated']['n']):>10} " + " ".join(f"{c:>22}" for c in cells))
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bench.dated import split
+from bench.dated import main, split
 from bench.locomo_data import Sample, Turn
 from bench.rank_tune import _QUESTION_TEXT, _first_named, qa_map
 from brain._indexes.embedder import HashingEmbedder
@@ -69,3 +70,11 @@ def test_the_map_leads_a_question_toward_the_answers_said_after_questions() -> N
     moved = question @ mapped
     moved = moved / np.linalg.norm(moved)
     assert float(moved @ answer) > float(question @ answer)
+
+
+def test_a_report_that_is_not_of_the_file_is_a_clear_error(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"pool": "locomo", "configs": {"today": {"questions": []}}}')
+    with pytest.raises(SystemExit) as exited:
+        main([str(Path(__file__)), str(report)])  # not a LoCoMo-format file
+    assert exited.value.code == 2
