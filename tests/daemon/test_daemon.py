@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -293,6 +294,7 @@ def test_a_connection_from_another_user_is_refused() -> None:
         assert info["refused"] == 1  # and the daemon serves its own user still
     finally:
         stop_daemon(vault)
+        shutil.rmtree(top, ignore_errors=True)  # outside pytest's tmp folders: ours to remove
 
 
 MCP_CALL: dict[str, Any] = {"session": "s", "partition": "", "arguments": {}}

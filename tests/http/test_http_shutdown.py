@@ -69,12 +69,15 @@ def test_sigterm_under_load_finishes_what_is_in_flight_and_loses_no_acknowledged
             finally:
                 holder.close()
 
-    anyio.run(main)
-    assert server.process.wait(timeout=60) == 0
-    assert len(acked["alice"]) == 1 and len(acked["bob"]) >= 8
-    for user, ids in acked.items():
-        brain = open_tenant(db, user, embedder=None)
-        for note_id in ids:
-            assert brain._context.get(note_id).id == note_id
-        brain.close()
-    assert "every tenant's brain closed" in "".join(server.said)
+    try:
+        anyio.run(main)
+        assert server.process.wait(timeout=60) == 0
+        assert len(acked["alice"]) == 1 and len(acked["bob"]) >= 8
+        for user, ids in acked.items():
+            brain = open_tenant(db, user, embedder=None)
+            for note_id in ids:
+                assert brain._context.get(note_id).id == note_id
+            brain.close()
+        assert "every tenant's brain closed" in "".join(server.said)
+    finally:
+        server.stop()  # and its key file with it, whatever the test found
