@@ -278,7 +278,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--pool", choices=tuple(POOLS), help="categories pooled (default: by the file's kind)"
     )
+    parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="every hit shown: the ranking alone, without the relevance floor's empty answers",
+    )
     args = parser.parse_args(argv)
+    if args.no_floor:
+        from brain._recall import relevance
+
+        relevance.FLOOR = 0.0
     if args.sparse_int8:
         from brain._indexes import sparse as sparse_module
 

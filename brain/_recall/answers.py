@@ -90,16 +90,26 @@ def asking_share(text: str) -> float:
     """The share of a text's characters in the questions it ends with. A text that ends asking
     waits for its answer elsewhere; a question it answers itself (a FAQ's, a greeting's "How
     are you? We moved on Friday.") is not counted."""
-    sentences = [part.strip() for part in _SENTENCE_END.split(text)]
-    sentences = [part for part in sentences if part]
-    total = sum(map(len, sentences))
-    asking = 0
-    for sentence in reversed(sentences):
+    parts = sentences(text)
+    total = sum(map(len, parts))
+    return sum(map(len, closing_questions(parts))) / total if total else 0.0
+
+
+def sentences(text: str) -> list[str]:
+    """A text's sentences, stripped, none empty."""
+    return [part for part in (p.strip() for p in _SENTENCE_END.split(text)) if part]
+
+
+def closing_questions(parts: Sequence[str]) -> list[str]:
+    """The questions a text's sentences end with, last first (an emoji or a lone mark after
+    a question goes by)."""
+    asking = []
+    for sentence in reversed(parts):
         if sentence.rstrip("!！\"')]”’」 ").endswith(_QUESTION):
-            asking += len(sentence)
-        elif len(sentence) > _STRAY:  # an emoji or a lone mark after the question goes by
+            asking.append(sentence)
+        elif len(sentence) > _STRAY:
             break
-    return asking / total if total else 0.0
+    return asking
 
 
 def with_statements(
