@@ -252,7 +252,10 @@ def arrange() -> None:
         info.rich_help_panel = panel_of.get(name)
         info.cls = _Command
         if name in EXAMPLES:
-            summary = (info.help or inspect.getdoc(callback) or "").split("\n")[0]
+            # The docstring's first paragraph, whole: its first line can end mid-sentence.
+            summary = " ".join(
+                (info.help or inspect.getdoc(callback) or "").split("\n\n")[0].split()
+            )
             info.short_help = f"{summary}\n[dim]e.g. {escape(EXAMPLES[name])}[/dim]"
             info.epilog = f"Example: {escape(EXAMPLES[name])}"
     for group in app.registered_groups:

@@ -144,8 +144,9 @@ def recall(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find the memories that best answer a query, or say that nothing in the vault is about
-    it (no memory holds enough of the query: docs/cli.md)."""
+    """Find the memories that best answer a query, or say that none is about it.
+
+    "Nothing relevant" when no memory holds enough of the query (docs/cli.md)."""
     root, _how = vault_path(vault)
     backend = open_backend(root)
     found = backend.recall(

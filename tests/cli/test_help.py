@@ -75,6 +75,19 @@ def test_each_everyday_command_shows_an_example() -> None:
     assert set(EXAMPLES) == set(PANELS[0][1])
 
 
+def test_each_everyday_summary_is_a_whole_sentence() -> None:
+    rows: dict[str, str] = {}
+    name = ""
+    for line in brain_help().splitlines():  # a summary wraps onto rows with no command name
+        row = re.match(r"│ ([a-z][a-z-]*)? +(.+?) *│$", line)
+        if row and not row.group(2).startswith("e.g."):
+            name = row.group(1) or name
+            rows[name] = f"{rows.get(name, '')} {row.group(2)}".strip()
+    for command in EXAMPLES:
+        assert rows[command].endswith((".", ")")), (command, rows[command])
+    assert rows["recall"].endswith("or say that none is about it.")
+
+
 def test_flags_show_no_bool_metavar() -> None:
     for args in ((), ("recall",), ("daemon",), ("daemon", "start"), ("git", "status")):
         page = brain_help(*args)
