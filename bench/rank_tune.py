@@ -6,7 +6,8 @@ al., ICLR 2025; evaluation only), each sample ingested once and every variant as
 OUT.json has the shape of bench/locomo.py's (one config per variant), rewritten after each
 sample, so a long run can be read before its end; each variant is compared with `today` (the
 ranking as it is) by a paired bootstrap over the questions asked so far. Tune on both dev files
-together: a variant is kept only if it helps on both.
+together: a variant is kept only if it helps on both. A variant is a name of VARIANTS, a fusion
+weight (`w_text=0.5`, `w_vector=0.6`, `w_sparse=1.5`, `w_context=0.25`) or parts joined by "+".
 """
 
 from __future__ import annotations
@@ -244,6 +245,8 @@ def _variant(names: Sequence[str]) -> ExitStack:
             stack.enter_context(_set(pipeline, "with_statements", _first_person(factor)))
         elif name == "first_gap":
             stack.enter_context(_set(pipeline, "fuse", _first_gap(rank.fuse)))
+        elif name.startswith("w_"):  # a fusion weight: w_sparse=1.5, w_context=0.25
+            stack.enter_context(_weight(name))
         elif name in _PATCHES:
             stack.enter_context(_PATCHES[name]())
         else:
@@ -271,6 +274,21 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 _EMBEDDER: list[Any] = [None]
 
 
+def _weight(name: str) -> Any:
+    """The fusion weight a `w_<list>=<value>` part sets (rank.WEIGHTS, rank.CONTEXT_WEIGHT)."""
+    part, _, value = name.removeprefix("w_").partition("=")
+    if part == "context":
+        return _set(rank, "CONTEXT_WEIGHT", float(value))
+    if part in rank.WEIGHTS:
+        return _set(rank, "WEIGHTS", {**rank.WEIGHTS, part: float(value)})
+    raise ValueError(f"unknown weight {part!r} in {name!r}")
+
+
+def _parts(name: str) -> tuple[str, ...]:
+    """A named variant's parts, or parts joined by "+" ("w_sparse=1.5+w_vector=0.6")."""
+    return VARIANTS.get(name, tuple(name.split("+")))
+
+
 def _ask(results: Results, brain: Any, clock: Any, sample: Any, owner: dict[str, Any]) -> None:
     from brain._recall.question import read
 
@@ -278,7 +296,7 @@ def _ask(results: Results, brain: Any, clock: Any, sample: Any, owner: dict[str,
     if "qa_map" in results.configs:
         _QA_MAP[0] = qa_map(sample, _EMBEDDER[0])
     for name in results.configs:
-        with _variant(VARIANTS[name]):
+        with _variant(_parts(name)):
             for question in sample.questions:
                 clock.set(question.asked or last)
                 _QUESTION_TERMS[0] = read(question.question, clock.now()).terms
