@@ -247,6 +247,8 @@ def _variant(names: Sequence[str]) -> ExitStack:
             stack.enter_context(_set(pipeline, "fuse", _first_gap(rank.fuse)))
         elif name.startswith("w_"):  # a fusion weight: w_sparse=1.5, w_context=0.25
             stack.enter_context(_weight(name))
+        elif name.startswith("context_long="):
+            stack.enter_context(_context_long(float(name.partition("=")[2])))
         elif name in _PATCHES:
             stack.enter_context(_PATCHES[name]())
         else:
@@ -284,6 +286,27 @@ def _weight(name: str) -> Any:
     raise ValueError(f"unknown weight {part!r} in {name!r}")
 
 
+_LENGTHS: dict[str, int] = {}  # memory id -> its text's length, this sample's
+
+
+def _context_long(weight: float) -> Any:
+    """Context lent to a memory longer than replies.SHORT characters at `weight`, not
+    rank.CONTEXT_WEIGHT: a long message speaks for itself, a short turn needs its sitting."""
+    from brain._recall.replies import SHORT
+
+    def with_context(fused: Any, rows: Any) -> list[tuple[str, float]]:
+        lent = dict(rank.with_context(fused, rows))
+        plain = dict(fused)
+        out = []
+        for oid, score in lent.items():
+            if _LENGTHS.get(oid, 0) > SHORT:
+                score = plain[oid] + (score - plain[oid]) * weight / rank.CONTEXT_WEIGHT
+            out.append((oid, score))
+        return sorted(out, key=lambda item: (-item[1], item[0]))
+
+    return _set(pipeline, "with_context", with_context)
+
+
 def _parts(name: str) -> tuple[str, ...]:
     """A named variant's parts, or parts joined by "+" ("w_sparse=1.5+w_vector=0.6")."""
     return VARIANTS.get(name, tuple(name.split("+")))
@@ -293,6 +316,9 @@ def _ask(results: Results, brain: Any, clock: Any, sample: Any, owner: dict[str,
     from brain._recall.question import read
 
     last = clock.now()
+    texts = dict(results.texts[sample.sample_id])
+    _LENGTHS.clear()
+    _LENGTHS.update({oid: len(texts[dia_id]) for oid, (_, dia_id) in owner.items()})
     if "qa_map" in results.configs:
         _QA_MAP[0] = qa_map(sample, _EMBEDDER[0])
     for name in results.configs:
