@@ -146,7 +146,22 @@ def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, .
         return tuple(chosen) if chosen else None
     if not scope.strip():
         raise InvalidInput("scope is empty; use auto, all or a node such as Knowledge/Inbox")
-    return (check_node(scope),)
+    return (holding(brain, scope, "scope"),)
+
+
+def holding(brain: Context, node: str, what: str) -> str:
+    """A node to search, checked to hold notes (this caller's to see): a node named wrong
+    ("Knowlege/Inbox") is said to be so, not answered "nothing relevant" as if the vault held
+    nothing about the query."""
+    node = check_node(node)
+    if not brain.caches.catalog.count_notes(
+        brain.partition, normal_only=brain.for_model, node=node
+    ):
+        raise InvalidInput(
+            f"{what} {node!r} holds no notes in partition {brain.partition!r} "
+            "(a node is a folder of the partition, such as Knowledge/Inbox)"
+        )
+    return node
 
 
 def place(

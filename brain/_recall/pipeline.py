@@ -37,10 +37,9 @@ from brain._recall.rank import (
 )
 from brain._recall.replies import in_head
 from brain._recall.when import Window, time_first, with_time
-from brain._scoping import names_a_node, resolve_scope
+from brain._scoping import holding, names_a_node, resolve_scope
 from brain._terms import only_purpose
 from brain._vault.archive import check_recallable
-from brain._vault.paths import check_node
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,7 +94,7 @@ def recall(
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
     filters = Filters(
         partition=brain.partition,
-        node=check_node(node) if node else None,
+        node=holding(brain, node, "node") if node else None,
         nodes=resolve_scope(brain, query, scope),
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,

@@ -1,0 +1,44 @@
+"""A node to search that holds no notes is said to hold none, not answered "nothing relevant"."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from brain._brain import Brain
+from brain._cli import _register, app
+from brain._errors import InvalidInput
+
+_register()
+
+
+def test_a_node_named_wrong_is_an_error_naming_it(brain: Brain) -> None:
+    note = brain.remember("We moved the launch to March", node="Knowledge/Work")
+    assert [h.id for h in brain.recall("launch", node="Knowledge/Work")] == [note.id]
+    assert [h.id for h in brain.recall("launch", node="Knowledge")] == [note.id]  # and below
+    with pytest.raises(InvalidInput, match=r"node 'Knowledge/Wrok' holds no notes"):
+        brain.recall("launch", node="Knowledge/Wrok")
+    with pytest.raises(InvalidInput, match=r"scope 'Knowledge/Wrok' holds no notes"):
+        brain.recall("launch", scope="Knowledge/Wrok")
+    assert [h.id for h in brain.recall("launch", scope="Knowledge/Work")] == [note.id]
+
+
+def test_a_node_of_private_notes_looks_empty_to_a_model(brain: Brain) -> None:
+    diary = brain.remember("Felt low after the appointment", node="Journal")
+    brain.set_field(diary.id, "visibility", "private")
+    assert [h.id for h in brain.recall("appointment", node="Journal")] == [diary.id]  # the person
+    model = brain.at(for_model=True)
+    with pytest.raises(InvalidInput, match=r"node 'Journal' holds no notes") as private:
+        model.recall("appointment", node="Journal")
+    with pytest.raises(InvalidInput, match=r"node 'Nothing' holds no notes") as empty:
+        model.recall("appointment", node="Nothing")
+    # the same words for a node of private notes as for one that does not exist
+    assert str(private.value).replace("Journal", "Nothing") == str(empty.value)
+
+
+def test_the_cli_names_the_node_and_exits_with_an_error(cli: CliRunner) -> None:
+    assert cli.invoke(app, ["remember", "We moved the launch to March"]).exit_code == 0
+    out = cli.invoke(app, ["recall", "launch", "--node", "Knowlege"])
+    assert out.exit_code == 2 and isinstance(out.exception, SystemExit)  # a usage error, told
+    assert "node 'Knowlege' holds no notes" in out.output
+    assert "nothing relevant" not in out.output
