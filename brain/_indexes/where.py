@@ -49,6 +49,18 @@ def scopes(filters: Filters) -> list[tuple[str, ...]]:
     return found
 
 
+# A node's sub-nodes: its path and "/" then anything, its own "%" and "_" (which a folder name
+# may hold) escaped so that they mean themselves ("a_b" is not "axb"); the same in SQLite and
+# PostgreSQL.
+BELOW = "node LIKE ? ESCAPE '\\'"
+
+
+def below(node: str) -> str:
+    """The LIKE pattern of the nodes under `node` (BELOW's parameter)."""
+    escaped = node.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "/%"
+
+
 def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]:
     """The filters as a WHERE clause over the catalog's objects (`id_column`: their id where
     another table joined holds an `id` too)."""
@@ -57,9 +69,9 @@ def filter_sql(filters: Filters, id_column: str = "id") -> tuple[str, list[Any]]
         where.append("partition=?")
         params.append(filters.partition)
     for nodes in scopes(filters):
-        where.append("(" + " OR ".join("node=? OR node LIKE ?" for _ in nodes) + ")")
+        where.append("(" + " OR ".join(f"node=? OR {BELOW}" for _ in nodes) + ")")
         for n in nodes:
-            params += [n, n.replace("%", r"\%") + "/%"]
+            params += [n, below(n)]
     shown, shown_params = shown_sql(filters)
     where += shown
     params += shown_params
@@ -135,8 +147,8 @@ def notes_where(
     if normal_only:
         where.append("visibility='normal'")
     if node:
-        where.append("(node=? OR node LIKE ?)")
-        params += [node, node.replace("%", r"\%") + "/%"]
+        where.append(f"(node=? OR {BELOW})")
+        params += [node, below(node)]
     if status:
         where.append("status=?")
         params.append(status)

@@ -111,6 +111,18 @@ def test_list_and_count_agree(both: Brain) -> None:
     assert both.count(kind="titled") == 4
 
 
+def test_a_node_holds_its_sub_nodes_and_only_them_whatever_its_name(both: Brain) -> None:
+    under = {
+        node: both.remember(f"Apples of {node} are ripe.", node=f"{node}/Orchard").id
+        for node in ("a_b", "axb", "100%", "1000")
+    }
+    for node, note in under.items():  # "_" and "%" in a folder's name mean themselves
+        assert [r.id for r in both.list(node=node)] == [note]
+        assert both.count(node=node) == 1
+        assert [h.id for h in both.recall("ripe apples", node=node, mode="text")] == [note]
+        assert [h.id for h in both.recall("ripe apples", scope=node, mode="text")] == [note]
+
+
 def test_the_storage_says_what_it_can_do(both: Brain) -> None:
     caps = both._context.capabilities
     on_files = type(both._context.store).__module__.startswith("brain._vault")
