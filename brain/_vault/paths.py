@@ -47,7 +47,7 @@ def check_node(node: str) -> str:
     if not parts or parts == [""]:
         raise InvalidInput("node is empty")
     for part in parts:
-        check_segment(part, f"node part in {node!r}")
+        check_segment(part, f"node {node!r}: its part")
     if parts[0] == COLD_DIR:
         raise InvalidInput(f"node {node!r} is reserved for the cold tier")
     return "/".join(parts)

@@ -206,6 +206,9 @@ def test_reserved_and_escaping_names_are_refused(brain: Brain, vault: Path) -> N
     for title in ("..", "a\x00b", "nul", "/", "\\"):
         with pytest.raises(InvalidInput):
             brain.remember("text", title=title)
+    # the error names the node as given and the part of it refused
+    with pytest.raises(InvalidInput, match=r"^node 'a/\.\./\.\./b': its part '\.\.' may not"):
+        brain.remember("text", node="a/../../b")
     assert tree_digest(vault) == before
     # a title with separators is kept as written, and its file stays inside the vault
     note = brain.remember("text", title="../../etc/passwd")
