@@ -171,16 +171,19 @@ def import_export(
     columns = (TextColumn("Importing"), BarColumn(), MofNCompleteColumn())
     bar = Progress(*columns, console=err, transient=True)
     task = bar.add_task("import", total=None)
+    shown: list[bool] = []
 
     def step(done: int, total: int) -> None:
-        if done == 1:  # the export parsed: only now is there something to show
+        if not shown:  # the export parsed: only now is there something to show
             bar.start()
+            shown.append(True)
         bar.update(task, completed=done, total=total)
 
     try:
         report = brain.import_export(platform, export, progress=step)
     finally:
-        bar.stop()
+        if shown:  # a bar never shown leaves nothing, not a blank line before the error
+            bar.stop()
     render_import(report, as_json)
 
 

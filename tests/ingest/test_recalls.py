@@ -233,7 +233,7 @@ def test_bad_files_are_refused_and_nothing_is_written(
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert path.name in result.stderr or "gemini" in message
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
     assert tree_digest(vault) == before
 
 
