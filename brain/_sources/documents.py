@@ -403,4 +403,7 @@ def _under_kept(rel: str, kept: set[str]) -> bool:
 
 
 def _known(declared: dict[str, conn.Declared]) -> str:
-    return f"connectors: {', '.join(declared) or 'none'} (see `brain connectors`)"
+    """The hint after "no connector named …": the names there are, or how to make one."""
+    if not declared:
+        return "no folder is connected; `brain connect FOLDER` connects one"
+    return f"connectors: {', '.join(declared)}; `brain connectors` shows their state"

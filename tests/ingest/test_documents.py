@@ -189,8 +189,9 @@ def test_disconnect_keeps_documents_and_stops_syncing(brain: Brain, folder: Path
     (folder / "guide.md").unlink()
     assert brain.sync() == []
     assert "guide.md" in documents.documents_of(brain._context, "notes")
-    with pytest.raises(NotFound, match="no connector named 'notes'"):
+    with pytest.raises(NotFound, match="no connector named 'notes'") as gone:
         brain.disconnect("notes")
+    assert "no folder is connected; `brain connect FOLDER` connects one" in str(gone.value)
 
 
 def test_a_connector_from_brain_yaml_alone_is_pending(brain: Brain, folder: Path) -> None:
@@ -360,5 +361,6 @@ def test_cli_sync_and_connectors_json(brain: Brain, folder: Path) -> None:
     assert status["state"] == "connected" and status["documents"] == 2
     result = runner.invoke(app, ["sync", "nope", *vault])
     assert result.exit_code == 2 and "no connector named 'nope'" in result.stderr
+    assert "(connectors: notes; `brain connectors` shows their state)" in result.stderr
     result = runner.invoke(app, ["disconnect", "notes", "--forget", *vault])
     assert result.exit_code == 0 and "forgot 2 document(s)" in result.stdout
