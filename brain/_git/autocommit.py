@@ -231,7 +231,12 @@ def recorded(
 
 
 def title_of(note: Any) -> str:
-    """A note as a commit message names it (a local-only note's title stays off git)."""
+    """A note as a commit message names it (a local-only note's title stays off git), a long
+    title cut to TITLE_CHARS so the subject stays one readable line; the id says which."""
     if getattr(note, "visibility", "normal") == LOCAL_ONLY:
         return f"a local-only note ({note.id})"
-    return f'"{note.title}" ({note.id})'
+    title = note.title if len(note.title) <= TITLE_CHARS else note.title[: TITLE_CHARS - 1] + "…"
+    return f'"{title}" ({note.id})'
+
+
+TITLE_CHARS = 60

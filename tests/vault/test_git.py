@@ -133,6 +133,11 @@ def test_autocommit_without_git_refuses_the_write(
 
 
 # one commit per operation ----------------------------------------------------------
+def test_a_long_title_is_cut_in_the_commit_subject(gbrain: Brain, repo: Path) -> None:
+    long = gbrain.remember("A long one.", title="Plan " + "x" * 300)
+    assert subjects(repo)[0] == f'brain: remember "Plan {"x" * 54}…" ({long.id})'
+
+
 def test_each_operation_is_one_commit_of_exactly_its_files(gbrain: Brain, repo: Path) -> None:
     start = len(subjects(repo))
     a = gbrain.remember("The launch is on March 3.", title="Launch date")
