@@ -28,10 +28,14 @@ _FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", 
 
 def main() -> None:
     """Entry point of the `brain` script and `python -m brain`."""
-    if not answered(sys.argv[1:]):
-        from brain._cli import main as full
+    try:
+        if not answered(sys.argv[1:]):
+            from brain._cli import main as full
 
-        full()
+            full()
+    except BrokenPipeError:  # the reader went away (`brain list | head -1`): nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush too
+        sys.exit(1)  # as click ends the full command line on a broken pipe
 
 
 def answered(argv: Sequence[str]) -> bool:

@@ -183,3 +183,18 @@ def test_start_up_never_imports_torch(tmp_path: Path, args: list[str]) -> None:
         [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert "HEAVY:\n" in result.stdout or result.stdout.endswith("HEAVY:\n"), result.stdout
+
+
+@pytest.mark.parametrize("args", [["list"], ["recall", "launch"], ["--help"]])
+def test_a_reader_that_went_away_gets_no_traceback(vault: Path, args: list[str]) -> None:
+    # `brain list | head -1`: the pipe's reading end is gone before brain writes to it
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BRAIN_DAEMON": "off", "BRAIN_VAULT": str(vault)}
+    subprocess.run([sys.executable, "-m", "brain", "remember", "The launch is in March"], env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "brain", *args], stdout=write, stderr=subprocess.PIPE, env=env
+    )
+    os.close(write)
+    assert done.returncode == 1, done.stderr  # as click ends on a broken pipe
+    assert b"Traceback" not in done.stderr and b"Error" not in done.stderr

@@ -481,6 +481,22 @@ PROBE = (
 )
 
 
+def test_fast_recall_to_a_reader_that_went_away_ends_quietly(daemon: Path) -> None:
+    remote = DaemonBackend(DaemonClient.connect(daemon))
+    for n in range(30):
+        remote.remember(f"Widget {n} runs on a 12 volt motor.", title=f"Widget {n}")
+    remote.close()
+    read, write = os.pipe()
+    os.close(read)  # `brain recall widget | head -1`: the reader gone before brain writes
+    args = ["recall", "widget", "-k", "30", "--vault", str(daemon)]  # the fast path's own
+    done = subprocess.run(
+        [sys.executable, "-m", "brain", *args], stdout=write, stderr=subprocess.PIPE, env=env()
+    )
+    os.close(write)
+    assert done.returncode == 1, done.stderr  # as the full command line ends
+    assert b"Traceback" not in done.stderr
+
+
 def test_fast_recall_prints_what_the_full_command_prints(daemon: Path) -> None:
     remote = DaemonBackend(DaemonClient.connect(daemon))
     old = remote.remember("The widget runs on a 12 volt motor.", title="Widget")
