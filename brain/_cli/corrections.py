@@ -20,7 +20,8 @@ def correct(
     note_id: Annotated[str, typer.Argument(metavar="ID", help="The note to correct.")],
     text: Annotated[str, typer.Argument(help="What is true now, or - to read stdin.")],
     title: Annotated[
-        str | None, typer.Option(help="A new title (else the note keeps its own).")
+        str | None,
+        typer.Option(help="A new title (else the note keeps its own, or one made from the text)."),
     ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,

@@ -22,7 +22,7 @@ from brain._indexes.catalog import ObjectRow
 from brain._indexes.ports import CatalogReads
 from brain._model import Kind, Note, Relation, Status, iso, new_id, parse_iso
 from brain._notes import defining
-from brain._notes.writing import check_text, own_pass
+from brain._notes.writing import check_text, derive_title, own_pass
 from brain._safeyaml import load_yaml
 from brain._vault import notefile
 from brain._vault.paths import file_stem
@@ -95,7 +95,9 @@ def correct(
 ) -> Note:
     """Write a new version of a note; the old one becomes superseded and stays as history.
 
-    The new version keeps the old one's title unless given one.
+    The new version keeps the old one's title unless given one; a title brain made from the
+    old text's first words is made again from the new text's ("We moved the launch to March"
+    corrected to April is not still titled March). Its file stays where it was.
     """
     check_text(text, brain.settings.max_text_bytes)
     if title is not None:
@@ -136,6 +138,8 @@ def new_version(
     title: str | None = None,
 ) -> Note:
     stamp = iso(now)
+    if title is None and old.kind == Kind.TITLED and old.title == derive_title(old.body):
+        title = derive_title(text)  # brain's title, not the person's: it follows the text
     meta: dict[str, Any] = {
         "id": new_id(now),
         "title": title or old.title,

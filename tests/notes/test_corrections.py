@@ -179,6 +179,19 @@ def test_a_correction_keeps_the_title_unless_given_one(cli: CliRunner) -> None:
     assert bad.exit_code == 2 and "control character" in bad.stderr
 
 
+def test_a_title_brain_made_from_the_text_follows_the_correction(brain: Brain) -> None:
+    made = brain.remember("We moved the product launch to March because the supplier is late")
+    assert made.title == "We moved the product launch to March because…"
+    new = brain.correct(made.id, "We moved the product launch to April: the supplier is later")
+    assert new.title == "We moved the product launch to April: the…"
+    assert new.path == made.path  # the file stays where it was
+    assert brain.recall("launch April")[0].title == new.title
+    chosen = brain.remember("Launch in May", title="Launch in May")  # the person's, same words
+    assert brain.correct(chosen.id, "Launch in June").title == "Launch in June"
+    named = brain.remember("Launch in May, venue booked", title="Launch")
+    assert brain.correct(named.id, "Launch in June, venue booked").title == "Launch"
+
+
 # Forget: revert, one version, the whole history ----------------------------------------------
 
 
