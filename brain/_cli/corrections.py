@@ -108,6 +108,11 @@ def forget(
         out.print(f"  {other} now follows the version before {note_id}.")
     if plan["unlinked"]:
         out.print(f"  Relations to it were removed from {len(plan['unlinked'])} note(s).")
+    # What forgetting has not done yet, said where it is done (docs/security.md).
+    out.print(
+        "  [dim]Its last bytes leave .brain/ at the next `brain sleep`; "
+        f"`brain doctor --forgotten {note_id}` shows any trace left, git history included.[/dim]"
+    )
 
 
 def print_purged(purged: dict[str, Any], note_id: str) -> None:

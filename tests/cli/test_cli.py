@@ -59,7 +59,10 @@ def test_init_remember_recall_expand_list_forget(cli: CliRunner, vault: Path) ->
     assert expanded["body"] == "We moved the launch to March\n"
     listed = json.loads(run(cli, "list", "--json", "--node", "Knowledge").stdout)["notes"]
     assert [n["id"] for n in listed] == [note["id"]]
-    assert run(cli, "forget", note["id"]).exit_code == 0
+    forgot = run(cli, "forget", note["id"])
+    assert forgot.exit_code == 0
+    assert "next `brain sleep`" in forgot.stdout  # what is left to do, and how to check it
+    assert f"brain doctor --forgotten {note['id']}" in forgot.stdout
     assert json.loads(run(cli, "recall", "launch", "--json").stdout)["hits"] == []
 
 
