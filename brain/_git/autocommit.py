@@ -230,6 +230,9 @@ def recorded(
     return wrap
 
 
+TITLE_CHARS = 60  # of a note's title in a commit subject
+
+
 def title_of(note: Any) -> str:
     """A note as a commit message names it (a local-only note's title stays off git), a long
     title cut to TITLE_CHARS so the subject stays one readable line; the id says which."""
@@ -237,6 +240,3 @@ def title_of(note: Any) -> str:
         return f"a local-only note ({note.id})"
     title = note.title if len(note.title) <= TITLE_CHARS else note.title[: TITLE_CHARS - 1] + "…"
     return f'"{title}" ({note.id})'
-
-
-TITLE_CHARS = 60
