@@ -42,3 +42,19 @@ def test_the_cli_names_the_node_and_exits_with_an_error(cli: CliRunner) -> None:
     assert out.exit_code == 2 and isinstance(out.exception, SystemExit)  # a usage error, told
     assert "node 'Knowlege' holds no notes" in out.output
     assert "nothing relevant" not in out.output
+
+
+def test_a_model_naming_a_wrong_node_is_told_so(brain: Brain) -> None:
+    from mcp import Client
+
+    from tests.mcp.conftest import call, refused, run
+
+    brain.remember("We moved the launch to March", node="Knowledge/Work")
+
+    async def scenario(client: Client) -> None:
+        found = await call(client, "recall", {"query": "launch", "node": "Knowledge/Work"})
+        assert [h["title"] for h in found["hits"]] == ["We moved the launch to March"]
+        said = await refused(client, "recall", {"query": "launch", "node": "Knowledge/Wrok"})
+        assert "node 'Knowledge/Wrok' holds no notes" in said and "Traceback" not in said
+
+    run(brain, scenario)
