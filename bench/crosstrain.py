@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.compare import paired_bootstrap
+from bench.locomo_data import load
 from bench.metrics import POOLED_CATEGORIES, score_question
 
 MAX_TOKENS = 128
@@ -39,7 +40,7 @@ HELD_OUT = 0.05
 RRF_K = 60
 BETAS = (0.2, 0.5)
 EVAL_METRICS = ("hit@1", "hit@10", "ndcg@10", "mrr")
-DEV = Path("/work/shared/bench")
+DEV = Path(__file__).resolve().parents[2] / "shared" / "bench"  # ../shared/bench by the checkout
 
 
 def base_model_dir() -> Path:
@@ -254,13 +255,7 @@ def train(args: argparse.Namespace) -> int:
 
 def dev_texts(name: str) -> dict[tuple[str, str], str]:
     """(sample_id, dia_id) -> "<speaker>: <text>", the protocol's memory text."""
-    out = {}
-    for sample in json.loads((DEV / name).read_text()):
-        for key, turns in sample["conversation"].items():
-            if key.startswith("session_") and isinstance(turns, list):
-                for t in turns:
-                    out[(sample["sample_id"], t["dia_id"])] = f"{t['speaker']}: {t['text']}"
-    return out
+    return {(s.sample_id, t.dia_id): t.memory_text for s in load(DEV / name) for t in s.turns}
 
 
 def rrf(today: list[str], model_scores: list[float]) -> list[str]:

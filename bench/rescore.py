@@ -113,15 +113,16 @@ def rescored(line: dict[str, Any], factor: Factor) -> dict[str, Any]:
 
 def _with_texts(dump: Path, data: Path) -> list[dict[str, Any]]:
     samples, lines = load(data), []
-    texts = {(s.sample_id, t.dia_id): (t.speaker, t.text) for s in samples for t in s.turns}
+    turns = {(s.sample_id, t.dia_id): t for s in samples for t in s.turns}
     answers = {(s.sample_id, q.question): q.answer for s in samples for q in s.questions}
     for raw in dump.read_text(encoding="utf-8").splitlines():
         line = json.loads(raw)
         line["answer"] = answers.get((line["sample"], line["question"]))
-        speakers = {texts[(line["sample"], h["key"])][0].lower() for h in line["hits"]}
-        for hit in line["hits"]:
-            hit["speaker"], hit["body"] = texts[(line["sample"], hit["key"])]
-            hit["text"], hit["speakers"] = f"{hit['speaker']}: {hit['body']}", speakers
+        said = [turns[(line["sample"], hit["key"])] for hit in line["hits"]]
+        speakers = {turn.speaker.lower() for turn in said}
+        for hit, turn in zip(line["hits"], said, strict=True):
+            hit["speaker"], hit["body"], hit["text"] = turn.speaker, turn.text, turn.memory_text
+            hit["speakers"] = speakers
         lines.append(line)
     return lines
 
