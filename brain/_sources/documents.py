@@ -7,6 +7,7 @@ text, its provenance in `source`, and its chunks as sections (see sections.py).
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass, field
@@ -283,7 +284,7 @@ def _written(
         report.unchanged += 1
         return row.id
     try:
-        note = _document(brain, decl, item, data.decode("utf-8"), digest, row)
+        note = _document(brain, decl, item, data.decode(_encoding(data)), digest, row)
     except InvalidInput as exc:
         report.skipped.append((item.rel, exc.message))
         kept.add(item.rel)
@@ -312,13 +313,26 @@ def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]
         return None, f"cannot be read ({exc.strerror or exc})"
     if len(data) > decl.max_file_bytes:
         return None, f"larger than the {decl.max_file_bytes}-byte cap"
-    if b"\x00" in data[:8192]:
+    encoding = _encoding(data)
+    if encoding == "utf-8" and b"\x00" in data[:8192]:
         return None, "binary (holds NUL bytes)"
     try:
-        data.decode("utf-8")
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text (bad byte at offset {exc.start})"
+        return None, f"not {encoding.upper()} text (bad byte at offset {exc.start})"
+    if "\x00" in text[:8192]:
+        return None, "binary (holds NUL bytes)"
     return data, ""
+
+
+def _encoding(data: bytes) -> str:
+    """UTF-16 or UTF-32 for a file that opens with their byte-order mark (what Windows Notepad
+    saved as "Unicode"), else UTF-8: a file's encoding is never guessed from its letters."""
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8"
 
 
 def _document(

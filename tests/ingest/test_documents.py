@@ -3,6 +3,7 @@ pending connectors, safety (links, binaries, caps, encodings, .brainignore) and 
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -253,6 +254,10 @@ def test_links_binaries_caps_encodings_and_brainignore(
     (folder / "blob.md").write_bytes(b"# x\x00\x01\x02 binary")
     (folder / "big.md").write_text("word " * 100)
     (folder / "latin.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    # Windows Notepad's "Unicode": UTF-16 with its byte-order mark, read as text (not "binary").
+    (folder / "notepad.txt").write_bytes("Crème brûlée for Sunday\r\n".encode("utf-16"))
+    (folder / "wide.txt").write_bytes("Kayak rental at the lake\n".encode("utf-32"))
+    (folder / "torn.txt").write_bytes(codecs.BOM_UTF16_LE + "torn".encode("utf-16-le")[:-1])
     (folder / "drafts").mkdir()
     (folder / "drafts" / "wip.md").write_text("half an idea\n")
     (folder / "scratch.tmp.md").write_text("scratch\n")
@@ -268,11 +273,15 @@ def test_links_binaries_caps_encodings_and_brainignore(
     assert reasons["blob.md"].startswith("binary")
     assert reasons["big.md"] == "larger than the 400-byte cap"
     assert reasons["latin.txt"].startswith("not UTF-8 text (bad byte at offset 3)")
+    assert reasons["torn.txt"].startswith("not UTF-16 text")
     assert reasons["drafts"] == reasons["scratch.tmp.md"] == "ignored by .brainignore"
-    assert sorted(report.added) == ["guide.md", "sub/letter.txt"]
+    assert sorted(report.added) == ["guide.md", "notepad.txt", "sub/letter.txt", "wide.txt"]
     assert not brain.recall("swordfish passphrase")
+    [hit] = brain.recall("crème brûlée", k=1)
+    assert "Crème brûlée for Sunday" in hit.snippet and "\r" not in hit.snippet
+    assert "Kayak rental" in brain.recall("kayak rental", k=1)[0].snippet
     written = [p.name for p in (brain.root / "main/Knowledge/Sources/notes").rglob("*.md")]
-    assert sorted(written) == ["guide.md", "letter.txt.md"]
+    assert sorted(written) == ["guide.md", "letter.txt.md", "notepad.txt.md", "wide.txt.md"]
 
 
 def test_unreadable_and_vanishing_files_mid_sync(brain: Brain, folder: Path) -> None:
