@@ -160,9 +160,18 @@ def holding(brain: Context, node: str, what: str) -> str:
     ):
         raise InvalidInput(
             f"{what} {node!r} holds no notes in partition {brain.partition!r} "
-            "(a node is a folder of the partition, such as Knowledge/Inbox)"
+            + node_hint(brain.partition, node)
         )
     return node
+
+
+def node_hint(partition: str, node: str) -> str:
+    """What a node is, for a node that matched nothing: one copied from a note's path starting
+    with its partition ("main/Knowledge/Sources") is told the node without it."""
+    inside = node.removeprefix(f"{partition}/")
+    if inside != node:
+        return f"(a node is a folder of the partition, without {partition + '/'!r}: {inside!r})"
+    return "(a node is a folder of the partition, such as Knowledge/Inbox)"
 
 
 def place(

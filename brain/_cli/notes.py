@@ -252,6 +252,10 @@ def list_notes(
     out.file.flush()  # the rows first, then the footer, where both streams meet
     if total > len(rows):
         err.print(f"[dim]showing {len(rows)} of {total}; `--limit {total}` for all[/dim]")
+    elif not rows and node:
+        # Listing a filter may find nothing, but a node named wrong should not look like one.
+        what = "a node is a folder of the partition, such as Knowledge/Inbox, not its path"
+        err.print(f"[dim]no notes under node {escape(repr(node))} ({what})[/dim]")
     elif not rows:
         err.print("[dim]no notes[/dim]")
 

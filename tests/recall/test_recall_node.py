@@ -58,3 +58,16 @@ def test_a_model_naming_a_wrong_node_is_told_so(brain: Brain) -> None:
         assert "node 'Knowledge/Wrok' holds no notes" in said and "Traceback" not in said
 
     run(brain, scenario)
+
+
+def test_a_node_copied_from_a_path_is_told_without_its_partition(
+    brain: Brain, cli: CliRunner
+) -> None:
+    note = brain.remember("We moved the launch to March", node="Knowledge/Work")
+    assert note.path.startswith("main/Knowledge/Work/")  # what a person sees and copies
+    with pytest.raises(InvalidInput, match=r"without 'main/': 'Knowledge/Work'\)"):
+        brain.recall("launch", node="main/Knowledge/Work")
+    listed = cli.invoke(app, ["list", "--node", "main/Knowledge/Work"])
+    assert listed.exit_code == 0  # a filter that finds nothing, said so with the node named
+    assert "no notes under node 'main/Knowledge/Work'" in listed.output
+    assert "not its path" in listed.output
