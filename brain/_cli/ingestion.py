@@ -125,9 +125,10 @@ def watch(
     import threading
 
     brain = open_brain(vault)
+    told: dict[tuple[str, str], str] = {}  # skips already shown, so each is shown once
     watcher = brain.running().watcher(
         delay=delay,
-        on_sync=lambda reports: render_syncs(reports, quiet=True),
+        on_sync=lambda reports: render_syncs(reports, told),
         on_catch_up=lambda found: out.print(
             f"vault: {len(found.changed)} changed, {len(found.removed)} removed, "
             f"{len(found.broken)} broken"
@@ -187,18 +188,19 @@ def import_export(
     render_import(report, as_json)
 
 
-def render_syncs(reports: list[SyncReport], quiet: bool = False) -> None:
+def render_syncs(reports: list[SyncReport], told: dict[tuple[str, str], str]) -> None:
+    """Syncs while watching: only those that changed something, and each skipped file once
+    for the same reason (a folder of photos would otherwise be listed at every edit)."""
     for report in reports:
-        render_sync(report, quiet)
+        changed = report.added or report.updated or report.removed or report.excluded
+        if report.state != "connected" or changed:
+            render_sync(report, told)
 
 
-def render_sync(report: SyncReport, quiet: bool = False) -> None:
+def render_sync(report: SyncReport, told: dict[tuple[str, str], str] | None = None) -> None:
     name = escape(report.connector)
     if report.state != "connected":
         out.print(f"[yellow]{name}: {report.state}[/yellow] ({escape(report.reason)}); not read")
-        return
-    changed = report.added or report.updated or report.removed or report.excluded
-    if quiet and not changed:
         return
     out.print(
         f"{name}: {len(report.added)} added, {len(report.updated)} updated, "
@@ -208,6 +210,10 @@ def render_sync(report: SyncReport, quiet: bool = False) -> None:
     for rel in report.excluded:
         out.print(f"  [dim]kept out (you forgot it): {escape(rel)}[/dim]")
     for rel, reason in report.skipped:
+        if told is not None and told.get((report.connector, rel)) == reason:
+            continue
+        if told is not None:
+            told[report.connector, rel] = reason
         out.print(f"  [dim]skipped {escape(rel)}: {escape(reason)}[/dim]")
 
 

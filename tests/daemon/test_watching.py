@@ -113,3 +113,26 @@ def test_watch_picks_up_hand_edits_to_vault_notes(
     # The watcher's catch-up updated the shared caches: a fresh reader sees it at once.
     assert brain._context.caches.catalog.file(note.path) is not None
     assert eventually(lambda: any("June by Ana" in h.snippet for h in brain.recall("June Ana")))
+
+
+def test_watch_shows_a_skipped_file_once_not_at_every_sync(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from brain._cli.ingestion import render_syncs
+    from brain._sources.documents import SyncReport
+
+    photos = [(f"photo{n}.jpg", "not text (.jpg)") for n in range(3)]
+    told: dict[tuple[str, str], str] = {}
+    render_syncs([SyncReport("notes", added=["a.md"], skipped=list(photos))], told)
+    first = capsys.readouterr().out
+    assert first.count("skipped photo") == 3
+    render_syncs([SyncReport("notes", updated=["a.md"], skipped=list(photos))], told)
+    second = capsys.readouterr().out
+    assert "notes: 0 added, 1 updated" in second and "skipped photo" not in second
+    render_syncs([SyncReport("notes", unchanged=1, skipped=list(photos))], told)  # nothing new
+    assert capsys.readouterr().out == ""
+    changed = [("photo0.jpg", "cannot be read (Permission denied)"), *photos[1:]]
+    render_syncs([SyncReport("notes", added=["b.md"], skipped=changed)], told)
+    assert capsys.readouterr().out.count("skipped photo") == 1  # a new reason is shown
+    render_syncs([SyncReport("other", added=["c.md"], skipped=list(photos))], told)
+    assert capsys.readouterr().out.count("skipped photo") == 3  # another folder's own
