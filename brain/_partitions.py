@@ -149,10 +149,24 @@ def rename(brain: Context, old: str, new: str) -> Partition:
             )
         if brain.settings.default_partition == old:
             set_default(brain, new)
+        _connectors_follow(brain, old, new)
         if brain.partition == old:
             brain.partition = new
         brain.catch_up()
     return Partition(new, is_archived(brain.store, new), new == brain.partition)
+
+
+def _connectors_follow(brain: Context, old: str, new: str) -> None:
+    """A connector that sends its documents to the renamed partition sends them on to the new
+    name (its line in brain.yaml rewritten); else its next sync would find no partition."""
+    if not brain.capabilities.folder:
+        return  # a vault in a database has no connected folders
+    declared = connectors.declared(brain.root)
+    if any(d.partition == old for d in declared.values()):
+        moved = {
+            n: replace(d, partition=new) if d.partition == old else d for n, d in declared.items()
+        }
+        connectors.write_declared(brain.root, moved)
 
 
 @recorded(lambda p, a: f"partition archive {p.name}")

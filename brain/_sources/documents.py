@@ -21,6 +21,7 @@ from brain._ingest.sections import sections_meta, spans_of_chunks
 from brain._model import Note, content_hash, iso, new_id
 from brain._sources import connectors as conn
 from brain._sources.consent import answers, ask_at_terminal, challenge
+from brain._vault.archive import is_archived
 from brain._vault.paths import check_segment
 
 if TYPE_CHECKING:
@@ -188,6 +189,9 @@ def sync_connector(
     if status.state != "connected":
         report.state, report.reason = status.state, status.reason
         return report  # a pending folder is never read, not even listed
+    if unplaced := _unplaced(brain, decl):
+        report.state, report.reason = unplaced
+        return report  # its other connectors are still synced
     entry = state.entry(decl.name)
     existing = documents_of(brain, decl.name)
     _exclude_forgotten(brain, state, decl.name, entry, report)
@@ -210,6 +214,17 @@ def sync_connector(
                 report.removed.append(rel)
     state.save()
     return report
+
+
+def _unplaced(brain: Context, decl: conn.Declared) -> tuple[str, str] | None:
+    """The state and reason of a connector whose documents have nowhere to go now."""
+    partition = decl.partition or brain.partition
+    if not brain.store.is_folder(partition):
+        where = f"connectors.{decl.name}.partition in brain.yaml"
+        return "missing", f"its partition {partition!r} is not in the vault ({where})"
+    if is_archived(brain.store, partition):
+        return "archived", f"its partition {partition!r} is archived (read-only)"
+    return None
 
 
 def _exclude_forgotten(

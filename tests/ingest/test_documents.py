@@ -55,9 +55,11 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def attach(brain: Brain, folder: Path, name: str = "notes", **kw: int) -> conn.Declared:
+def attach(
+    brain: Brain, folder: Path, name: str = "notes", partition: str | None = None, **kw: int
+) -> conn.Declared:
     """What `connect` does after the person typed the code shown at the terminal."""
-    decl = conn.Declared(name, str(folder), partition=brain.partition, **kw)
+    decl = conn.Declared(name, str(folder), partition=partition or brain.partition, **kw)
     ident = conn.identity(folder)
     assert ident is not None
     with brain._context.lock.hold():
@@ -373,3 +375,43 @@ def test_cli_sync_and_connectors_json(brain: Brain, folder: Path) -> None:
     assert "(connectors: notes; `brain connectors` shows their state)" in result.stderr
     result = runner.invoke(app, ["disconnect", "notes", "--forget", *vault])
     assert result.exit_code == 0 and "forgot 2 document(s)" in result.stdout
+
+
+def _shed(folder: Path) -> Path:
+    other = folder.parent / "other"
+    other.mkdir()
+    (other / "plan.md").write_text("# Plan\n\nRepaint the shed.\n")
+    return other
+
+
+def test_a_renamed_partition_keeps_its_connectors(brain: Brain, folder: Path) -> None:
+    attach(brain, folder)  # its documents go to partition 'main'
+    brain.partition_create("work")
+    attach(brain, _shed(folder), "other", partition="work")
+    brain.sync()
+    brain.partition_rename("main", "personal")
+    assert conn.declared(brain.root)["notes"].partition == "personal"
+    assert conn.declared(brain.root)["other"].partition == "work"  # not its: left as it was
+    (folder / "new.md").write_text("# New\n\nThe quince tree needs pruning.\n")
+    reports = {r.connector: r for r in brain.sync()}
+    assert reports["notes"].state == "connected" and reports["notes"].added == ["new.md"]
+    assert doc_of(brain, "new.md").path.startswith("personal/Knowledge/Sources/notes/")
+
+
+def test_a_connector_whose_partition_is_gone_or_archived_is_not_read(
+    brain: Brain, folder: Path
+) -> None:
+    attach(brain, folder)
+    brain.partition_create("work")
+    attach(brain, _shed(folder), "other", partition="work")
+    brain.partition_archive("work")
+    reports = {r.connector: r for r in brain.sync()}
+    assert reports["other"].state == "archived" and "'work' is archived" in reports["other"].reason
+    assert reports["notes"].state == "connected" and "guide.md" in reports["notes"].added
+    brain.partition_restore("work")
+    settings = brain.root / "brain.yaml"  # edited by hand to a partition that is not there
+    settings.write_text(settings.read_text().replace("partition: work", "partition: wrok"))
+    [report] = brain.sync(["other"])
+    assert report.state == "missing"
+    assert "partition 'wrok' is not in the vault (connectors.other.partition" in report.reason
+    assert not (brain.root / "wrok").exists()  # not made again in passing
