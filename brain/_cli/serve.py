@@ -338,7 +338,14 @@ def partition_rename(
 @_partition_command("archive")
 def partition_archive(name: NameArg, vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Archive a partition: read-only and out of recall (nothing is deleted)."""
-    _say("Archived", open_brain(vault).partition_archive(name), as_json)
+    archived = open_brain(vault).partition_archive(name)
+    _say("Archived", archived, as_json)
+    if archived.current:  # the default one: say so now, not at the next command's refusal
+        err.print(
+            f"[yellow]{escape(name)} is the default partition:[/yellow] commands without "
+            "--partition refuse until `brain partition use OTHER` (or `brain partition "
+            f"restore {escape(name)}`)"
+        )
 
 
 @_partition_command("restore")

@@ -126,7 +126,9 @@ def test_partition_commands(cli: CliRunner, vault: Path) -> None:
     assert 'default_partition: "job"' in (vault / "brain.yaml").read_text()
     hit = json.loads(run(cli, "recall", "standup", "--json").stdout)["hits"][0]
     assert hit["id"] == work_note["id"] and hit["path"].startswith("job/")
-    assert run(cli, "partition", "archive", "job").exit_code == 0
+    archived = run(cli, "partition", "archive", "job")
+    assert archived.exit_code == 0 and "job is the default partition" in archived.stderr
+    assert "`brain partition use OTHER`" in archived.stderr  # told now, not at the next command
     before = tree_digest(vault)
     res = run(cli, "remember", "More")
     assert res.exit_code == 2 and "archived (read-only)" in res.stderr
