@@ -94,8 +94,7 @@ def create(brain: Context, name: str) -> Partition:
     """A new partition: a stamped copy of the template's structural notes."""
     check_name(name)
     with brain.lock.hold():
-        if brain.store.is_folder(name) or brain.store.is_folder(f"{LOCAL_ONLY}/{name}"):
-            raise InvalidInput(f"partition {name!r} already exists")
+        _check_free(brain, name)
         if not brain.capabilities.folder:
             _create_in_store(brain, name)
             return Partition(name, False, name == brain.partition)
@@ -108,6 +107,19 @@ def create(brain: Context, name: str) -> Partition:
         fsync_dir(brain.root)
         brain.catch_up()
     return Partition(name, False, name == brain.partition)
+
+
+def _check_free(brain: Context, name: str, renaming: str | None = None) -> None:
+    """A new partition name: not taken, not even in another case ('Work' beside 'work' would be
+    one folder once the vault is on macOS or Windows)."""
+    if brain.store.is_folder(name) or brain.store.is_folder(f"{LOCAL_ONLY}/{name}"):
+        raise InvalidInput(f"partition {name!r} already exists")
+    for other in brain.store.partitions():
+        if other.casefold() == name.casefold() and other != renaming:
+            raise InvalidInput(
+                f"partition {name!r} differs from partition {other!r} only in case "
+                "(one folder on macOS and Windows)"
+            )
 
 
 def _create_in_store(brain: Context, name: str) -> None:
@@ -137,8 +149,7 @@ def rename(brain: Context, old: str, new: str) -> Partition:
         check_model_may_change(brain, old)
         if old == new:
             raise InvalidInput(f"partition {old!r} already has that name")
-        if brain.store.is_folder(new) or brain.store.is_folder(f"{LOCAL_ONLY}/{new}"):
-            raise InvalidInput(f"partition {new!r} already exists")
+        _check_free(brain, new, old)
         moved = brain.store.move_folder(old, new)
         hidden = LOCAL_ONLY + "/" + old
         if brain.store.is_folder(hidden):

@@ -236,3 +236,18 @@ def test_an_archived_partition_refuses_every_writer_and_sleep_leaves_it_be(
     brain.sleep()  # 200 days untouched, but nothing in an archived partition ages or logs
     assert old_files() == before
     assert "status: active" in (vault / a.path).read_text()
+
+
+def test_partition_names_that_differ_only_in_case_are_refused(brain: Brain) -> None:
+    from brain._errors import InvalidInput
+
+    brain.partition_create("work")
+    before = tree_digest(brain.root)
+    with pytest.raises(InvalidInput, match=r"'Work' differs from partition 'work' only in case"):
+        brain.partition_create("Work")
+    with pytest.raises(InvalidInput, match=r"'WORK' differs from partition 'work' only in case"):
+        brain.partition_rename("main", "WORK")
+    assert tree_digest(brain.root) == before  # nothing made, nothing moved
+    renamed = brain.partition_rename("work", "Work")  # its own name in another case is fine
+    assert renamed.name == "Work"
+    assert [p.name for p in brain.partitions()] == ["Work", "main"]
