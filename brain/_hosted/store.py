@@ -15,7 +15,7 @@ from brain._hosted.sql import TenantDatabase
 from brain._model import Note
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, is_cold
-from brain._vault.paths import CACHE_DIR
+from brain._vault.paths import CACHE_DIR, spelled_as
 from brain._vault.store import RESERVED_TOP, Folders, broken_with_id, parse_markdown, rendered
 
 
@@ -152,6 +152,19 @@ class PgStore:
             (len(prefix) + 1, prefix, prefix[:-1] + "0"),
         )
         return sorted(str(name) for (name,) in rows)
+
+    def folder_named(self, parent: str, name: str) -> str | None:
+        """As the files' store: a folder here is the paths below it (listed only when no folder
+        has exactly this name: a new node, or one named in another case)."""
+        if self.is_folder(f"{parent}/{name}"):
+            return name
+        prefix = clean(parent) + "/"
+        rows = self.db.execute(
+            "SELECT DISTINCT split_part(substr(path, ?), '/', 1) FROM vault_files "
+            "WHERE path >= ? AND path < ? AND strpos(substr(path, ?), '/') > 0",
+            (len(prefix) + 1, prefix, prefix[:-1] + "0", len(prefix) + 1),
+        )
+        return spelled_as([str(folder) for (folder,) in rows], name)
 
     def read_bytes(self, rel: str) -> bytes:
         row = self.db.execute("SELECT data FROM vault_files WHERE path=?", (clean(rel),)).fetchone()

@@ -124,6 +124,9 @@ class Catalog(Holding):
             _use_wal(self.db)
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
+            # LIKE tells case as PostgreSQL's does (where.BELOW): 'knowledge/%' is not the
+            # sub-nodes of Knowledge, which `node=?` beside it never matched either.
+            self.db.execute("PRAGMA case_sensitive_like=ON")
             self.db.executescript(_SCHEMA)
             if "inode" not in {r[1] for r in self.db.execute("PRAGMA table_info(files)")}:
                 # A catalog of before inodes were kept: 0 is "unknown" and matches any inode.

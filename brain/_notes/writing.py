@@ -109,7 +109,7 @@ def plan(
 
     A titled memory given no node goes where `placer` says (its topic), else to the inbox.
     """
-    node = check_node(request.node) if request.node else None
+    node = _as_spelled(store, request.partition, check_node(request.node)) if request.node else None
     kind = check_kind(request.kind)
     if kind is None:
         kind = _kind_for(node, request.title)
@@ -122,6 +122,16 @@ def plan(
     if kind == Kind.SINGLETON:
         return _singleton(request, node or INBOX, store, catalog, now)
     return _titled(request, node or INBOX, store, catalog, now)
+
+
+def _as_spelled(store: NotesPort, partition: str, node: str) -> str:
+    """The node as its folders are spelled: "knowledge/projects" names Knowledge/Projects, not a
+    second folder beside it that macOS and Windows would take for the same one."""
+    spelled: list[str] = []
+    for part in node.split("/"):
+        parent = "/".join([partition, *spelled])
+        spelled.append(store.folder_named(parent, part) or part)
+    return "/".join(spelled)
 
 
 def node_is_dated(node: str | None) -> bool:

@@ -53,6 +53,15 @@ def check_node(node: str) -> str:
     return "/".join(parts)
 
 
+def spelled_as(folders: list[str], name: str) -> str | None:
+    """`name` if it is one of `folders`, else the one folder that differs from it only in case
+    (two would be ambiguous: none), else None."""
+    if name in folders:
+        return name
+    same = [f for f in folders if f.casefold() == name.casefold()]
+    return same[0] if len(same) == 1 else None
+
+
 def file_stem(title: str) -> str:
     """A file name from a title: separators and reserved characters become spaces."""
     if _CONTROL.search(title):

@@ -22,7 +22,7 @@ from brain._vault.files import (
     remove_file,
     write_temp,
 )
-from brain._vault.paths import CACHE_DIR, COLD_DIR, inside
+from brain._vault.paths import CACHE_DIR, COLD_DIR, inside, spelled_as
 
 # Top-level folders that are not partitions.
 RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
@@ -325,6 +325,17 @@ class NoteStore:
             return inside(self.root, rel).is_dir()
         except InvalidInput:
             return False
+
+    def folder_named(self, parent: str, name: str) -> str | None:
+        """The sub-folder of `parent` called `name`, as spelled on disk, or the one folder whose
+        name differs from it only in case; None if none. Listed without committing the group
+        (folders are in place as a group's notes are written), and never through a link."""
+        try:
+            with os.scandir(inside(self.root, parent)) as found:
+                folders = [e.name for e in found if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError, InvalidInput):
+            return None
+        return spelled_as(folders, name)
 
     def exists(self, rel: str) -> bool:
         """Whether a note file is there; a path that leads out of the vault (through a link)

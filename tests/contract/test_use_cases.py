@@ -171,3 +171,25 @@ def test_a_stored_vector_reads_back_as_the_index_holds_it(both: Brain) -> None:
         assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3  # files keep half precision
         best, score = index.search(vector, 1)[0]
         assert best == name and score > 0.99
+
+
+def test_a_node_named_in_another_case_is_the_folder_already_there(both: Brain) -> None:
+    """'knowledge/projects' beside Knowledge/Projects would be one folder on macOS and Windows:
+    a new note goes to the folder as it is spelled."""
+    first = both.remember("The shed needs paint", node="Knowledge/Projects")
+    second = both.remember("Buy primer for the shed", node="knowledge/projects")
+    third = both.remember("Sand the door first", node="KNOWLEDGE/projects/Shed")  # a new sub-node
+    assert second.node == first.node == "Knowledge/Projects"
+    assert third.node == "Knowledge/Projects/Shed"
+    listed = both.list(node="Knowledge/Projects")
+    assert {n.id for n in listed} == {first.id, second.id, third.id}
+    assert not both.list(node="knowledge")  # no second folder was made
+
+
+def test_a_name_in_another_case_matches_one_folder_only() -> None:
+    from brain._vault.paths import spelled_as
+
+    assert spelled_as(["Knowledge", "Master"], "knowledge") == "Knowledge"
+    assert spelled_as(["Knowledge", "knowledge"], "knowledge") == "knowledge"  # its own first
+    assert spelled_as(["Work", "WORK"], "work") is None  # which of two? neither: as written
+    assert spelled_as(["Knowledge"], "Garden") is None
