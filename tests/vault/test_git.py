@@ -330,6 +330,23 @@ def test_undo_reverts_brains_last_commit_and_refuses_after_a_person_commits(
     b.close()
 
 
+def test_undoing_corrections_one_by_one_leaves_one_current_version(
+    gbrain: Brain, repo: Path
+) -> None:
+    march = gbrain.remember("The launch is in March.", title="Launch")
+    april = gbrain.correct(march.id, "The launch is in April.")
+    may = gbrain.correct(april.id, "The launch is in May.")
+    for current, text in ((april, "April"), (march, "March")):
+        gbrain.git_undo()
+        rows = {r.id: r.status for r in gbrain.list(node="Knowledge")}
+        assert [i for i, status in rows.items() if status == "active"] == [current.id]
+        assert len(rows) == 1 + (current is april)  # March stays as April's history
+        hits = gbrain.recall("when is the launch")
+        assert [h.id for h in hits if h.title == "Launch"] == [current.id]
+        assert text in gbrain.expand(current.id).body
+    assert {may.id, april.id}.isdisjoint(r.id for r in gbrain.list())
+
+
 def test_doctor_reports_conflict_markers_by_path(gbrain: Brain, repo: Path) -> None:
     note = gbrain.remember("the plan", title="Plan")
     path = repo / note.path
