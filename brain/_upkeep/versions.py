@@ -29,7 +29,7 @@ def undo(brain: Context) -> tuple[str, str]:
     githistory.require_repo(brain.root)
     with brain.lock.hold():
         brain.changes.commit()  # what is pending first: undo names brain's real last change
-        target = githistory.undo_target(brain.root)
-        made = githistory.undo(brain.root, target)
+        target, touches = githistory.undo_target(brain.root)
+        made = githistory.undo(brain.root, target, touches)
         brain.catch_up(force=True)
     return target, made
