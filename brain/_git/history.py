@@ -116,7 +116,12 @@ def undo_target(root: Path) -> tuple[str, list[str]]:
     raise GitError("no brain commit to undo in the last 200 commits")
 
 
-def _paths(root: Path, commit: str) -> list[str]:
+def operation(root: Path, commit: str) -> str:
+    """The brain operation a commit records (its `Brain-Op` trailer; '' if not brain's)."""
+    return _trailers(root, commit).get(TRAILER, "")
+
+
+def changed_paths(root: Path, commit: str) -> list[str]:
     """The files a commit changed."""
     out = run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit)
     return [p for p in out.split("\0") if p]
@@ -127,8 +132,8 @@ def undo(root: Path, commit: str, touches: Sequence[str] = ()) -> str:
     `touches` (reads' commits since) that changed its files are reverted with it, newest
     first: a read's `touched:` line in a note the commit wrote would stop its revert."""
     subject = run(root, "log", "-1", "--format=%s", commit).strip()
-    changed = _paths(root, commit)
-    riding = [t for t in touches if set(_paths(root, t)) & set(changed)]
+    changed = changed_paths(root, commit)
+    riding = [t for t in touches if set(changed_paths(root, t)) & set(changed)]
     in_the_way = sorted(set(dirty(root, changed))) if changed else []
     if in_the_way:
         raise GitError(
