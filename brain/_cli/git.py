@@ -136,4 +136,6 @@ def undo(vault: VaultOpt = None) -> None:
     """Revert brain's last commit (refused when someone committed on top of it)."""
     brain = open_brain(vault)
     reverted, made = brain.git_undo()
-    out.print(f"Undid {reverted[:10]} with commit {made[:10]}.")
+    said = brain.git_log(limit=1)[0].message  # brain: undo "<what the undone commit said>"
+    what = said.removeprefix('brain: undo "').removesuffix('"')
+    out.print(f"Undid {reverted[:10]} ({escape(what)}) with commit {made[:10]}.")

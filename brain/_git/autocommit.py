@@ -186,7 +186,8 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
     still = sorted(set(dirty(root)) & set(wanted)) if wanted else []
     if not still:
         return None
-    messages = pending.messages or ["catch up"]
+    # Reads alone: a commit of their own (`touch`), which `brain undo` never takes for a change.
+    messages = pending.messages or [f"touch {len(still)} note(s) read"]
     more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
     subject = f"brain: {messages[0]}{more}"
     body = [f"- {m}" for m in messages] if more else []

@@ -83,12 +83,14 @@ def _trailers(root: Path, commit: str) -> dict[str, str]:
     return found
 
 
-def undo_target(root: Path) -> str:
-    """The brain's last commit not yet undone; refuses when the person committed on top."""
+def undo_target(root: Path) -> tuple[str, list[str]]:
+    """The brain's last commit not yet undone, and the commits of reads' touches made since
+    (no undo has reverted them); refuses when the person committed on top."""
     require_repo(root)
     if not has_head(root):
         raise GitError("the vault has no commits yet; nothing to undo")
     undone: set[str] = set()
+    touches: list[str] = []
     for line in run(root, "rev-list", "--first-parent", "-n200", "HEAD").split():
         trailers = _trailers(root, line)
         subject = run(root, "log", "-1", "--format=%h %s (%an, %aI)", line).strip()
@@ -98,7 +100,11 @@ def undo_target(root: Path) -> str:
                 "someone committed on top of brain's changes; undo with `git revert` by hand",
             )
         if trailers[TRAILER] == "undo":
-            undone.add(trailers.get(UNDOES, ""))
+            undone.update(trailers.get(UNDOES, "").split())
+            continue
+        if trailers[TRAILER] == "touch":  # a read is not a change to undo
+            if line not in undone:  # reverted with the target where they meet (`undo`)
+                touches.append(line)
             continue
         if line in undone:
             continue
@@ -106,20 +112,28 @@ def undo_target(root: Path) -> str:
             raise GitError("nothing of brain's to undo since the vault went under git")
         if len(run(root, "rev-list", "--parents", "-n1", line).split()) > 2:
             raise GitError(f"the last commit is a merge: {subject}", "undo it with git by hand")
-        return line
+        return line, touches
     raise GitError("no brain commit to undo in the last 200 commits")
 
 
-def undo(root: Path, commit: str) -> str:
-    """Revert one brain commit with a brain commit saying so; returns the new commit."""
+def operation(root: Path, commit: str) -> str:
+    """The brain operation a commit records (its `Brain-Op` trailer; '' if not brain's)."""
+    return _trailers(root, commit).get(TRAILER, "")
+
+
+def changed_paths(root: Path, commit: str) -> list[str]:
+    """The files a commit changed."""
+    out = run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit)
+    return [p for p in out.split("\0") if p]
+
+
+def undo(root: Path, commit: str, touches: Sequence[str] = ()) -> str:
+    """Revert one brain commit with a brain commit saying so; returns the new commit. The
+    `touches` (reads' commits since) that changed its files are reverted with it, newest
+    first: a read's `touched:` line in a note the commit wrote would stop its revert."""
     subject = run(root, "log", "-1", "--format=%s", commit).strip()
-    changed = [
-        p
-        for p in run(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit).split(
-            "\0"
-        )
-        if p
-    ]
+    changed = changed_paths(root, commit)
+    riding = [t for t in touches if set(changed_paths(root, t)) & set(changed)]
     in_the_way = sorted(set(dirty(root, changed))) if changed else []
     if in_the_way:
         raise GitError(
@@ -133,7 +147,7 @@ def undo(root: Path, commit: str) -> str:
             "commit or unstage it first",
         )
     done = subprocess.run(
-        [git_binary(), "-C", str(root), "revert", "--no-commit", commit],
+        [git_binary(), "-C", str(root), "revert", "--no-commit", *riding, commit],
         capture_output=True,
         check=False,
     )
@@ -143,7 +157,8 @@ def undo(root: Path, commit: str) -> str:
         raise GitError(
             f"git could not revert {commit[:10]}: {said.splitlines()[0] if said else ''}"
         )
-    message = f'brain: undo "{subject.removeprefix("brain: ")}"\n\n{UNDOES}: {commit}'
+    undoes = " ".join([commit, *riding])
+    message = f'brain: undo "{subject.removeprefix("brain: ")}"\n\n{UNDOES}: {undoes}'
     identity = git_identity(root)
     atomic_write(root / MESSAGE_FILE, f"{message}\n{TRAILER}: undo\n")
     run(root, *identity, "commit", "-q", "--no-verify", "-F", MESSAGE_FILE)

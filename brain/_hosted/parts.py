@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -130,6 +130,15 @@ class PgJournal:
 
     def forget(self, note_id: str) -> None:
         self.db.execute("DELETE FROM journal WHERE id = ? OR detail = ?", (note_id, note_id))
+
+    def drop(self, events: Sequence[Event]) -> None:
+        for e in events:  # the last entry equal to each
+            self.db.execute(
+                "DELETE FROM journal WHERE seq = (SELECT max(seq) FROM journal WHERE at = ? "
+                "AND kind = ? AND id = ? AND title = ? AND partition = ? AND visibility = ? "
+                "AND detail = ?)",
+                (e.at, e.kind, e.id, e.title, e.partition, e.visibility, e.detail),
+            )
 
     def trim(self, now: datetime) -> int:
         horizon = (now - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")

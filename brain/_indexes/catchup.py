@@ -315,6 +315,12 @@ def index_file(
         note = adopt(note, clock.now())
         data = store.write(note)
         st = store.stat(rel)
+    if known is not None and known.note_id and known.note_id != note.id:
+        # The file now holds another note (moved over it, its id edited, a commit undone): the
+        # one it held is gone from here, unless a file indexed before this one took it along.
+        held = caches.catalog.get(known.note_id)
+        if held is not None and held.path == rel:
+            caches.drop_note(known.note_id)
     other = caches.catalog.get(note.id)
     if other is not None and other.path != rel and _holds(store, other.path, note.id):
         # Two files, one id: a copy. The file that held the id first keeps it; the copy gets

@@ -67,5 +67,9 @@ def _first(claim: Claim) -> tuple[datetime, str]:
 
 
 def renew(note: Note, original: str, now: datetime) -> Note:
-    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from."""
-    return note.with_meta(id=new_id(now), copy_of=original)
+    """A copy of a note, given an id of its own; `copy_of` names the note it was copied from.
+
+    A copy of a corrected note is not a version of it: its `supersedes` goes (with the status
+    line a revert would restore), or the older version would have two next ones and every
+    walk of the chain would refuse."""
+    return note.with_meta(id=new_id(now), copy_of=original, supersedes=None, prior_status_line=None)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from brain._errors import InvalidInput
 from brain._git import history as githistory
 from brain._model import Visibility
+from brain._vault.journal import Event
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -29,7 +30,29 @@ def undo(brain: Context) -> tuple[str, str]:
     githistory.require_repo(brain.root)
     with brain.lock.hold():
         brain.changes.commit()  # what is pending first: undo names brain's real last change
-        target = githistory.undo_target(brain.root)
-        made = githistory.undo(brain.root, target)
+        target, touches = githistory.undo_target(brain.root)
+        made = githistory.undo(brain.root, target, touches)
         brain.catch_up(force=True)
+        moves = githistory.operation(brain.root, target) in ("sleep", "move")
+        paths = set(githistory.changed_paths(brain.root, target)) if moves else set()
+        brain.journal.drop(_undone(brain, paths))
     return target, made
+
+
+def _undone(brain: Context, paths: set[str]) -> list[Event]:
+    """What the journal says an undone commit did, so the daily log stops saying it: the
+    last correction of a note whose new version is gone, and (`paths`: a sleep's or a tier
+    move's files) the last aging or tier move of a note in those files."""
+    last: dict[tuple[str, str], Event] = {}
+    for event in brain.journal.events():
+        last[event.kind, event.id] = event
+    undone = []
+    for event in last.values():
+        if event.kind == "corrected":
+            if brain.caches.catalog.get(event.detail) is None:
+                undone.append(event)
+        elif event.kind in ("aged", "moved"):
+            row = brain.caches.catalog.get(event.id)
+            if row is not None and row.path in paths:
+                undone.append(event)
+    return undone

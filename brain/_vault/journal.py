@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -73,6 +73,17 @@ class Journal:
         kept = [e for e in events if note_id not in (e.id, e.detail)]
         if len(kept) != len(events):
             atomic_write(self.path, "".join(_line(e) for e in kept))
+
+    def drop(self, events: Sequence[Event]) -> None:
+        """Drop the last entry equal to each of these events (what an undone commit did)."""
+        if not events:
+            return
+        kept = list(self.events())
+        for event in events:
+            at = max((i for i, e in enumerate(kept) if e == event), default=None)
+            if at is not None:
+                del kept[at]
+        atomic_write(self.path, "".join(_line(e) for e in kept))
 
     def trim(self, now: datetime) -> int:
         """Drop events older than a week; returns how many were dropped."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -10,6 +11,7 @@ from bench.http_servers import fresh_database
 from brain._clock import FixedClock
 from brain._hosted import schema
 from brain._hosted.upkeep import sleep_all
+from brain._vault.journal import Event
 from tests.conftest import pushed
 
 
@@ -56,3 +58,19 @@ def test_a_dry_run_sleep_vacuums_nothing(pg_dsn: str, vault: Path, clock: FixedC
     with psycopg.connect(dsn, autocommit=True) as admin:
         rows = admin.execute("SELECT relname, last_vacuum FROM pg_stat_user_tables").fetchall()
     assert all(last is None for name, last in rows if name in schema.TENANT_TABLES)
+
+
+def test_the_journal_drops_the_last_entry_equal_to_an_event(
+    pg_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    dsn = fresh_database(pg_dsn)
+    schema.init(dsn)
+    brain = pushed(dsn, vault, clock, user="cid")
+    journal = brain._context.journal
+    aged = Event("2026-12-02T10:31:00Z", "aged", "01A", "Tea", "main", "normal", "a → b")
+    other = Event("2026-12-02T10:32:00Z", "moved", "01A", "Tea", "main", "normal", "hot → cold")
+    for event in (aged, other, aged):
+        journal.append(event)
+    journal.drop([aged, replace(other, id="01B")])
+    assert list(journal.events()) == [aged, other]
+    brain.close()

@@ -159,3 +159,37 @@ def test_a_renamed_original_keeps_its_id_over_a_copy_made_at_the_same_time(
     original.rename(original.with_name("Zebras.md"))  # the catalog knew its inode
     brain._context.catch_up()
     assert brain._context.get(zebra.id).path == f"{INBOX}/Zebras.md" and _id_of(copy) != zebra.id
+
+
+@pytest.mark.parametrize("how", ["moved over it", "id edited"])
+def test_a_file_that_now_holds_another_note_lets_go_of_the_one_it_held(
+    brain: Brain, vault: Path, how: str
+) -> None:
+    boat = brain.remember("The boat is painted red.", title="Boat")
+    car = brain.remember("The car is painted blue.", title="Car")
+    if how == "moved over it":
+        (vault / car.path).replace(vault / boat.path)
+    else:
+        path = vault / boat.path
+        path.write_text(path.read_text().replace(boat.id, car.id).replace("red", "green"))
+        (vault / car.path).unlink()
+    brain._context.catch_up()
+    listed = [(n.id, n.path) for n in brain.list() if n.title in ("Boat", "Car")]
+    assert listed == [(car.id, boat.path)]
+    assert boat.id not in {h.id for h in brain.recall("boat painted red")}
+
+
+@pytest.mark.parametrize("how", ["reindex", "catch-up"])
+def test_a_copy_of_a_corrected_note_is_not_a_second_next_version(
+    brain: Brain, vault: Path, how: str
+) -> None:
+    gym = brain.remember("Gym on Monday.", title="Gym")
+    fixed = brain.correct(gym.id, "Gym on Tuesday.")
+    copy = vault / INBOX / "Gym copy.md"
+    shutil.copyfile(vault / fixed.path, copy)
+    _catch_up(brain, how)
+    renewed = notefile.parse(copy.read_text(), copy.name)
+    assert renewed.meta["copy_of"] == fixed.id and renewed.supersedes is None
+    assert [n.id for n in brain.history(fixed.id)] == [gym.id, fixed.id]
+    assert brain.history(renewed.id)[-1].id == renewed.id
+    assert brain.correct(fixed.id, "Gym on Friday.").supersedes == fixed.id

@@ -330,6 +330,46 @@ def test_undo_reverts_brains_last_commit_and_refuses_after_a_person_commits(
     b.close()
 
 
+def test_undoing_corrections_one_by_one_leaves_one_current_version(
+    gbrain: Brain, repo: Path
+) -> None:
+    march = gbrain.remember("The launch is in March.", title="Launch")
+    april = gbrain.correct(march.id, "The launch is in April.")
+    may = gbrain.correct(april.id, "The launch is in May.")
+    for current, text in ((april, "April"), (march, "March")):
+        gbrain.git_undo()
+        rows = {r.id: r.status for r in gbrain.list(node="Knowledge")}
+        assert [i for i, status in rows.items() if status == "active"] == [current.id]
+        assert len(rows) == 1 + (current is april)  # March stays as April's history
+        hits = gbrain.recall("when is the launch")
+        assert [h.id for h in hits if h.title == "Launch"] == [current.id]
+        assert text in gbrain.expand(current.id).body
+    assert {may.id, april.id}.isdisjoint(r.id for r in gbrain.list())
+
+
+def test_undo_after_reading_a_note_undoes_the_last_write_not_the_read(
+    gbrain: Brain, repo: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = gbrain.remember("The zoo opens at nine.", title="Zoo")
+    fixed = gbrain.correct(plan.id, "The zoo opens at ten.")
+    clock.set(T0 + timedelta(days=1))
+    gbrain.expand(fixed.id)  # a touch, waiting for the next commit
+    monkeypatch.setenv("BRAIN_VAULT", str(repo))
+    result = CliRunner().invoke(app, ["undo"])
+    assert result.exit_code == 0, result.output
+    assert f'(correct "Zoo" ({fixed.id}), superseding {plan.id})' in result.output
+    assert subjects(repo)[:2] == [
+        f'brain: undo "correct "Zoo" ({fixed.id}), superseding {plan.id}"',
+        "brain: touch 1 note(s) read",
+    ]
+    assert (repo / plan.path).read_text() == git(repo, "show", f"HEAD~3:{plan.path}")
+    clock.set(T0 + timedelta(days=2))
+    gbrain.expand(plan.id)
+    result = CliRunner().invoke(app, ["undo"])  # the remember, the read's touch with it
+    assert result.exit_code == 0 and not (repo / plan.path).exists(), result.output
+    assert git(repo, "status", "--porcelain") == ""
+
+
 def test_doctor_reports_conflict_markers_by_path(gbrain: Brain, repo: Path) -> None:
     note = gbrain.remember("the plan", title="Plan")
     path = repo / note.path

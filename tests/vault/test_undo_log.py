@@ -1,0 +1,51 @@
+"""An undone correction or sleep leaves the daily log: the journal forgets what was undone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._git import repo as gitvault
+from brain.testing import T0
+
+
+@pytest.fixture
+def gbrain(vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Brain]:
+    for key in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        monkeypatch.setenv(f"{key}_NAME", "Ada")
+        monkeypatch.setenv(f"{key}_EMAIL", "ada@example.org")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    gitvault.enable(vault)
+    b = open_vault(vault, clock=clock)
+    yield b
+    b.close()
+
+
+def _log(vault: Path, when: str) -> str:
+    return (vault / f"main/Insights/Logs/{when}.md").read_text()
+
+
+def test_an_undone_correction_is_not_in_the_daily_log(gbrain: Brain, vault: Path) -> None:
+    dinner = gbrain.remember("Dinner is at eight.", title="Dinner")
+    gbrain.correct(dinner.id, "Dinner is at nine.")
+    gbrain.git_undo()
+    gbrain.sleep()
+    assert "## Corrected" not in _log(vault, "2026-12-02")
+
+
+def test_a_sleep_undone_then_run_again_logs_each_aging_once(
+    gbrain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    dinner = gbrain.remember("Dinner is at eight.", title="Dinner")
+    clock.set(T0 + timedelta(days=90))
+    gbrain.sleep()
+    gbrain.git_undo()
+    assert [r.status for r in gbrain.list(node="Knowledge")] == ["active"]
+    gbrain.sleep()
+    log = _log(vault, "2027-03-02")
+    assert "## Aged (1)" in log and log.count(dinner.id) == 1
