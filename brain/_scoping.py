@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from brain._errors import InvalidInput
 from brain._indexes.ports import CatalogReads, NodeIndexPort
 from brain._terms import query_terms, stem, terms
-from brain._vault.paths import check_node
+from brain._vault.paths import check_node, node_hint
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -163,15 +163,6 @@ def holding(brain: Context, node: str, what: str) -> str:
             + node_hint(brain.partition, node)
         )
     return node
-
-
-def node_hint(partition: str, node: str) -> str:
-    """What a node is, for a node that matched nothing: one copied from a note's path starting
-    with its partition ("main/Knowledge/Sources") is told the node without it."""
-    inside = node.removeprefix(f"{partition}/")
-    if inside != node:
-        return f"(a node is a folder of the partition, without {partition + '/'!r}: {inside!r})"
-    return "(a node is a folder of the partition, such as Knowledge/Inbox)"
 
 
 def place(

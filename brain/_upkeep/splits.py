@@ -18,7 +18,7 @@ from brain._indexes.catalog import ObjectRow
 from brain._model import Visibility
 from brain._terms import content_words
 from brain._upkeep.tiers import Move, relocate
-from brain._vault.paths import check_node, check_segment
+from brain._vault.paths import check_node, check_segment, node_hint
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -118,6 +118,11 @@ def split(brain: Context, node: str, *, apply: bool = False) -> tuple[Suggestion
     suggestion = suggest(brain, brain.partition, node)
     if suggestion is None:
         count = len(brain.caches.catalog.titled_in(brain.partition, node))
+        if not count and not brain.caches.catalog.notes(brain.partition, node=node, limit=1):
+            raise InvalidInput(
+                f"node {node!r} holds no memories in partition {brain.partition!r} "
+                + node_hint(brain.partition, node)
+            )
         if count < SPLIT_AT:
             raise InvalidInput(
                 f"node {node!r} holds {count} memories; a split is suggested from {SPLIT_AT}"

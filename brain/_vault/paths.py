@@ -53,6 +53,15 @@ def check_node(node: str) -> str:
     return "/".join(parts)
 
 
+def node_hint(partition: str, node: str) -> str:
+    """What a node is, for a node that matched nothing: one copied from a note's path starting
+    with its partition ("main/Knowledge/Sources") is told the node without it."""
+    inside = node.removeprefix(f"{partition}/")
+    if inside != node:
+        return f"(a node is a folder of the partition, without {partition + '/'!r}: {inside!r})"
+    return "(a node is a folder of the partition, such as Knowledge/Inbox)"
+
+
 def spelled_as(folders: list[str], name: str) -> str | None:
     """`name` if it is one of `folders`, else the one folder that differs from it only in case
     (two would be ambiguous: none), else None."""

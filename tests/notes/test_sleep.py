@@ -209,6 +209,8 @@ def test_split_refuses_small_nodes_and_bad_names(brain: Brain, cli: CliRunner) -
     for args, words in [
         (["split", "Knowledge/Inbox", "--apply"], "a split is suggested from 50"),
         (["split", "../outside", "--apply"], "may not start with '.'"),
+        (["split", "main/Knowledge/Inbox"], "without 'main/': 'Knowledge/Inbox'"),  # a path
+        (["split", "Knowlege"], "node 'Knowlege' holds no memories in partition 'main'"),
     ]:
         result = cli.invoke(app, args)
         assert result.exit_code == 2 and words in result.output, result.output
