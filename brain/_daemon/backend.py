@@ -83,7 +83,7 @@ class LocalBackend:
 
     def links(self, note_id: str) -> Json:
         links = self.brain.links(note_id)
-        ids = [e.target.split("#", 1)[0] for e in links.outgoing]
+        ids = [e.target for e in links.outgoing]  # a document's chunk: that chunk's title
         ids += [e.source for e in links.incoming]
         return links.to_json(self.brain.titles(ids))
 

@@ -220,3 +220,21 @@ def test_an_older_catalog_is_rebuilt_once_with_the_relations(
     third = open_vault(vault, clock=clock)
     assert not third._context.caches.catalog.stale  # and only once
     third.close()
+
+
+def test_expand_names_a_related_chunk_by_its_title(
+    cli: CliRunner, brain: Brain, tmp_path: Path
+) -> None:
+    from tests.ingest.test_documents import attach
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "boat.md").write_text("# Boat\n\nThe boat is moored at pier 7.\n")
+    attach(brain, folder)
+    brain.sync()
+    [chunk] = [h.id for h in brain.recall("boat moored pier", k=1)]
+    assert "#" in chunk  # the passage, not the document
+    a = brain.remember("Ana keeps the boat key", title="Boat key").id
+    brain.relate(a, "references", chunk)
+    res = cli.invoke(app, ["expand", a])
+    assert f"→ references {chunk} Boat" in res.stdout and "(missing)" not in res.stdout
