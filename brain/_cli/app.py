@@ -118,6 +118,11 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
             with boundary(say_error, debug=say_traceback if _state["debug"] else None):
                 return fn(*args, **kw)
 
+        if "help" not in kwargs and fn.__doc__:
+            # Paragraphs as flowing text: the rich help keeps a docstring's line breaks, which
+            # then wrap again at the terminal's width into ragged lines.
+            paragraphs = (inspect.getdoc(fn) or "").split("\n\n")
+            kwargs["help"] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
         (group or app).command(*names, **kwargs)(guarded)
         return fn
 

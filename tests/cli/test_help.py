@@ -88,6 +88,15 @@ def test_each_everyday_summary_is_a_whole_sentence() -> None:
     assert rows["recall"].endswith("or say that none is about it.")
 
 
+def test_a_commands_help_flows_as_paragraphs() -> None:
+    """A docstring's line breaks are not kept: kept, they wrapped again into ragged lines."""
+    page = brain_help("tier")  # 120 columns: the paragraph fits on one line and a bit
+    lines = [line.strip() for line in page.splitlines()]
+    start = next(n for n, line in enumerate(lines) if line.startswith("`tier status` counts"))
+    assert "`tier move ID hot|cold` moves one note, byte for byte;" in lines[start]
+    assert lines[start + 1].endswith("so every cold note stays readable).")
+
+
 def test_flags_show_no_bool_metavar() -> None:
     for args in ((), ("recall",), ("daemon",), ("daemon", "start"), ("git", "status")):
         page = brain_help(*args)
