@@ -19,11 +19,24 @@ LINKS_FIELD = "brain_links"
 # A wikilink ends or splits at these: a target whose path holds one gets no link.
 _UNLINKABLE = frozenset("[]|#^")
 _SPACE = re.compile(r"\s")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_TAG = 100
 
 
 def check_tag(tag: str) -> str:
-    """A tag as Obsidian takes it: no '#' in front (dropped), no spaces, not only digits."""
+    """A tag as Obsidian takes it: no '#' in front (dropped), no spaces, not only digits; a
+    nested tag's levels split by '/' ('project/alpha'). A tag is a word, never a file name."""
     tag = tag.strip().lstrip("#")
+    if not tag:
+        raise InvalidInput("tag is empty")
+    if _CONTROL.search(tag):
+        raise InvalidInput(f"tag {tag!r} contains a control character (NUL, newline, …)")
+    if len(tag) > MAX_TAG:
+        raise InvalidInput(f"tag {tag[:20]!r}… is longer than {MAX_TAG} characters")
+    if "" in tag.split("/"):
+        raise InvalidInput(
+            f"tag {tag!r} has an empty level", "a nested tag is written 'project/alpha'"
+        )
     if _SPACE.search(tag):
         raise InvalidInput(
             f"tag {tag!r} contains a space; Obsidian and most tools end a tag there",

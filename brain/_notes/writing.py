@@ -15,7 +15,7 @@ from brain._notes import defining
 from brain._obsidian import check_tag
 from brain._scoping import place
 from brain._vault.archive import check_writable
-from brain._vault.paths import check_node, check_segment, file_stem
+from brain._vault.paths import check_node, file_stem
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -337,7 +337,7 @@ def remember(
 ) -> Written:
     """Store a memory; what happens depends on the note kind (see `plan`)."""
     check_text(text, brain.settings.max_text_bytes)
-    clean_tags = tuple(_check_tag(t) for t in tags)
+    clean_tags = tuple(check_tag(t) for t in tags)
     request = Request(
         text=text,
         partition=brain.partition,
@@ -379,9 +379,3 @@ def _place(brain: Context, request: Request) -> str:
     return place(
         brain.node_index, brain.caches.catalog, request.partition, request.text, request.title
     )
-
-
-def _check_tag(tag: str) -> str:
-    tag = check_tag(tag)
-    check_segment(tag, "tag")
-    return tag

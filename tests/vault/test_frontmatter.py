@@ -113,9 +113,12 @@ def test_tags_are_plain_strings_obsidian_accepts(
             assert not tag.startswith("#") and not re.search(r"\s", tag) and not tag.isdigit()
             seen.add(tag)
     assert {"product", "hardware", "v2", "archived"} & seen >= {"product", "hardware", "v2"}
-    for bad in ("two words", "2024", "tab\there"):
+    for bad in ("two words", "2024", "tab\there", "#", "project//alpha", "/alpha", "x" * 101):
         with pytest.raises(InvalidInput, match="tag"):
             brain.remember("x", tags=[bad])
+    # A tag is a word, not a file name: Obsidian's nested tags, and words a file may not be.
+    nested = brain.remember("Kickoff on Monday", tags=["project/alpha", "con", "aux"])
+    assert frontmatter.load(vault / nested.path).metadata["tags"] == ["project/alpha", "con", "aux"]
     brain.close()
 
 
