@@ -79,8 +79,9 @@ def file_stem(title: str) -> str:
     stem = re.sub(r"\s+", " ", stem).strip(" .")[:80].strip(" .")
     if not stem:
         raise InvalidInput(f"title {title!r} has no characters usable in a file name")
-    if stem.split(".")[0].strip().casefold() in _RESERVED:
-        raise InvalidInput(f"title {title!r} is a reserved file name")
+    base, dot, rest = stem.partition(".")
+    if base.strip().casefold() in _RESERVED:  # a device on Windows ("Con", "aux.txt"): the
+        stem = f"{base.rstrip()} (note){dot}{rest}"  # title stays, its file is "Con (note).md"
     return stem
 
 

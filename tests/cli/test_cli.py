@@ -109,7 +109,6 @@ def test_reindex_and_doctor(cli: CliRunner, vault: Path) -> None:
         (["remember", "-"], b"caf\xe9\n", "stdin is not valid UTF-8"),
         (["remember", "x", "--title", ".."], None, "title"),
         (["remember", "x", "--title", "a\x00b"], None, "title"),
-        (["remember", "x", "--title", "CON"], None, "reserved"),
         (["remember", "x", "--node", "../escape"], None, "node"),
         (["remember", "x", "--node", "a\\b"], None, "node"),
         (["remember", "x", "--node", "/abs"], None, "node"),
