@@ -86,3 +86,24 @@ def test_a_sessions_writes_are_committed_when_its_server_stops(daemon_vault: Pat
     )
     assert status.stdout == ""
 
+
+def test_a_text_the_vault_allows_is_remembered_though_too_big_for_the_daemon(
+    daemon_vault: Path,
+) -> None:
+    vault = daemon_vault
+    settings = vault / "brain.yaml"
+    limit = settings.read_text().replace("max_text_bytes: 65536", "max_text_bytes: 10000000")
+    settings.write_text(limit)
+    text = "anchovy " * 1_200_000  # 9.6 MB: over the daemon's 8 MiB messages, under the limit
+
+    async def main() -> None:
+        async with server(vault) as client:
+            await call(client, "ping", {})  # the daemon runs
+            note = await call(client, "remember", {"text": text, "title": "Long list"})
+            assert note["outcome"] == "created"
+            hits = (await call(client, "recall", {"query": "anchovy"}))["hits"]
+            assert [h["id"] for h in hits] == [note["id"]]
+
+    anyio.run(main)
+    assert running_pid(vault) is not None
+    assert (vault / "main/Knowledge/Inbox/Long list.md").read_text().count("anchovy") == 1_200_000
