@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -171,11 +171,16 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) ->
         process.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
     process.stdin.flush()
     answers: dict[int, Any] = {}
-    while 3 not in answers:
-        ready, _, _ = select.select([process.stdout], [], [], 120)
-        assert ready, f"no answer to requests {sorted({1, 2, 3} - set(answers))}"
-        answer = json.loads(process.stdout.readline())
-        answers[answer["id"]] = answer
+    gave_up = threading.Timer(120, process.kill)  # a dropped request must fail, not hang
+    gave_up.start()
+    try:
+        while 3 not in answers:
+            line = process.stdout.readline()
+            assert line, f"no answer to requests {sorted({1, 2, 3} - set(answers))}"
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+    finally:
+        gave_up.cancel()
     process.stdin.close()
     process.wait(timeout=60)
     assert answers[2]["error"]["message"] == (
