@@ -17,6 +17,7 @@ other partitions do not exist for any tool (partition_list alone names the parti
 import asyncio
 import contextvars
 import functools
+import json
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -24,8 +25,10 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_PARAMS, ErrorData, JSONRPCError, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from brain._brain import Brain
@@ -135,6 +138,15 @@ INSTRUCTIONS = (
 class _Server(MCPServer):
     """The SDK's server, with arguments that fail a tool's schema refused in one plain line."""
 
+    async def run_stdio_async(self) -> None:
+        """As the SDK's, with each request it cannot read answered (_Answering)."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                _Answering(read_stream, write_stream),
+                write_stream,
+                self._lowlevel_server.create_initialization_options(),
+            )
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -143,6 +155,69 @@ class _Server(MCPServer):
             if isinstance(cause, ValidationError) and tool is not None:
                 raise ToolError(plain(cause, tool.parameters)) from cause
             raise
+
+
+class _Answering:
+    """The stdio server's incoming messages, where a request the SDK could not read is
+    answered with an error naming its argument instead of being dropped, which left the host
+    waiting for an answer until it gave up. Such a request is JSON that Python reads and
+    pydantic does not: text holding a lone surrogate (`"\\ud800"`), which is not Unicode."""
+
+    def __init__(self, stream: Any, write: Any) -> None:
+        self._stream, self._write = stream, write
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)  # aclose, last_context
+
+    async def __aenter__(self) -> "_Answering":
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __aiter__(self) -> "_Answering":
+        return self
+
+    async def __anext__(self) -> Any:
+        while True:
+            item = await self._stream.__anext__()
+            if not (isinstance(item, ValidationError) and await self._answered(item)):
+                return item
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._stream.receive()
+            if not (isinstance(item, ValidationError) and await self._answered(item)):
+                return item
+
+    async def _answered(self, exc: ValidationError) -> bool:
+        line = next((e.get("input") for e in exc.errors(include_url=False)), None)
+        try:
+            request = json.loads(line) if isinstance(line, str) else None
+        except ValueError:
+            return False
+        if not isinstance(request, dict) or not _unpaired(request):
+            return False  # the SDK's own reasons: it says them on stderr
+        ident, params = request.get("id"), request.get("params")
+        if not isinstance(ident, str | int) or isinstance(ident, bool):
+            return False  # a notification, or not JSON-RPC: nobody waits for an answer
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        named = arguments.items() if isinstance(arguments, dict) else ()
+        names = [f"argument {k!r}" for k, v in named if _unpaired(v)] or ["the request"]
+        said = f"{names[0]} holds a lone surrogate (such as \\ud800), which is not Unicode text"
+        error = ErrorData(code=INVALID_PARAMS, message=said)
+        await self._write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=error)))
+        return True
+
+
+def _unpaired(value: Any) -> bool:
+    """Whether a JSON value holds a surrogate code point (UTF-8 cannot carry one)."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, list | dict):
+        return any(_unpaired(v) for v in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 class _TenantServer(_Server):

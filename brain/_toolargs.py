@@ -69,7 +69,7 @@ def _limit(
 
 def _wrong_type(where: str, kind: str, got: str) -> str | None:
     """A value of the wrong type, said in the words a person uses."""
-    if kind.startswith(("int_", "float_")):
+    if kind.startswith(("int_", "float_")) or kind == "finite_number":  # NaN, 1e400
         return f"{where} must be a whole number{got}"
     if kind in ("string_type", "string_unicode"):
         return f"{where} must be text{got}"

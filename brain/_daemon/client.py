@@ -18,6 +18,7 @@ from typing import Any
 from brain._daemon import daemon_off, log_path, pid_path, socket_path
 from brain._daemon.wire import (
     VERSION,
+    TooBig,
     WireError,
     check_peer,
     connect_unix,
@@ -263,8 +264,9 @@ class McpForwarder:
     """Sends the tool calls of one `brain serve` to the daemon, under its own MCP session.
 
     Only the names in `allowed` (the MCP allowlist) ever go; the daemon checks them again.
-    When the daemon cannot be reached (nor restarted) before a call is sent, the call runs in
-    this process instead, with the same tool.
+    When the daemon cannot be reached (nor restarted) before a call is sent, or the call is too
+    big for its socket (a text the vault's limits allow), it runs in this process instead,
+    with the same tool.
     """
 
     def __init__(
@@ -305,6 +307,8 @@ class McpForwarder:
                 self.client.close()
                 self.client = None
                 continue
+            except TooBig:  # nothing was sent either: a text the vault allows runs here
+                break
             if tool == "partition_use":  # a daemon started afresh resumes in the same partition
                 self.partition = str(result.get("name", self.partition))
             return result

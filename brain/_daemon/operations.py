@@ -14,7 +14,7 @@ import inspect
 import types
 import typing
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from brain._daemon.backend import OPERATIONS, LocalBackend
@@ -97,6 +97,14 @@ class Operations:
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
         return view, tools
+
+    def end(self, sessions: Iterable[str]) -> None:
+        """These `brain serve` clients went away: what their sessions wrote becomes a commit
+        now, as a server in its own process commits when it stops (docs/mcp.md)."""
+        for session in sessions:
+            ended = self._sessions.pop(session, None)
+            if ended is not None:
+                ended[0].commit()
 
     def close(self) -> None:
         self._loop.close()

@@ -213,6 +213,7 @@ class Daemon:
             self.stopping.set()
 
     def _serve_conn(self, conn: socket.socket) -> None:
+        sessions: set[str] = set()  # the MCP sessions of a `brain serve` on this connection
         try:
             while not self.stopping.is_set():
                 try:
@@ -225,6 +226,7 @@ class Daemon:
                     break
                 if message is None:
                     break
+                sessions.update(_mcp_session(message))
                 reply = self.handle(message)
                 try:
                     send(conn, reply)
@@ -235,10 +237,13 @@ class Daemon:
         except OSError:
             pass
         finally:
+            conn.close()
+            if sessions:  # its server stopped: the session's writes become its commit now
+                with contextlib.suppress(BrainError):  # stopping: closing the Brain commits
+                    self.submit(lambda: self.ops.end(sessions))
             with self._count:
                 self._active -= 1
                 self._last = time.monotonic()
-            conn.close()
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         op = message.get("op")
@@ -355,6 +360,13 @@ class Daemon:
     def _via(self, job: Callable[[], None]) -> None:
         with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too
             self.submit(job, queued=self._watch_queued)
+
+
+def _mcp_session(message: dict[str, Any]) -> list[str]:
+    """The MCP session a request is a tool call of, if it is one."""
+    args = message.get("args")
+    session = args.get("session") if isinstance(args, dict) else None
+    return [session] if message.get("op") == "mcp" and isinstance(session, str) else []
 
 
 def run(root: Path, log: Log) -> int:

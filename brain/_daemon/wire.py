@@ -30,6 +30,10 @@ class WireError(BrainError):
     """A message that breaks the format: too big, not JSON, another version, cut short."""
 
 
+class TooBig(WireError):
+    """A message over MAX_MESSAGE, refused before a byte of it was sent."""
+
+
 class PeerRefused(BrainError):
     """The other end of the socket belongs to another user (or cannot be identified)."""
 
@@ -37,7 +41,7 @@ class PeerRefused(BrainError):
 def send(sock: socket.socket, message: dict[str, Any]) -> None:
     data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     if len(data) > MAX_MESSAGE:
-        raise WireError(f"message of {len(data)} bytes is over the {MAX_MESSAGE}-byte limit")
+        raise TooBig(f"message of {len(data)} bytes is over the {MAX_MESSAGE}-byte limit")
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 

@@ -119,8 +119,9 @@ def plan(
         return _dated(request, node or "Memory/Sessions", store, now)
     if kind == Kind.THREAD:
         return _thread(request, node or THREADS, store, catalog, now)
-    if kind == Kind.SINGLETON:
-        return _singleton(request, node or INBOX, store, catalog, now)
+    if kind == Kind.SINGLETON:  # Biography, Goals, …: their own folder, where the briefing reads
+        home = next((n for n, t in sorted(SINGLETONS) if t == request.title), INBOX)
+        return _singleton(request, node or home, store, catalog, now)
     return _titled(request, node or INBOX, store, catalog, now)
 
 

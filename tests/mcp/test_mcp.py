@@ -396,3 +396,16 @@ def test_partition_names_with_path_tricks_are_refused(brain: Brain, vault: Path,
 
     run(brain, scenario)
     assert tree_digest(vault) == before
+
+
+def test_a_singleton_named_as_the_briefings_replaces_that_note(brain: Brain, vault: Path) -> None:
+    # The tool's own words: "singleton: one maintained note such as Biography or Goals".
+    async def scenario(client: Client) -> None:
+        args = {"text": "Ana lives in Porto.", "kind": "singleton", "title": "Biography"}
+        written = await call(client, "remember", args)
+        assert (written["node"], written["outcome"]) == ("Master", "replaced")
+        briefing = (await call(client, "session"))["briefing"]
+        assert "Ana lives in Porto." in briefing["Biography"]
+
+    run(brain, scenario)
+    assert not (vault / "main/Knowledge/Inbox/Biography.md").exists()

@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
+from pydantic import ValidationError
 
 from brain._brain import Brain
-from brain._mcp_server import build_server
+from brain._mcp_server import build_server, build_tools
+from brain._toolargs import plain
 from brain._version import version
 from brain.testing import tree_digest
 
@@ -85,3 +88,14 @@ def test_a_core_error_still_carries_the_core_message(brain: Brain) -> None:
 
     anyio.run(main)
     assert "01JE2Z3K4M5N6P7Q8R9S0T1V2W" in texts[0] and "validation" not in texts[0]
+
+
+def test_a_number_past_what_json_holds_is_said_as_a_wrong_number(brain: Brain) -> None:
+    # A host's JSON may carry 1e400 or NaN; pydantic calls them "not finite", its own words.
+    recall = next(t for t in build_tools(brain) if t.name == "recall")
+    said = []
+    for number in ("1e400", "NaN"):
+        with pytest.raises(ValidationError) as refused:
+            recall.fn_metadata.arg_model.model_validate_json(f'{{"query": "x", "k": {number}}}')
+        said.append(plain(refused.value, recall.parameters))
+    assert said == ["k must be a whole number, not inf", "k must be a whole number, not nan"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from brain._brain import open_vault
 from brain._mcp_server import TOOLS
 from brain._vault import notefile
+from brain.testing import tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
@@ -141,3 +144,47 @@ def test_two_servers_and_the_cli_on_one_vault(vault: Path) -> None:
     brain = open_vault(vault)
     assert brain.doctor().ok
     brain.close()
+
+
+def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) -> None:
+    # JSON may escape a lone surrogate ("\ud800"; a JavaScript host's JSON.stringify does);
+    # the SDK cannot read such a line, and a host waited for its answer until it gave up.
+    before = tree_digest(vault)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **ENV},
+        cwd=ROOT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
+        '"arguments":{"text":"a \\ud800 b","title":"Odd"}}}',
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ping"}},
+    ]
+    for line in lines:
+        process.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
+    process.stdin.flush()
+    answers: dict[int, Any] = {}
+    gave_up = threading.Timer(120, process.kill)  # a dropped request must fail, not hang
+    gave_up.start()
+    try:
+        while 3 not in answers:
+            line = process.stdout.readline()
+            assert line, f"no answer to requests {sorted({1, 2, 3} - set(answers))}"
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+    finally:
+        gave_up.cancel()
+    process.stdin.close()
+    process.wait(timeout=60)
+    assert answers[2]["error"]["message"] == (
+        "argument 'text' holds a lone surrogate (such as \\ud800), which is not Unicode text"
+    )
+    assert answers[3]["result"]["structuredContent"]["ok"] is True  # and it went on serving
+    assert tree_digest(vault) == before
