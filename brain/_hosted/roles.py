@@ -197,3 +197,18 @@ def login_warning(conn: Conn) -> str | None:
         "the server logs in as a superuser or the tables' owner: a statement on a tenant's "
         f"connection could reach every tenant; log in as {SERVER_ROLE} (docs/hosted.md)"
     )
+
+
+def check_sees_every_tenant(conn: Conn) -> None:
+    """Refuse a login that the tenants' policy holds (the servers' `brain_server`): every
+    user's pass would silently find no user at all."""
+    row = conn.execute(
+        "SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(r.oid, c.relowner, 'USAGE') "
+        "FROM pg_roles r, pg_class c WHERE r.rolname = current_user "
+        "AND c.oid = to_regclass('tenants')"
+    ).fetchone()
+    if row is None or not row[0]:
+        raise BrainError(
+            "this login sees no user's brain but its own (it is not the database's owner)",
+            "run the administrator's commands with the database owner's DSN, not the servers'",
+        )

@@ -209,9 +209,18 @@ def database_errors() -> Iterator[None]:
 
     try:
         yield
+    except psycopg.errors.InsufficientPrivilege as exc:
+        # The servers' login (brain_server) may not read the tokens or the tenants.
+        raise HostedError(
+            f"the database refused this login: {_first(exc)}",
+            "run the administrator's commands with the database owner's DSN, not the servers'",
+        ) from None
     except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise HostedError(f"the database failed: {first}", "check the server's log") from None
+        raise HostedError(f"the database failed: {_first(exc)}", "check the server's log") from None
+
+
+def _first(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def init(

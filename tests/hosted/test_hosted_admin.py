@@ -8,12 +8,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
 from bench.http_servers import add_user, fresh_database
 from brain._cli import _register as register_commands
 from brain._cli import app
 from brain._clock import FixedClock
+from brain._hosted.roles import SERVER_ROLE
 from brain._hosted.schema import SCHEMA_VERSION
 from brain._hosted.schema import init as init_schema
 from tests.conftest import pushed
@@ -78,3 +80,26 @@ def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
     assert found["schema"] == SCHEMA_VERSION == 4 and found["serves_from"] == 3
     assert found["tenants"] == 2 and found["users_with_tokens"] == 2
     assert found["rows"]["vault_files"] > 0 and found["database_bytes"] > 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["user", "add", "carol"],
+        ["user", "revoke", "alice"],
+        ["user", "list"],
+        ["status"],
+        ["sleep"],
+    ],
+)
+def test_the_servers_login_gets_one_line_from_the_administrators_commands(
+    two: str, command: list[str]
+) -> None:
+    """An operator who gives the servers' DSN (`brain_server`) is told to use the owner's:
+    no traceback, and no sleep that finds no user and says nothing."""
+    before = rows_of(two, "alice")
+    servers = make_conninfo(two, user=SERVER_ROLE)
+    said = CliRunner().invoke(app, ["hosted", *command, "--db", servers])
+    assert said.exit_code == 2, said.output
+    assert "owner's DSN" in said.stderr and "\n" not in said.stderr.strip()
+    assert rows_of(two, "alice") == before
