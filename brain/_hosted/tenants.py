@@ -40,6 +40,11 @@ class Tenants(Protocol):
 
     def open(self, tenant: str) -> Brain: ...
 
+    def known(self, tenant: str) -> bool:
+        """Whether the tenant's brain is still there (an administrator may have deleted it
+        since this server opened it)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -89,6 +94,9 @@ class FilesTenants:
         # files is only for hand edits, and a long-lived server need not make it every read.
         brain.running().look_every(CATCH_UP_EVERY)
         return brain
+
+    def known(self, tenant: str) -> bool:
+        return (self.root / check_name(tenant) / SETTINGS_FILE).is_file()
 
     def close(self) -> None:
         self._embedders.clear()
@@ -163,6 +171,9 @@ class PgTenants:
             sparse=self._shared_sparse,
             key=self.key,
         )
+
+    def known(self, tenant: str) -> bool:
+        return known_tenant(self.pool, check_name(tenant), self.key)
 
     def close(self) -> None:
         self._shared = self._shared_sparse = None

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
-from bench.http_servers import add_user, fresh_database
+from bench.http_servers import add_user, call, connect, fresh_database, start
 from brain._cli import _register as register_commands
 from brain._cli import app
 from brain._clock import FixedClock
+from brain._hosted.admin import delete_user
 from brain._hosted.roles import SERVER_ROLE
 from brain._hosted.schema import SCHEMA_VERSION
 from brain._hosted.schema import init as init_schema
@@ -103,3 +105,26 @@ def test_the_servers_login_gets_one_line_from_the_administrators_commands(
     assert said.exit_code == 2, said.output
     assert "owner's DSN" in said.stderr and "\n" not in said.stderr.strip()
     assert rows_of(two, "alice") == before
+
+
+def test_a_user_deleted_and_added_again_gets_a_new_brain_from_a_server_that_had_hers_open(
+    two: str,
+) -> None:
+    """The server that had her Brain open does not go on with it (no partition left: every
+    call refused until it restarted); her next call opens a new one, made from the template."""
+    server = start(two, None)
+    try:
+
+        async def main() -> None:
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                await call(mcp, "remember", {"text": "Carol's old kite is red.", "title": "Kite"})
+            delete_user(two, "carol")
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                assert (await call(mcp, "recall", {"query": "kite"}))["hits"] == []
+                await call(mcp, "remember", {"text": "Carol's new kite is blue.", "title": "K"})
+                assert (await call(mcp, "usage"))["notes"] > 1  # the template's notes too
+
+        anyio.run(main)
+    finally:
+        server.stop()
+    assert rows_of(two, "carol")["tenants"] == 1
