@@ -188,13 +188,17 @@ def connect(dsn: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[ob
     import psycopg
 
     try:
-        return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
+        conn = psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
     except (psycopg.Error, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HostedError(
             f"cannot connect to the database: {first}",
             "check the DSN (postgresql://user@host:port/db) and that the server runs",
         ) from None
+    # No prepared statements, as in a server's pool (hosted/pool.py): behind pgbouncer in
+    # transaction mode one named here may meet another client's of the same name.
+    conn.prepare_threshold = None
+    return conn
 
 
 class HostedError(BrainError):
