@@ -154,6 +154,23 @@ def stored_key(conn: Conn) -> bytes:
     return bytes(row[0])
 
 
+def check_key(conn: Conn, key: bytes) -> None:
+    """Refuse a key that is not the database's (a server given another database's key file):
+    with it no tenant's proof holds, and every call would fail on a row the policy refuses."""
+    probe = "_key_check"  # no tenant is named so (tokens.TENANT): the proof enters no one
+    with conn.transaction():
+        conn.execute(
+            "SELECT set_config('brain.tenant', %s, true), set_config('brain.proof', %s, true)",
+            (probe, proof(key, probe)),
+        )
+        row = conn.execute("SELECT brain_tenant()").fetchone()
+    if row is None or row[0] != probe:
+        raise TenantKeyError(
+            "the tenants' key given is not this database's",
+            "give the key file `brain hosted init --key-file FILE` wrote for this database",
+        )
+
+
 def write_key(key: bytes, path: Path) -> None:
     """The key in a file only its owner reads; an existing file must hold this very key."""
     if path.exists():
