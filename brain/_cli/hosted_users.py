@@ -34,8 +34,9 @@ NameArg = Annotated[str, typer.Argument(help="The user's name (also the tenant's
 def user_add(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
     """Add a user and print its bearer token, once: only a hash of it is kept."""
     from brain._hosted import tokens
+    from brain._hosted.schema import database_errors
 
-    with tokens.connect(db) as conn:
+    with database_errors(), tokens.connect(db) as conn:
         tokens.ensure_schema(conn)
         token = tokens.add_user(conn, name)
     if as_json:
@@ -52,8 +53,9 @@ def user_add(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
 def user_revoke(name: NameArg, db: DbOpt, as_json: JsonOpt = False) -> None:
     """Revoke a user's tokens: their next request gets 401. Their notes stay."""
     from brain._hosted import tokens
+    from brain._hosted.schema import database_errors
 
-    with tokens.connect(db) as conn:
+    with database_errors(), tokens.connect(db) as conn:
         tokens.ensure_schema(conn)
         count = tokens.revoke_user(conn, name)
     if as_json:
@@ -94,8 +96,9 @@ def user_delete(
 def user_list(db: DbOpt, as_json: JsonOpt = False) -> None:
     """The users, with how many live and revoked tokens each has (never a token)."""
     from brain._hosted import tokens
+    from brain._hosted.schema import database_errors
 
-    with tokens.connect(db) as conn:
+    with database_errors(), tokens.connect(db) as conn:
         tokens.ensure_schema(conn)
         users = tokens.list_users(conn)
     if as_json:

@@ -37,6 +37,14 @@ ACCESS = logging.getLogger("brain.access")
 BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The record's `fields`; a line logged while a request runs (a tool's error, a lost
+    connection) names that request's id, as its access line does."""
+    call = current_call.get(None)
+    fields = {} if call is None else {"request_id": call.id}
+    return {**fields, **getattr(record, "fields", {})}
+
+
 class JsonLines(logging.Formatter):
     """One JSON object a line: time, level, logger, message, the record's `fields`, and a
     `traceback` field for an exception (never a box drawn over many lines)."""
@@ -48,7 +56,7 @@ class JsonLines(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        line.update(getattr(record, "fields", {}))
+        line.update(_fields(record))
         if record.exc_info:
             line["error"] = repr(record.exc_info[1])
             line["traceback"] = "".join(traceback.format_exception(*record.exc_info))
@@ -59,7 +67,7 @@ class PlainLines(logging.Formatter):
     """At a terminal: a line a record, its fields as key=value, then any traceback."""
 
     def format(self, record: logging.LogRecord) -> str:
-        fields = " ".join(f"{k}={v}" for k, v in getattr(record, "fields", {}).items())
+        fields = " ".join(f"{k}={v}" for k, v in _fields(record).items())
         stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
         text = f"{stamp} {record.levelname.lower()} {record.name}: {record.getMessage()} {fields}"
         if record.exc_info:

@@ -154,6 +154,23 @@ def stored_key(conn: Conn) -> bytes:
     return bytes(row[0])
 
 
+def check_key(conn: Conn, key: bytes) -> None:
+    """Refuse a key that is not the database's (a server given another database's key file):
+    with it no tenant's proof holds, and every call would fail on a row the policy refuses."""
+    probe = "_key_check"  # no tenant is named so (tokens.TENANT): the proof enters no one
+    with conn.transaction():
+        conn.execute(
+            "SELECT set_config('brain.tenant', %s, true), set_config('brain.proof', %s, true)",
+            (probe, proof(key, probe)),
+        )
+        row = conn.execute("SELECT brain_tenant()").fetchone()
+    if row is None or row[0] != probe:
+        raise TenantKeyError(
+            "the tenants' key given is not this database's",
+            "give the key file `brain hosted init --key-file FILE` wrote for this database",
+        )
+
+
 def write_key(key: bytes, path: Path) -> None:
     """The key in a file only its owner reads; an existing file must hold this very key."""
     if path.exists():
@@ -197,3 +214,18 @@ def login_warning(conn: Conn) -> str | None:
         "the server logs in as a superuser or the tables' owner: a statement on a tenant's "
         f"connection could reach every tenant; log in as {SERVER_ROLE} (docs/hosted.md)"
     )
+
+
+def check_sees_every_tenant(conn: Conn) -> None:
+    """Refuse a login that the tenants' policy holds (the servers' `brain_server`): every
+    user's pass would silently find no user at all."""
+    row = conn.execute(
+        "SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(r.oid, c.relowner, 'USAGE') "
+        "FROM pg_roles r, pg_class c WHERE r.rolname = current_user "
+        "AND c.oid = to_regclass('tenants')"
+    ).fetchone()
+    if row is None or not row[0]:
+        raise BrainError(
+            "this login sees no user's brain but its own (it is not the database's owner)",
+            "run the administrator's commands with the database owner's DSN, not the servers'",
+        )

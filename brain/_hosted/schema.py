@@ -188,13 +188,17 @@ def connect(dsn: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[ob
     import psycopg
 
     try:
-        return psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
+        conn = psycopg.connect(dsn, autocommit=autocommit, connect_timeout=10)
     except (psycopg.Error, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HostedError(
             f"cannot connect to the database: {first}",
             "check the DSN (postgresql://user@host:port/db) and that the server runs",
         ) from None
+    # No prepared statements, as in a server's pool (hosted/pool.py): behind pgbouncer in
+    # transaction mode one named here may meet another client's of the same name.
+    conn.prepare_threshold = None
+    return conn
 
 
 class HostedError(BrainError):
@@ -209,9 +213,18 @@ def database_errors() -> Iterator[None]:
 
     try:
         yield
+    except psycopg.errors.InsufficientPrivilege as exc:
+        # The servers' login (brain_server) may not read the tokens or the tenants.
+        raise HostedError(
+            f"the database refused this login: {_first(exc)}",
+            "run the administrator's commands with the database owner's DSN, not the servers'",
+        ) from None
     except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise HostedError(f"the database failed: {first}", "check the server's log") from None
+        raise HostedError(f"the database failed: {_first(exc)}", "check the server's log") from None
+
+
+def _first(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def init(

@@ -151,6 +151,7 @@ class TenantTools:
             _drop(opened)  # a write is not made again: it goes on a connection known to answer
             self.metrics.reconnects.inc()
         for attempt in (1, 2):
+            opened_before = opened.tools is not None
             tools = self._tools(tenant, opened)
             assert opened.brain is not None
             try:
@@ -159,6 +160,11 @@ class TenantTools:
                     return work(tools)
             except Exception as exc:
                 if not connection_lost(exc):
+                    if attempt == 1 and opened_before and self._deleted(tenant):
+                        # `brain hosted user delete` (and `add` again) since her Brain was
+                        # opened here: it found no partition. Open it afresh, as a first call.
+                        _drop(opened)
+                        continue
                     raise
                 _drop(opened)  # the next call (or the retry) opens the Brain afresh
                 self.metrics.reconnects.inc()
@@ -166,6 +172,13 @@ class TenantTools:
                     raise Unavailable() from exc
                 log.warning("a tenant's database connection was lost: opened again", exc_info=exc)
         raise AssertionError("unreachable")
+
+    def _deleted(self, tenant: str) -> bool:
+        """Whether the tenant's brain is gone (asked only after a call of hers failed)."""
+        try:
+            return not self.tenants.known(tenant)
+        except Exception:
+            return False  # the call's own error is the one to report
 
     def _tools(self, tenant: str, opened: _Opened) -> Tools:
         if opened.tools is None:

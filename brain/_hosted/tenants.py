@@ -18,7 +18,7 @@ from brain._brain import Brain, open_vault
 from brain._clock import Clock, SystemClock
 from brain._errors import InvalidInput
 from brain._hosted.pool import Pool, admin
-from brain._hosted.roles import login_warning, stored_key
+from brain._hosted.roles import check_key, login_warning, stored_key
 from brain._hosted.schema import check_schema
 from brain._hosted.sql import known_tenant
 from brain._hosted.tenant import open_tenant
@@ -39,6 +39,11 @@ class Tenants(Protocol):
     """Opens the Brain of one tenant; each call gives a Brain of its own, closed by the caller."""
 
     def open(self, tenant: str) -> Brain: ...
+
+    def known(self, tenant: str) -> bool:
+        """Whether the tenant's brain is still there (an administrator may have deleted it
+        since this server opened it)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -89,6 +94,9 @@ class FilesTenants:
         # files is only for hand edits, and a long-lived server need not make it every read.
         brain.running().look_every(CATCH_UP_EVERY)
         return brain
+
+    def known(self, tenant: str) -> bool:
+        return (self.root / check_name(tenant) / SETTINGS_FILE).is_file()
 
     def close(self) -> None:
         self._embedders.clear()
@@ -144,6 +152,7 @@ class PgTenants:
         with admin(self.pool) as conn:
             check_schema(conn)  # `brain hosted init` first: said before anything listens
             self.key = stored_key(conn) if key is None else key
+            check_key(conn, self.key)
             warning = login_warning(conn)
         if warning:
             logging.getLogger("brain.serve").warning(warning)
@@ -163,6 +172,9 @@ class PgTenants:
             sparse=self._shared_sparse,
             key=self.key,
         )
+
+    def known(self, tenant: str) -> bool:
+        return known_tenant(self.pool, check_name(tenant), self.key)
 
     def close(self) -> None:
         self._shared = self._shared_sparse = None

@@ -76,12 +76,14 @@ def connect(dsn: str) -> psycopg.Connection[Any]:
         ) from None
 
     try:
-        return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+        conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
         raise BrainError(
             f"cannot connect to the users database: {_first_line(exc)}",
             "check --db (a postgresql:// URI) and that the server runs",
         ) from None
+    conn.prepare_threshold = None  # as schema.connect: a pooler may stand between
+    return conn
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> None:

@@ -15,6 +15,7 @@ from brain._hosted.pool import Pool, admin
 from brain._hosted.schema import HostedError, check_schema
 from brain._hosted.sql import TenantDatabase
 from brain._hosted.store import PgStore
+from brain._hosted.tokens import check_name
 from brain._model import LOCAL_ONLY
 from brain._vault.files import atomic_write
 from brain._vault.paths import CACHE_DIR, COLD_DIR, check_segment
@@ -67,7 +68,7 @@ def push(
     new user at once make her once); `key`: as for `open_tenant`."""
     from brain._hosted.tenant import open_tenant
 
-    check_segment(user, "user")
+    check_name(user)  # as `user add` and `user delete` take it: no brain without a way in
     settings_mod.load(root)  # a vault, and a valid one, before anything is replaced
     files = list(vault_files(root))
     with admin(dsn) as conn:
@@ -129,7 +130,6 @@ def create(
 
     from brain._vault.template import init_vault
 
-    check_segment(user, "user")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "vault"
         init_vault(root, clock.now())

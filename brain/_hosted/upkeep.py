@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brain._clock import Clock
+from brain._hosted.roles import check_sees_every_tenant
 from brain._hosted.schema import TENANT_TABLES, check_schema, connect
 from brain._upkeep.sleep import SleepReport, sleep_summary
 
@@ -20,6 +21,7 @@ class TenantSleep:
 def tenants(dsn: str) -> list[str]:
     with connect(dsn) as admin:
         check_schema(admin)
+        check_sees_every_tenant(admin)
         return [str(r[0]) for r in admin.execute("SELECT name FROM tenants ORDER BY name")]
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from brain._errors import InvalidInput
 from brain._indexes.catalog import ObjectRow
-from brain._model import STATUSES, Note, Status
+from brain._model import KINDS, STATUSES, Note, Status
 from brain._vault.archive import is_archived
 from brain._vault.paths import check_node
 
@@ -30,7 +30,7 @@ def list_notes(
         normal_only=brain.for_model,
         node=_node(node),
         status=_status(status),
-        kind=kind,
+        kind=_kind(kind),
         limit=limit,
         defining_only=defining_only,
     )
@@ -52,13 +52,20 @@ def count_notes(
         normal_only=brain.for_model,
         node=_node(node),
         status=_status(status),
-        kind=kind,
+        kind=_kind(kind),
         defining_only=defining_only,
     )
 
 
 def _node(node: str | None) -> str | None:
     return check_node(node) if node else None
+
+
+def _kind(kind: str | None) -> str | None:
+    # No note has another kind; and PostgreSQL refuses a NUL in a text it is sent.
+    if kind and kind not in KINDS:
+        raise InvalidInput(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+    return kind
 
 
 def _status(status: str | None) -> str | None:

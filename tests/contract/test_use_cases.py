@@ -111,6 +111,15 @@ def test_list_and_count_agree(both: Brain) -> None:
     assert both.count(kind="titled") == 4
 
 
+@pytest.mark.parametrize("kind", ["fact", "titled\x00"])
+def test_list_and_count_refuse_a_kind_no_note_has_naming_it(both: Brain, kind: str) -> None:
+    """On PostgreSQL a NUL in the filter was the database's own error, not the model's."""
+    for ask in (both.list, both.count):
+        with pytest.raises(InvalidInput, match="unknown kind"):
+            ask(kind=kind)
+    assert both.list(kind="singleton", limit=1)  # the session goes on after the refusal
+
+
 def test_a_node_holds_its_sub_nodes_and_only_them_whatever_its_name(both: Brain) -> None:
     under = {
         node: both.remember(f"Apples of {node} are ripe.", node=f"{node}/Orchard").id

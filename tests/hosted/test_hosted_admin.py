@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 from typer.testing import CliRunner
 
-from bench.http_servers import add_user, fresh_database
+from bench.http_servers import add_user, call, connect, fresh_database, start
 from brain._cli import _register as register_commands
 from brain._cli import app
 from brain._clock import FixedClock
+from brain._hosted.admin import delete_user
+from brain._hosted.roles import SERVER_ROLE
 from brain._hosted.schema import SCHEMA_VERSION
 from brain._hosted.schema import init as init_schema
 from tests.conftest import pushed
@@ -78,3 +82,49 @@ def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
     assert found["schema"] == SCHEMA_VERSION == 4 and found["serves_from"] == 3
     assert found["tenants"] == 2 and found["users_with_tokens"] == 2
     assert found["rows"]["vault_files"] > 0 and found["database_bytes"] > 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["user", "add", "carol"],
+        ["user", "revoke", "alice"],
+        ["user", "list"],
+        ["status"],
+        ["sleep"],
+    ],
+)
+def test_the_servers_login_gets_one_line_from_the_administrators_commands(
+    two: str, command: list[str]
+) -> None:
+    """An operator who gives the servers' DSN (`brain_server`) is told to use the owner's:
+    no traceback, and no sleep that finds no user and says nothing."""
+    before = rows_of(two, "alice")
+    servers = make_conninfo(two, user=SERVER_ROLE)
+    said = CliRunner().invoke(app, ["hosted", *command, "--db", servers])
+    assert said.exit_code == 2, said.output
+    assert "owner's DSN" in said.stderr and "\n" not in said.stderr.strip()
+    assert rows_of(two, "alice") == before
+
+
+def test_a_user_deleted_and_added_again_gets_a_new_brain_from_a_server_that_had_hers_open(
+    two: str,
+) -> None:
+    """The server that had her Brain open does not go on with it (no partition left: every
+    call refused until it restarted); her next call opens a new one, made from the template."""
+    server = start(two, None)
+    try:
+
+        async def main() -> None:
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                await call(mcp, "remember", {"text": "Carol's old kite is red.", "title": "Kite"})
+            delete_user(two, "carol")
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                assert (await call(mcp, "recall", {"query": "kite"}))["hits"] == []
+                await call(mcp, "remember", {"text": "Carol's new kite is blue.", "title": "K"})
+                assert (await call(mcp, "usage"))["notes"] > 1  # the template's notes too
+
+        anyio.run(main)
+    finally:
+        server.stop()
+    assert rows_of(two, "carol")["tenants"] == 1

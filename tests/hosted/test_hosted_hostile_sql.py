@@ -298,6 +298,16 @@ def test_the_servers_role_is_no_superuser_owns_nothing_and_belongs_to_the_tenant
         PgTenants(server_login.dsn)
 
 
+def test_a_server_given_another_databases_key_is_refused_at_start(
+    server_login: ServerLogin,
+) -> None:
+    """With it every tenant's first call failed on a row the policy refused, and the server's
+    log said no more than that."""
+    with pytest.raises(TenantKeyError, match="not this database's"):
+        PgTenants(server_login.dsn, key=bytes(32))
+    PgTenants(server_login.dsn, key=server_login.key).close()
+
+
 def test_a_server_opens_its_tenants_as_the_servers_role(
     pair: Pair, server_login: ServerLogin, hosted_dsn: str
 ) -> None:

@@ -7,6 +7,7 @@ import json
 import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
@@ -107,6 +108,18 @@ def test_bad_database_unknown_user_and_busy_folder_get_one_line_and_exit_2(
     assert [p.name for p in full.iterdir()] == ["keep.txt"]
     hostile = runner.invoke(app, ["hosted", "push", str(vault), "--user", "../root"])
     assert hostile.exit_code == 2
+
+
+@pytest.mark.parametrize("user", ["Alice", "has space", "élan"])
+def test_push_makes_no_user_that_user_add_and_user_delete_would_refuse(
+    runner: CliRunner, vault: Path, hosted_dsn: str, user: str
+) -> None:
+    """Such a brain had no way in (no token) and no way out (`user delete` refused the name)."""
+    pushed = runner.invoke(app, ["hosted", "push", str(vault), "--user", user])
+    assert pushed.exit_code == 2 and "is not allowed" in pushed.stderr, pushed.output
+    with psycopg.connect(hosted_dsn) as owner:
+        made = owner.execute("SELECT count(*) FROM tenants WHERE name = %s", (user,)).fetchone()
+    assert made == (0,)
 
 
 def test_hosted_sleep_runs_for_every_user_and_twice_changes_nothing(

@@ -121,9 +121,12 @@ def test_a_write_whose_connection_dies_under_it_says_one_plain_line(own: Own) ->
             await call(mcp, "remember", {"text": "found kite", "title": "y"})
 
     anyio.run(main)
-    # The details are in the server's log instead: JSON lines, the traceback a field of one.
+    # The details are in the server's log instead: JSON lines, the traceback a field of one,
+    # logged once and with the id of the request, as the access line of the failed remember.
     lines = [json.loads(line) for line in own.server.said[1:]]
-    assert any("terminating connection" in line.get("traceback", "") for line in lines)
+    [error] = [line for line in lines if "terminating connection" in line.get("traceback", "")]
+    failed = [line for line in lines if line["logger"] == "brain.access" and line["error"]]
+    assert error["request_id"] in [line["request_id"] for line in failed]
 
 
 def test_readyz_follows_the_database_and_healthz_stays_liveness(own: Own) -> None:

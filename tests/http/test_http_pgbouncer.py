@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import psycopg
@@ -13,8 +14,13 @@ import pytest
 
 from bench.http_servers import Server, add_user, call, connect, fresh_database, start
 from bench.pgbouncer import installed, pgbouncer
+from brain._clock import FixedClock
+from brain._hosted import tokens
+from brain._hosted.admin import delete_user
 from brain._hosted.roles import SERVER_ROLE
 from brain._hosted.schema import init as init_schema
+from brain._hosted.transfer import push
+from brain._hosted.upkeep import sleep_all
 
 TENANTS = 6
 WORDS = ("quince", "walrus", "lantern", "harpoon", "saffron", "juniper")
@@ -128,3 +134,23 @@ def test_max_connections_bounds_the_connections_a_server_holds(budgeted: Served)
     assert seen and max(seen) <= 2, seen
     assert count() <= 2  # and after, with every tenant's brain still open
     count.conn.close()
+
+
+def test_the_administrators_commands_run_behind_pgbouncer_in_transaction_mode(
+    pg_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    """Two server connections for every command in turn: a statement psycopg prepared in one
+    command's session met the next command's of the same name ("_pg3_0 already exists")."""
+    if not installed():
+        pytest.skip("pgbouncer is not installed (apt-get install -y pgbouncer)")
+    db = fresh_database(pg_dsn)
+    init_schema(db)
+    with pgbouncer(db, pool=2) as through:
+        for user in ("alice", "bob"):
+            push(through, vault, user, clock)
+            add_user(through, user)
+        with tokens.connect(through) as conn:
+            assert [u.name for u in tokens.list_users(conn)] == ["alice", "bob"]
+        sleep_all(through, clock, done=None)
+        assert delete_user(through, "alice").rows > 0
+        assert delete_user(through, "bob").rows > 0
