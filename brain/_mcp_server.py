@@ -380,9 +380,17 @@ def _errors(fn: ToolFn) -> ToolFn:
         try:
             return await fn(*args, **kwargs)
         except BrainError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(_said_to_a_model(exc)) from exc
 
     return guarded
+
+
+def _said_to_a_model(exc: BrainError) -> str:
+    """The core's message; a hint that names a `brain …` command is said to be the person's
+    (a model has tools, not the command line: "check the id with `brain list`" is not its)."""
+    if exc.hint and "`brain " in exc.hint and "person" not in exc.hint:
+        return f"{exc.message} (for the person, at their terminal: {exc.hint})"
+    return str(exc)
 
 
 def _strict(tool: Tool) -> Tool:

@@ -103,9 +103,10 @@ def test_bad_input_is_a_clear_tool_error_and_changes_nothing(brain: Brain, vault
         assert "'.'" in await refused(client, "partition_create", {"name": ".brain"})
         assert "reserved" in await refused(client, "partition_create", {"name": "local-only"})
         assert "not a note id" in await refused(client, "expand", {"note_id": "../../etc"})
-        assert "no note with id" in await refused(
-            client, "forget", {"note_id": "01JE2Z3K4M5N6P7Q8R9S0T1V2W"}
-        )
+        unknown = await refused(client, "forget", {"note_id": "01JE2Z3K4M5N6P7Q8R9S0T1V2W"})
+        assert "no note with id" in unknown
+        # a hint that names the command line is told as the person's, not the model's to run
+        assert "(for the person, at their terminal: check the id with `brain list`)" in unknown
         assert "node" in await refused(client, "remember", {"text": "x", "node": "../up"})
         assert "out of order" in await refused(client, "diary", {"text": "early"})
 
