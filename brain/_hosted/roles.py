@@ -146,8 +146,9 @@ def stored_key(conn: Conn) -> bytes:
     except psycopg.errors.InsufficientPrivilege:
         raise TenantKeyError(
             "this login cannot read the tenants' key (a server's role may not)",
-            "give the server the key file: `brain serve --http --tenant-key FILE`, written by "
-            "`brain hosted init --key-file FILE` run as the database's owner",
+            "run the administrator's commands with the database owner's DSN; give a server the "
+            "key file, `brain serve --http --tenant-key FILE`, written by `brain hosted init "
+            "--key-file FILE` run as the owner",
         ) from None
     if row is None:
         raise TenantKeyError("the database has no tenants' key", "run `brain hosted init DSN`")

@@ -92,6 +92,7 @@ def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
         ["user", "list"],
         ["status"],
         ["sleep"],
+        ["user", "delete", "alice", "--yes"],
     ],
 )
 def test_the_servers_login_gets_one_line_from_the_administrators_commands(
