@@ -18,10 +18,13 @@ import asyncio
 import contextvars
 import functools
 import json
+import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
@@ -347,8 +350,23 @@ def serve(brain: Brain, *, session_id: str | None = None, forward: Forward | Non
     """Run the server over stdio until the host closes it (stdout carries only MCP)."""
     try:
         build_server(brain, session_id=session_id, forward=forward).run()
+    except BaseExceptionGroup as group:
+        if group.split(_HOST_GONE)[1] is not None:
+            raise
+        # The host closed its end (it stopped, or gave up on a call): the call was done, and
+        # there is no one to tell; no traceback on stderr (the host's log), nor at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         brain.commit()
+
+
+# What writing to a host that went away raises, under the SDK's task group.
+_HOST_GONE = (
+    BrokenPipeError,
+    ConnectionResetError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
 
 
 def _one_operation(brain: Brain, fn: ToolFn) -> ToolFn:

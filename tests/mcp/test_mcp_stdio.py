@@ -188,3 +188,49 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) ->
     )
     assert answers[3]["result"]["structuredContent"]["ok"] is True  # and it went on serving
     assert tree_digest(vault) == before
+
+
+def test_a_host_that_goes_away_mid_call_gets_the_call_done_and_no_traceback(
+    vault: Path,
+) -> None:
+    """The host closes its pipes while a remember runs: the note is written, and the server
+    ends quietly instead of printing the SDK's BrokenPipeError group into the host's log."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **ENV},
+        cwd=ROOT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+    text = "The kite is red and flies over the dunes. " * 1400  # under the 64 KiB limit
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"text": text, "title": "Kite"}},
+        },
+    ]
+    process.stdin.write(json.dumps(lines[0]).encode() + b"\n")
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    for line in lines[1:]:
+        process.stdin.write(json.dumps(line).encode() + b"\n")
+    process.stdin.flush()
+    process.stdout.close()  # gone before the answer: writing it breaks the pipe
+    process.stdin.close()
+    assert process.stderr is not None
+    said = process.stderr.read()  # until the server exits
+    process.wait(timeout=120)
+    assert b"Traceback" not in said and b"BrokenPipeError" not in said, said.decode()
+    assert process.returncode == 0
+    brain = open_vault(vault)
+    try:  # the call was done
+        assert [n.title for n in brain.list(kind="titled") if n.title == "Kite"] == ["Kite"]
+    finally:
+        brain.close()
