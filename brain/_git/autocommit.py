@@ -23,6 +23,8 @@ from brain._git.repo import (
     GitError,
     autocommit_on,
     commit_paths,
+    committed,
+    content,
     dirty,
     is_repo,
     merging,
@@ -45,7 +47,9 @@ PENDING_FILE = f"{CACHE_DIR}/git-pending.json"
 class Pending:
     """Brain changes not yet committed (kept under .brain/ so the next operation retries)."""
 
-    paths: set[str] = field(default_factory=set)
+    # Each path → a digest of what brain left in it ("-": deleted; None: not known, from a list
+    # of before the digests were kept): a file changed since is the person's, never committed.
+    paths: dict[str, str | None] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     quiet: int = 0  # reads that only touched notes: they ride along with the next commit
     error: str | None = None
@@ -57,8 +61,9 @@ class Pending:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return cls()
+        paths = data.get("paths", {})
         return cls(
-            set(data.get("paths", [])),
+            dict(paths) if isinstance(paths, dict) else dict.fromkeys(paths),
             list(data.get("messages", [])),
             int(data.get("quiet", 0)),
             data.get("error"),
@@ -70,7 +75,7 @@ class Pending:
             remove_file(path)
             return
         data = {
-            "paths": sorted(self.paths),
+            "paths": dict(sorted(self.paths.items())),
             "messages": self.messages,
             "quiet": self.quiet,
             "error": self.error,
@@ -150,7 +155,9 @@ class Autocommit:
         with self.lock.hold():
             pending = Pending.load(self.root)
             if changed:
-                pending.paths |= changed
+                pending.paths.update(
+                    {p: after[p][2:] if p in after else content(self.root, p) for p in changed}
+                )
                 if self._quiet:
                     pending.quiet += 1
                 else:
@@ -184,6 +191,10 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
     wanted = sorted(p for p in pending.paths if not never_committed(p))
     # All of git status, intersected: a pathspec per file could outgrow the argument list.
     still = sorted(set(dirty(root)) & set(wanted)) if wanted else []
+    # What brain left that HEAD already holds was committed by the person (`git commit -a`):
+    # what the file holds now is theirs (moved or edited since), not brain's to commit.
+    at_head = committed(root, still)
+    still = [p for p in still if pending.paths[p] is None or pending.paths[p] != at_head[p]]
     if not still:
         return None
     # Reads alone: a commit of their own (`touch`), which `brain undo` never takes for a change.

@@ -208,14 +208,31 @@ def dirty(root: Path, paths: Sequence[str] = ()) -> dict[str, str]:
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """Each dirty file → a digest of its bytes ("-" when deleted), to tell who changed what."""
-    state = {}
-    for rel, code in dirty(root).items():
-        try:
-            state[rel] = code + hashlib.sha1((root / rel).read_bytes()).hexdigest()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            state[rel] = code + "-"
-    return state
+    """Each dirty file → its status code and a digest of its bytes, to tell who changed what."""
+    return {rel: code + content(root, rel) for rel, code in dirty(root).items()}
+
+
+def content(root: Path, rel: str) -> str:
+    """A file's bytes as git names them (its blob id, as `git hash-object` says); "-" when it
+    is not there."""
+    try:
+        data = (root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return "-"
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def committed(root: Path, paths: Sequence[str]) -> dict[str, str]:
+    """Each path's blob id at HEAD ("-" when HEAD has none), read in one `git cat-file`."""
+    asked = [p for p in paths if "\n" not in p]  # cat-file reads lines: such a name is new
+    if not asked or not has_head(root):
+        return dict.fromkeys(paths, "-")
+    lines = "".join(f"HEAD:{p}\n" for p in asked)
+    said = run(root, "cat-file", "--batch-check=%(objectname)", stdin=lines).split("\n")[:-1]
+    found = {
+        p: "-" if line.endswith(" missing") else line for p, line in zip(asked, said, strict=True)
+    }
+    return {p: found.get(p, "-") for p in paths}
 
 
 def git_identity(root: Path) -> list[str]:

@@ -172,6 +172,21 @@ def test_a_read_that_touches_a_note_rides_along_with_the_next_commit(
     assert "1 read(s) that touched notes" in git(repo, "log", "-1", "--format=%B")
 
 
+def test_a_pending_read_does_not_carry_a_persons_later_change_into_a_brain_commit(
+    gbrain: Brain, repo: Path, clock: FixedClock
+) -> None:
+    read = gbrain.remember("read me later", title="Reading")
+    clock.set(T0 + timedelta(days=1))
+    gbrain.expand(read.id)  # its touch waits for brain's next commit
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "mine")  # the person commits everything, the touch too
+    moved = repo / "main/Knowledge/Reading.md"
+    (repo / read.path).rename(moved)  # and then moves the note by hand
+    other = gbrain.remember("a new fact", title="New")
+    assert files_of(repo) == {other.path}  # not the person's move of Reading.md
+    assert git(repo, "status", "--porcelain", "--", read.path).startswith(" D")  # theirs
+
+
 def test_sleep_is_one_commit_with_a_summary(gbrain: Brain, repo: Path, clock: FixedClock) -> None:
     for n in range(3):
         gbrain.remember(f"old fact {n}", title=f"Old {n}")
