@@ -148,13 +148,15 @@ def test_each_operation_is_one_commit_of_exactly_its_files(gbrain: Brain, repo: 
     gbrain.relate(b.id, "extends", a.id)
     assert subjects(repo)[0] == f"brain: relate {b.id} extends {a.id}"
     assert files_of(repo) == {b.path}
+    gbrain.relate(b.id, "extends", a.id, weight=0.4)  # the same relation, weighed again
+    assert subjects(repo)[0] == f"brain: relate {b.id} extends {a.id} (weight 0.4)"
     c = gbrain.correct(a.id, "The launch moved to March 10.")
     assert subjects(repo)[0] == f'brain: correct "Launch date" ({c.id}), superseding {a.id}'
     gbrain.forget(b.id)
     assert subjects(repo)[0] == f"brain: forget {b.id} (1 objects)"
     assert "Kickoff" not in git(repo, "log", "-1", "--format=%B")  # a forgotten title stays out
     assert b.path in files_of(repo)
-    assert len(subjects(repo)) == start + 5
+    assert len(subjects(repo)) == start + 6
     assert git(repo, "status", "--porcelain") == ""
 
 
