@@ -174,8 +174,10 @@ class Brain:
         return corrections.history(self._context, note_id)
 
     @recorded(
-        lambda _, a: f"relate {a['src']} {a['kind']} {a['dst']}"
-        + (f" (weight {a['weight']:g})" if a.get("weight") is not None else "")
+        lambda _, a: (
+            f"relate {a['src']} {a['kind']} {a['dst']}"
+            + (f" (weight {a['weight']:g})" if a.get("weight") is not None else "")
+        )
     )
     def relate(self, src: str, kind: str, dst: str, weight: float | None = None) -> Note:
         """Add a typed relation from one note to another (stored in the source's front-matter)."""
