@@ -109,9 +109,12 @@ def forget(
     if plan["unlinked"]:
         out.print(f"  Relations to it were removed from {len(plan['unlinked'])} note(s).")
     # What forgetting has not done yet, said where it is done (docs/security.md).
+    others = [r["id"] for r in plan["removed"] if r["id"] != note_id]
+    each = f" (and so for {', '.join(others)})" if others else ""
     out.print(
         "  [dim]Its last bytes leave .brain/ at the next `brain sleep`; "
-        f"`brain doctor --forgotten {note_id}` shows any trace left, git history included.[/dim]"
+        f"`brain doctor --forgotten {note_id}` shows any trace left, git history included"
+        f"{each}.[/dim]"
     )
 
 

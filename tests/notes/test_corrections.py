@@ -99,6 +99,10 @@ def test_expand_history_lists_versions_oldest_first_with_dates(cli: CliRunner, v
     data = json.loads(cli.invoke(app, ["expand", old["id"], "--history", "--json"]).stdout)
     assert [v["id"] for v in data["history"]] == [old["id"], new["id"]]
     assert data["history"][0]["meta"]["created"]
+    gone = cli.invoke(app, ["forget", new["id"], "--history", "--yes"])
+    assert gone.exit_code == 0, gone.output  # the check is named for every version it removed
+    assert f"`brain doctor --forgotten {new['id']}`" in gone.stdout
+    assert f"(and so for {old['id']})" in gone.stdout
 
 
 # Suspicion -----------------------------------------------------------------------------------
