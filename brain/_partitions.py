@@ -51,6 +51,8 @@ def check_name(name: str) -> str:
     check_segment(name, "partition")
     if _UNSAFE.search(name):
         raise InvalidInput(f'partition {name!r} may not contain any of : * ? " < > |')
+    if name.startswith("~"):  # a shell reads `brain partition use ~` as the home folder
+        raise InvalidInput(f"partition {name!r} may not start with '~'")
     if name.casefold() in {r.casefold() for r in RESERVED_TOP}:
         raise InvalidInput(f"partition {name!r} is a reserved folder name")
     return name

@@ -152,6 +152,8 @@ def test_partition_commands(cli: CliRunner, vault: Path) -> None:
         (("create", "main"), "already exists"),
         (("create", "../x"), "may not contain '/'"),
         (("create", "local-only"), "reserved"),
+        (("create", "~"), "may not start with '~'"),  # the shell's home, typed back
+        (("rename", "main", "~work"), "may not start with '~'"),
         (("use", "nope"), "no partition 'nope'"),
         (("rename", "nope", "x"), "no partition 'nope'"),
         (("rename", "main", "a/b"), "may not contain '/'"),
