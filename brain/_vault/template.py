@@ -33,7 +33,8 @@ def init_vault(root: Path, now: datetime) -> bool:
     if root.exists() and any(root.iterdir()):
         raise InvalidInput(
             f"{root} is not empty and is not a vault",
-            "choose an empty or new folder, or pass --vault",
+            f"choose an empty or new folder; to bring the notes in it into a vault, `brain "
+            f"connect {root}` reads them as documents after you confirm",
         )
     source = template_dir()
     staging = root.parent / f".{root.name}.init-{os.getpid()}"

@@ -58,9 +58,10 @@ def test_init_twice_changes_nothing_and_refuses_foreign_folders(
     foreign = tmp_path / "photos"
     foreign.mkdir()
     (foreign / "cat.jpg").write_bytes(b"\xff\xd8")
-    with pytest.raises(InvalidInput, match="not empty and is not a vault"):
+    with pytest.raises(InvalidInput, match="not empty and is not a vault") as refused:
         init_vault(foreign, T0)
     assert [p.name for p in foreign.iterdir()] == ["cat.jpg"]
+    assert f"`brain connect {foreign}`" in str(refused.value)  # how its notes can come in
 
 
 def test_finding_the_vault_in_order(tmp_path: Path) -> None:
