@@ -125,7 +125,9 @@ def recall(
     # the answer is that nothing in the vault is about it, not the least bad memories.
     weighed = _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
-    held = relevance.with_meaning(held, _cosines(asked, ranking.lists))
+    cosines = _cosines(asked, ranking.lists)  # only between texts that hold words
+    worded = {oid for oid, _ in best if weighed.worded(rows[oid].title, bodies[oid])}
+    held = relevance.with_meaning(held, {o: c for o, c in cosines.items() if o in worded})
     if not relevance.clears(held):
         best = []
     flags = corrections.suspicion_flags(

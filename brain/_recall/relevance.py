@@ -46,10 +46,16 @@ class Asked:
     known: bool = True
     when: Window | None = None
     when_weight: float = 0.0
+    # A question of symbols alone ("🎉", "*"), in which the full text reads no word: its
+    # pieces, each held by a memory whose text holds it as written.
+    marks: tuple[str, ...] = ()
 
     def held(self, title: str, body: str, created: str) -> float:
         """The share of the question's weight that this memory holds: the terms its title or
         body holds, and the time it names when the memory was written then."""
+        if self.marks:
+            text = f"{title}\n{body}".casefold()
+            return sum(mark in text for mark in self.marks) / len(self.marks)
         total = sum(self.weights.values()) + self.when_weight
         if not total or not self.known:
             return 0.0
@@ -58,6 +64,12 @@ class Asked:
         if self.when is not None and self.when.holds(created):
             share += self.when_weight
         return share / total
+
+    def worded(self, title: str, body: str) -> bool:
+        """Whether a cosine can say this memory holds the question's meaning: both hold words.
+        To MiniLM a text of symbols alone (emoji, punctuation) is an unknown token or two, as
+        near every other short text as to any ("🚣" to "🎉🎂" 0.88, "x" to it 0.63)."""
+        return bool(self.weights) and bool(stems(f"{title}\n{body}"))
 
 
 def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: int = 0) -> Asked:
@@ -73,7 +85,8 @@ def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: 
     total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])))
     known = not names or any(freqs.get(n, 0) for n in names)
     weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
-    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0)
+    marks = () if terms or when is not None else tuple(query.casefold().split())
+    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0, marks)
 
 
 def _stemmed(words: Sequence[str]) -> list[str]:
@@ -103,8 +116,10 @@ def of_memory(
     fields, row = texts.get(oid), rows.get(oid)
     if fields is None or row is None:
         return 0.0
-    share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
-    return with_meaning({oid: share}, cosines)[oid]
+    title, body = fields.get("title", ""), fields.get("body", "")
+    share = weighed.held(title, body, row.created)
+    worded = weighed.worded(title, body)
+    return with_meaning({oid: share}, cosines if worded else {})[oid]
 
 
 def clears(held: Mapping[str, float]) -> bool:
