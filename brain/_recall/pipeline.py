@@ -94,7 +94,7 @@ def recall(
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
     filters = Filters(
         partition=brain.partition,
-        node=holding(brain, node, "node") if node else None,
+        node=holding(brain, node, "node") if node is not None else None,  # "" is refused
         nodes=resolve_scope(brain, query, scope),
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,
