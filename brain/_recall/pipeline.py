@@ -161,8 +161,12 @@ def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
         window = asked.question.window
         if written is None:  # the ranking did not look at the time: counted here, once
             written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
-        fulltext, text = asked.brain.caches.fulltext, asked.question.text
-        asked.weighed.append(relevance.asked(fulltext, text, window, written))
+        fulltext, text, where = asked.brain.caches.fulltext, asked.question.text, asked.filters
+        # A model's words weigh among what it may see: none of a private note's, another
+        # partition's (docs/mcp.md, "Private stays private").
+        seen = Filters(where.partition, exclude_status=(), visibility=where.visibility)
+        within = seen if asked.brain.for_model else None
+        asked.weighed.append(relevance.asked(fulltext, text, window, written, within))
     return asked.weighed[0]
 
 

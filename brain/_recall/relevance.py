@@ -14,6 +14,7 @@ from brain._terms import CALENDAR, GENERIC, content_words
 
 if TYPE_CHECKING:
     from brain._indexes.catalog import Brief
+    from brain._indexes.fulltext import Filters
     from brain._recall.when import Window
 
 # Recall's scores are scaled per query (rank.scales), so they say how a memory compares with
@@ -72,17 +73,25 @@ class Asked:
         return bool(self.weights) and bool(stems(f"{title}\n{body}"))
 
 
-def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: int = 0) -> Asked:
+def asked(
+    fulltext: FullTextPort,
+    query: str,
+    when: Window | None = None,
+    then: int = 0,
+    within: Filters | None = None,
+) -> Asked:
     """The query's content words, weighed by their rarity among the vault's memories, and the
     time it names (`when`, in which `then` memories were written), weighed the same way: a
     time is asked as a word is, and a memory holds it by being written then. A query that
     names someone or something (a capitalised word past its first: names.query_names) asks
-    about them: when no memory holds any of those names, nothing in the vault is about it."""
+    about them: when no memory holds any of those names, nothing in the vault is about it.
+    `within`: the memories counted (a model's: those it may see, or a private note's words
+    would weigh its answers, and a name only a private note holds would not be "nothing")."""
     said = [w for w in content_words(query) if w not in UNWEIGHED and not w.isdigit()]
     # A question that asks only when ("What did I do on 17 November?") has its time alone.
     terms = _stemmed(said or ([] if when is not None else content_words(query)))
     names = _stemmed(query_names(query.strip().partition(" ")[2]))
-    total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])))
+    total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])), within)
     known = not names or any(freqs.get(n, 0) for n in names)
     weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
     marks = () if terms or when is not None else tuple(query.casefold().split())

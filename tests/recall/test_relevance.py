@@ -156,3 +156,18 @@ def test_symbols_alone_hold_no_meaning_to_the_model(vault: Path, clock: FixedClo
         assert all(h.band == "weak" for h in hits[1:])
     finally:
         brain.close()
+
+
+def test_a_private_notes_words_do_not_weigh_a_models_answer(brain: Brain) -> None:
+    """A name only a private note holds is, to a model, a name nothing holds: before, its
+    answer said whether some private note named Xavier ("nothing relevant" or not)."""
+    brain.remember("We moved the product launch to March.")
+    hidden = brain.remember("Lunch with Xavier about the job offer, keep it quiet.")
+    brain.set_field(hidden.id, "visibility", "private")
+    model = brain.at(for_model=True)
+    for name in ("Xavier", "Zoltan"):  # one a private note holds, one nothing holds
+        assert model.recall(f"the launch with {name}", mode="text") == [], name
+    assert brain.recall("the launch with Xavier", mode="text")  # the person's: Xavier is known
+    # And a word only the private note holds weighs as one nothing holds.
+    offer = model.recall("launch offer", mode="text")[0].relevance
+    assert offer == model.recall("launch zebra", mode="text")[0].relevance
