@@ -95,7 +95,7 @@ def recall(
     filters = Filters(
         partition=brain.partition,
         node=holding(brain, node, "node") if node is not None else None,  # "" is refused
-        nodes=resolve_scope(brain, query, scope),
+        nodes=resolve_scope(brain, query, scope, node),
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,
         # brain's own upkeep output (the daily logs, Graph.md) lists the titles of the notes

@@ -52,6 +52,16 @@ def test_an_empty_node_is_refused_not_read_as_the_whole_vault(cli: CliRunner) ->
         assert out.exit_code == 2 and "node is empty" in out.output, out.output
 
 
+def test_a_node_and_a_scope_that_do_not_overlap_are_refused(brain: Brain) -> None:
+    """Before, they searched nothing and said "nothing relevant" of a vault that holds it."""
+    note = brain.remember("We moved the launch to March", node="Knowledge/Work")
+    brain.remember("Kayak trip in May", node="Journal")
+    with pytest.raises(InvalidInput, match=r"node 'Knowledge' and scope 'Journal' do not overlap"):
+        brain.recall("launch", node="Knowledge", scope="Journal")
+    for node, scope in (("Knowledge", "Knowledge/Work"), ("Knowledge/Work", "Knowledge")):
+        assert [h.id for h in brain.recall("launch", node=node, scope=scope)] == [note.id]
+
+
 def test_a_model_naming_a_wrong_node_is_told_so(brain: Brain) -> None:
     from mcp import Client
 
