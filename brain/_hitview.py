@@ -29,6 +29,10 @@ def hit_lines(hits: Sequence[Mapping[str, Any]], vault: str) -> list[Line]:
     the core's (recall/relevance.py): how much of the question it holds, not its rank."""
     if not hits:  # nothing cleared the relevance floor
         return [[(f"nothing relevant in {vault}", "")]]
+    return [[(_printable(text), style) for text, style in line] for line in _lines(hits)]
+
+
+def _lines(hits: Sequence[Mapping[str, Any]]) -> list[Line]:
     lines: list[Line] = []
     for n, hit in enumerate(hits, 1):
         strength = hit.get("band", "weak")  # a daemon of an older brain sends none
@@ -103,6 +107,15 @@ def _priors(why: Mapping[str, Any]) -> list[str]:
     if why.get("name", 1.0) != 1.0:  # recall/names.py: the query named who said it
         parts.append(f"name ×{why['name']} ({', '.join(why['name_said'])})")
     return parts
+
+
+def _printable(text: str) -> str:
+    """The text without control characters (whitespace ones become spaces): a note's text, a
+    model's or a synced file's, could hold a terminal's escape sequences (colours, the window
+    title, the clipboard: OSC 52), which `brain recall` would otherwise play in the terminal."""
+    return "".join(
+        (" " if c.isspace() else "") if unicodedata.category(c) == "Cc" else c for c in text
+    )
 
 
 def _plain(text: str) -> str:

@@ -137,8 +137,11 @@ def names_a_node(scope: str | None) -> bool:
     return scope not in (None, "all", "auto")
 
 
-def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, ...] | None:
-    """`--scope`: `all` (or nothing) searches everything, `auto` chooses, else one node."""
+def resolve_scope(
+    brain: Context, query: str, scope: str | None, node: str | None = None
+) -> tuple[str, ...] | None:
+    """`--scope`: `all` (or nothing) searches everything, `auto` chooses, else one node,
+    which must overlap `node` (`--node`) when both are given: else nothing is searched."""
     if scope is None or scope == "all":
         return None
     if scope == "auto":
@@ -146,7 +149,13 @@ def resolve_scope(brain: Context, query: str, scope: str | None) -> tuple[str, .
         return tuple(chosen) if chosen else None
     if not scope.strip():
         raise InvalidInput("scope is empty; use auto, all or a node such as Knowledge/Inbox")
-    return (holding(brain, scope, "scope"),)
+    named = holding(brain, scope, "scope")
+    if node and not (_under(named, check_node(node)) or _under(check_node(node), named)):
+        raise InvalidInput(
+            f"node {node!r} and scope {scope!r} do not overlap, so nothing would be searched; "
+            "give one of them"
+        )
+    return (named,)
 
 
 def holding(brain: Context, node: str, what: str) -> str:

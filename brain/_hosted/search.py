@@ -110,11 +110,19 @@ class PgFullText:
         total, found = row if row else (0, 0)  # an aggregate always answers one row
         return int(found) / int(total) if total else 0.0
 
-    def doc_freqs(self, stems: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def doc_freqs(
+        self, stems: Sequence[str], within: Filters | None = None
+    ) -> tuple[int, dict[str, int]]:
         """As `FullText.doc_freqs`, each stem matched by PostgreSQL's English stemmer."""
         plain = [s for s in dict.fromkeys(stems) if _WORD.fullmatch(s)]
         counts = "".join(", count(*) FILTER (WHERE tsv @@ to_tsquery('english', ?))" for _ in plain)
-        row = self.db.execute(f"SELECT count(*){counts} FROM texts", [f"'{s}'" for s in plain])
+        among, params = "texts", list[Any]()  # within: among what the filters let through
+        if within is not None:
+            where, params = filter_sql(within, "o.id")
+            among = f"texts t JOIN objects o ON o.id = t.id WHERE ({where})"
+        row = self.db.execute(
+            f"SELECT count(*){counts} FROM {among}", [*(f"'{s}'" for s in plain), *params]
+        )
         total, *found = row.fetchone() or (0,)
         freqs = dict(zip(plain, (int(n) for n in found), strict=True))
         return int(total), {s: freqs.get(s, 0) for s in stems}

@@ -228,14 +228,29 @@ class FullText:
         found = searcher.search(t.Query.boolean_query(with_word), 1, count=True).count
         return int(found) / int(total) if total else 0.0
 
-    def doc_freqs(self, stems: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def doc_freqs(
+        self, stems: Sequence[str], within: Filters | None = None
+    ) -> tuple[int, dict[str, int]]:
         """How many memories there are, and how many hold each of these stems (`stems`) in
-        their title or body. Read from the term dictionaries: no search."""
+        their title or body. Read from the term dictionaries: no search; `within`: counted
+        among the memories these filters let through instead, one count a stem."""
         searcher = self.index.searcher()
-        found = {
-            s: max(int(searcher.doc_freq(field, s)) for field in ("title", "body")) for s in stems
-        }
-        return int(searcher.num_docs), found
+        if within is None:
+            found = {s: max(int(searcher.doc_freq(f, s)) for f in ("title", "body")) for s in stems}
+            return int(searcher.num_docs), found
+        t = self._t
+        allowed = [(t.Occur.Must, t.Query.all_query()), *self._filter_clauses(within)]
+
+        def count(*required: Any) -> int:
+            query = t.Query.boolean_query([*((t.Occur.Must, q) for q in required), *allowed])
+            return int(searcher.search(query, 1, count=True).count)
+
+        def held(stem: str) -> Any:
+            fields = ("title", "body")
+            either = [(t.Occur.Should, t.Query.term_query(self.schema, f, stem)) for f in fields]
+            return t.Query.boolean_query(either)
+
+        return count(), {s: count(held(s)) for s in stems}
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """BM25 over title and body; returns (object id, score), best first."""

@@ -94,8 +94,8 @@ def recall(
     # Scoping (precision warming, scoping.py): the nodes to search, None for all of them.
     filters = Filters(
         partition=brain.partition,
-        node=holding(brain, node, "node") if node else None,
-        nodes=resolve_scope(brain, query, scope),
+        node=holding(brain, node, "node") if node is not None else None,  # "" is refused
+        nodes=resolve_scope(brain, query, scope, node),
         exclude_status=() if include_superseded else ("superseded",),
         visibility=("normal",) if brain.for_model else None,
         # brain's own upkeep output (the daily logs, Graph.md) lists the titles of the notes
@@ -125,7 +125,9 @@ def recall(
     # the answer is that nothing in the vault is about it, not the least bad memories.
     weighed = _weighed(asked, ranking.written_then)
     held = {oid: weighed.held(rows[oid].title, bodies[oid], rows[oid].created) for oid, _ in best}
-    held = relevance.with_meaning(held, _cosines(asked, ranking.lists))
+    cosines = _cosines(asked, ranking.lists)  # only between texts that hold words
+    worded = {oid for oid, _ in best if weighed.worded(rows[oid].title, bodies[oid])}
+    held = relevance.with_meaning(held, {o: c for o, c in cosines.items() if o in worded})
     if not relevance.clears(held):
         best = []
     flags = corrections.suspicion_flags(
@@ -159,8 +161,12 @@ def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
         window = asked.question.window
         if written is None:  # the ranking did not look at the time: counted here, once
             written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
-        fulltext, text = asked.brain.caches.fulltext, asked.question.text
-        asked.weighed.append(relevance.asked(fulltext, text, window, written))
+        fulltext, text, where = asked.brain.caches.fulltext, asked.question.text, asked.filters
+        # A model's words weigh among what it may see: none of a private note's, another
+        # partition's (docs/mcp.md, "Private stays private").
+        seen = Filters(where.partition, exclude_status=(), visibility=where.visibility)
+        within = seen if asked.brain.for_model else None
+        asked.weighed.append(relevance.asked(fulltext, text, window, written, within))
     return asked.weighed[0]
 
 

@@ -14,6 +14,7 @@ from brain._terms import CALENDAR, GENERIC, content_words
 
 if TYPE_CHECKING:
     from brain._indexes.catalog import Brief
+    from brain._indexes.fulltext import Filters
     from brain._recall.when import Window
 
 # Recall's scores are scaled per query (rank.scales), so they say how a memory compares with
@@ -46,10 +47,16 @@ class Asked:
     known: bool = True
     when: Window | None = None
     when_weight: float = 0.0
+    # A question of symbols alone ("🎉", "*"), in which the full text reads no word: its
+    # pieces, each held by a memory whose text holds it as written.
+    marks: tuple[str, ...] = ()
 
     def held(self, title: str, body: str, created: str) -> float:
         """The share of the question's weight that this memory holds: the terms its title or
         body holds, and the time it names when the memory was written then."""
+        if self.marks:
+            text = f"{title}\n{body}".casefold()
+            return sum(mark in text for mark in self.marks) / len(self.marks)
         total = sum(self.weights.values()) + self.when_weight
         if not total or not self.known:
             return 0.0
@@ -59,21 +66,36 @@ class Asked:
             share += self.when_weight
         return share / total
 
+    def worded(self, title: str, body: str) -> bool:
+        """Whether a cosine can say this memory holds the question's meaning: both hold words.
+        To MiniLM a text of symbols alone (emoji, punctuation) is an unknown token or two, as
+        near every other short text as to any ("🚣" to "🎉🎂" 0.88, "x" to it 0.63)."""
+        return bool(self.weights) and bool(stems(f"{title}\n{body}"))
 
-def asked(fulltext: FullTextPort, query: str, when: Window | None = None, then: int = 0) -> Asked:
+
+def asked(
+    fulltext: FullTextPort,
+    query: str,
+    when: Window | None = None,
+    then: int = 0,
+    within: Filters | None = None,
+) -> Asked:
     """The query's content words, weighed by their rarity among the vault's memories, and the
     time it names (`when`, in which `then` memories were written), weighed the same way: a
     time is asked as a word is, and a memory holds it by being written then. A query that
     names someone or something (a capitalised word past its first: names.query_names) asks
-    about them: when no memory holds any of those names, nothing in the vault is about it."""
+    about them: when no memory holds any of those names, nothing in the vault is about it.
+    `within`: the memories counted (a model's: those it may see, or a private note's words
+    would weigh its answers, and a name only a private note holds would not be "nothing")."""
     said = [w for w in content_words(query) if w not in UNWEIGHED and not w.isdigit()]
     # A question that asks only when ("What did I do on 17 November?") has its time alone.
     terms = _stemmed(said or ([] if when is not None else content_words(query)))
     names = _stemmed(query_names(query.strip().partition(" ")[2]))
-    total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])))
+    total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])), within)
     known = not names or any(freqs.get(n, 0) for n in names)
     weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
-    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0)
+    marks = () if terms or when is not None else tuple(query.casefold().split())
+    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0, marks)
 
 
 def _stemmed(words: Sequence[str]) -> list[str]:
@@ -103,8 +125,10 @@ def of_memory(
     fields, row = texts.get(oid), rows.get(oid)
     if fields is None or row is None:
         return 0.0
-    share = weighed.held(fields.get("title", ""), fields.get("body", ""), row.created)
-    return with_meaning({oid: share}, cosines)[oid]
+    title, body = fields.get("title", ""), fields.get("body", "")
+    share = weighed.held(title, body, row.created)
+    worded = weighed.worded(title, body)
+    return with_meaning({oid: share}, cosines if worded else {})[oid]
 
 
 def clears(held: Mapping[str, float]) -> bool:

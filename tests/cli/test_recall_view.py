@@ -117,3 +117,17 @@ def test_status_headings_and_flags_still_show() -> None:
     assert text[0].endswith("  archived")
     assert text[1:] == ["   Widget › Costs", "   Ten euros a unit.", "   ⚠ a sibling was corrected"]
     assert hit_lines([], "notes") == [[("nothing relevant in notes", "")]]
+
+
+def test_a_notes_escape_sequences_are_not_played_in_the_terminal(
+    cli: CliRunner, vault: Path
+) -> None:
+    """A note's text (a model's, a synced file's) holding ESC or BEL is shown without them,
+    on the full path and the fast path alike (both print hit_lines)."""
+    text = "Zebra crossing notes \x1b]52;c;ZXZpbA==\x07 \x1b[31mred\x1b[0m\tend"
+    assert run(cli, "remember", text, "--title", "Zebra").exit_code == 0
+    out = run(cli, "recall", "zebra crossing").output
+    assert "Zebra crossing notes" in out and "red" in out
+    assert "\x1b" not in out and "\x07" not in out
+    shown = "".join(t for line in hit_lines([hit("Zebra\x1b[2J", text, 1.0)], "v") for t, _ in line)
+    assert not any(c in shown for c in "\x1b\x07\t") and "Zebra[2J" in shown

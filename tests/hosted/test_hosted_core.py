@@ -190,6 +190,15 @@ def test_private_notes_never_reach_a_model(any_brain: Brain) -> None:
     assert [h.id for h in any_brain.recall("bank hint cat")] == [secret.id]  # the person sees it
 
 
+def test_a_name_only_a_private_note_holds_is_unknown_to_a_model(any_brain: Brain) -> None:
+    any_brain.remember("We moved the product launch to March.", title="Launch")
+    hidden = any_brain.remember("Lunch with Xavier about the job offer.", title="Lunch")
+    any_brain.set_field(hidden.id, "visibility", "private")
+    model = any_brain.at(for_model=True)
+    assert model.recall("the launch with Xavier", mode="text") == []  # as for a name nobody holds
+    assert any_brain.recall("the launch with Xavier", mode="text")  # the person's answer
+
+
 def test_the_session_gate_goes_in_order_and_survives_a_new_gate(any_brain: Brain) -> None:
     source = {"via": "mcp", "session": "s1"}
     gate = Gate(any_brain._context, source)

@@ -44,6 +44,24 @@ def test_the_cli_names_the_node_and_exits_with_an_error(cli: CliRunner) -> None:
     assert "nothing relevant" not in out.output
 
 
+def test_an_empty_node_is_refused_not_read_as_the_whole_vault(cli: CliRunner) -> None:
+    """`--node "$UNSET"` searched every node, while `--scope ""` was refused."""
+    assert cli.invoke(app, ["remember", "We moved the launch to March"]).exit_code == 0
+    for empty in ("", "  "):
+        out = cli.invoke(app, ["recall", "launch", "--node", empty])
+        assert out.exit_code == 2 and "node is empty" in out.output, out.output
+
+
+def test_a_node_and_a_scope_that_do_not_overlap_are_refused(brain: Brain) -> None:
+    """Before, they searched nothing and said "nothing relevant" of a vault that holds it."""
+    note = brain.remember("We moved the launch to March", node="Knowledge/Work")
+    brain.remember("Kayak trip in May", node="Journal")
+    with pytest.raises(InvalidInput, match=r"node 'Knowledge' and scope 'Journal' do not overlap"):
+        brain.recall("launch", node="Knowledge", scope="Journal")
+    for node, scope in (("Knowledge", "Knowledge/Work"), ("Knowledge/Work", "Knowledge")):
+        assert [h.id for h in brain.recall("launch", node=node, scope=scope)] == [note.id]
+
+
 def test_a_model_naming_a_wrong_node_is_told_so(brain: Brain) -> None:
     from mcp import Client
 
@@ -56,6 +74,8 @@ def test_a_model_naming_a_wrong_node_is_told_so(brain: Brain) -> None:
         assert [h["title"] for h in found["hits"]] == ["We moved the launch to March"]
         said = await refused(client, "recall", {"query": "launch", "node": "Knowledge/Wrok"})
         assert "node 'Knowledge/Wrok' holds no notes" in said and "Traceback" not in said
+        said = await refused(client, "recall", {"query": "launch", "node": ""})
+        assert "node is empty" in said
 
     run(brain, scenario)
 

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
 from brain._brain import Brain, open_vault
 from brain._cli import _register, app
 from brain._clock import FixedClock
+from brain._indexes.embedder import MiniLMEmbedder
 from brain._mcp_server import build_server
 from brain._recall import relevance
 from brain.testing import use_embedder
@@ -133,3 +135,39 @@ def test_full_text_only_vaults_are_as_honest(vault: Path, clock: FixedClock) -> 
         assert hits[0].band == "strong" and "dentist" in hits[0].snippet
     finally:
         brain.close()
+
+
+@pytest.mark.model
+def test_symbols_alone_hold_no_meaning_to_the_model(vault: Path, clock: FixedClock) -> None:
+    """To MiniLM a text of emoji or punctuation is an unknown token, near every other short
+    text: its cosine is no meaning held. A question of symbols is held as written."""
+    brain = open_vault(vault, clock=clock, embedder=MiniLMEmbedder())
+    try:
+        party = brain.remember("🎉🎂").id
+        bug = brain.remember("Bug: the title:x query syntax crashed the parser.").id
+        brain.remember("The car needs new tyres before winter.")
+        bands = {h.id: h.band for h in brain.recall("x", k=3)}
+        assert bands[bug] == "strong" and bands.get(party, "weak") == "weak"
+        # Another emoji is not this one: nothing in the vault holds it.
+        assert brain.recall("🚣") == []
+        assert brain.recall("*") == []
+        hits = brain.recall("🎉")
+        assert hits[0].id == party and hits[0].band == "strong"
+        assert all(h.band == "weak" for h in hits[1:])
+    finally:
+        brain.close()
+
+
+def test_a_private_notes_words_do_not_weigh_a_models_answer(brain: Brain) -> None:
+    """A name only a private note holds is, to a model, a name nothing holds: before, its
+    answer said whether some private note named Xavier ("nothing relevant" or not)."""
+    brain.remember("We moved the product launch to March.")
+    hidden = brain.remember("Lunch with Xavier about the job offer, keep it quiet.")
+    brain.set_field(hidden.id, "visibility", "private")
+    model = brain.at(for_model=True)
+    for name in ("Xavier", "Zoltan"):  # one a private note holds, one nothing holds
+        assert model.recall(f"the launch with {name}", mode="text") == [], name
+    assert brain.recall("the launch with Xavier", mode="text")  # the person's: Xavier is known
+    # And a word only the private note holds weighs as one nothing holds.
+    offer = model.recall("launch offer", mode="text")[0].relevance
+    assert offer == model.recall("launch zebra", mode="text")[0].relevance
