@@ -326,3 +326,19 @@ def test_a_transcripts_first_turn_opens_it(
         assert brain.recall(question, k=5)[0].id != f"{note_id}#0"
     finally:
         brain.close()
+
+
+def test_a_conversation_listed_twice_is_one_note(brain: Brain, tmp_path: Path) -> None:
+    """An export holding the same conversation id twice (an older and a newer copy) writes one
+    note, the newer copy, and importing it again changes nothing."""
+    older, newer = chatgpt(2)
+    newer["id"], newer["title"] = older["id"], "Fig pruning, later"
+    older["update_time"], newer["update_time"] = 1_700_000_100, 1_700_000_200
+    export = zipped(tmp_path, [newer, older], "chatgpt.zip")
+    report = brain.import_export("chatgpt", export)
+    assert len(report.added) == 1 and not report.updated
+    assert brain._context.get(report.added[0]).meta["title"] == "Fig pruning, later"
+    before = tree_digest(brain.root)
+    again = brain.import_export("chatgpt", export)
+    assert again.unchanged == report.added and not again.updated and not again.added
+    assert tree_digest(brain.root) == before
