@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -73,8 +74,12 @@ def _conversations_file(path: Path) -> tuple[bytes, str]:
         return path.read_bytes(), str(path)
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file or folder", hint) from None
-    except (OSError, zipfile.BadZipFile) as error:
+    except (OSError, zipfile.BadZipFile, zlib.error) as error:
         raise InvalidInput(f"{path}: cannot be read ({error})", hint) from None
+    except (RuntimeError, NotImplementedError) as error:
+        # zipfile's words for a password-protected member or a method it cannot unpack
+        # (Deflate64): zip the unpacked export again without a password, or give its folder.
+        raise InvalidInput(f"{path}: cannot be unpacked ({error})", hint) from None
 
 
 def _conversations(
