@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -73,24 +74,37 @@ def _conversations_file(path: Path) -> tuple[bytes, str]:
         return path.read_bytes(), str(path)
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file or folder", hint) from None
-    except (OSError, zipfile.BadZipFile) as error:
+    except (OSError, zipfile.BadZipFile, zlib.error) as error:
         raise InvalidInput(f"{path}: cannot be read ({error})", hint) from None
+    except (RuntimeError, NotImplementedError) as error:
+        # zipfile's words for a password-protected member or a method it cannot unpack
+        # (Deflate64): zip the unpacked export again without a password, or give its folder.
+        raise InvalidInput(f"{path}: cannot be unpacked ({error})", hint) from None
 
 
 def _conversations(
     path: Path, title_field: str, read: Callable[[dict[str, Any], str, str], Transcript | None]
 ) -> list[Transcript]:
     conversations, name = _export(path)
-    found = []
+    found: dict[str, Transcript] = {}
     for number, conversation in enumerate(conversations, start=1):
         title = as_text(conversation.get(title_field))
         where = f"{name}: conversation {number}" + (f" ({title!r})" if title else "")
         transcript = read(conversation, where, str(path))
-        if transcript is not None:  # conversations with no shown message are left out
-            found.append(transcript)
+        if transcript is None:  # conversations with no shown message are left out
+            continue
+        # A conversation listed twice is one conversation (one note): the copy updated last
+        # is kept, so an import does not write it twice and a second import changes nothing.
+        seen = found.get(transcript.external_id)
+        if seen is None or _updated(transcript) >= _updated(seen):
+            found[transcript.external_id] = transcript
     if not found:
         raise InvalidInput(f"{name}: no conversation in the export has any messages")
-    return found
+    return list(found.values())
+
+
+def _updated(transcript: Transcript) -> str:
+    return str(transcript.metadata.get("updated") or transcript.created or "")
 
 
 def _chatgpt_conversation(

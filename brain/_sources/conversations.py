@@ -68,8 +68,12 @@ def read_transcript(path: Path) -> Transcript:
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
     if path.suffix.lower() == ".json":
-        return parse_seed_json(text, str(path))
-    return parse_markdown_chat(text, str(path))
+        transcript = parse_seed_json(text, str(path))
+    else:
+        transcript = parse_markdown_chat(text, str(path))
+    if not transcript.turns:  # as an export leaves out its conversations with no messages
+        raise InvalidInput(f"{path}: no turn has any text; nothing to store")
+    return transcript
 
 
 def read_export(platform: str, path: Path) -> list[Transcript]:

@@ -71,6 +71,13 @@ def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
         raise InvalidInput(f"{path}: is inside the vault; connect folders outside it")
     declared = conn.declared(brain.root)
     same = next((d for d in declared.values() if os.path.realpath(d.folder) == real), None)
+    if same is not None and name and name != same.name:
+        # Read under two names, every file would be two documents, each recalled twice.
+        raise InvalidInput(
+            f"{path}: already connected as {same.name!r}",
+            f"to confirm it again: brain connect {path}; for another name, "
+            f"brain disconnect {same.name} first",
+        )
     name = check_segment(name or (same.name if same else folder.name), "connector name")
     if name in declared and (same is None or same.name != name):
         raise InvalidInput(

@@ -356,6 +356,8 @@ def test_bad_input_for_connect(brain: Brain, folder: Path, tmp_path: Path) -> No
     before = tree_digest(brain.root)
     with pytest.raises(InvalidInput, match="already reads"):
         brain.connect(other, name="notes")
+    with pytest.raises(InvalidInput, match="already connected as 'notes'"):
+        brain.connect(folder, name="notes2")  # the same folder under a second name
     assert tree_digest(brain.root) == before
 
 

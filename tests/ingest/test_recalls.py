@@ -221,6 +221,8 @@ def test_cli_import_claude_with_progress_and_summary(
         (["import", "gemini"], "[]", "unknown export 'gemini'"),
         (["ingest"], '{"transcript": [{"role": "user"}]}', "missing field 'content'"),
         (["ingest"], "{\n\n  oops", "not valid JSON at line 3"),
+        (["ingest"], '{"transcript": []}', "no turn has any text"),
+        (["ingest"], '{"transcript": [{"role": "user", "content": " "}]}', "no turn has any text"),
     ],
 )
 def test_bad_files_are_refused_and_nothing_is_written(
@@ -326,3 +328,28 @@ def test_a_transcripts_first_turn_opens_it(
         assert brain.recall(question, k=5)[0].id != f"{note_id}#0"
     finally:
         brain.close()
+
+
+def test_a_conversation_listed_twice_is_one_note(brain: Brain, tmp_path: Path) -> None:
+    """An export holding the same conversation id twice (an older and a newer copy) writes one
+    note, the newer copy, and importing it again changes nothing."""
+    older, newer = chatgpt(2)
+    newer["id"], newer["title"] = older["id"], "Fig pruning, later"
+    older["update_time"], newer["update_time"] = 1_700_000_100, 1_700_000_200
+    export = zipped(tmp_path, [newer, older], "chatgpt.zip")
+    report = brain.import_export("chatgpt", export)
+    assert len(report.added) == 1 and not report.updated
+    assert brain._context.get(report.added[0]).meta["title"] == "Fig pruning, later"
+    before = tree_digest(brain.root)
+    again = brain.import_export("chatgpt", export)
+    assert again.unchanged == report.added and not again.updated and not again.added
+    assert tree_digest(brain.root) == before
+
+
+def test_a_markdown_chat_with_only_empty_turns_is_refused(brain: Brain, tmp_path: Path) -> None:
+    chat = tmp_path / "blank.md"
+    chat.write_text("**User:**\n\n**Assistant:**\n")
+    before = tree_digest(brain.root)
+    with pytest.raises(InvalidInput, match=r"blank\.md: no turn has any text"):
+        brain.ingest(chat)
+    assert tree_digest(brain.root) == before

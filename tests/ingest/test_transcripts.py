@@ -417,3 +417,28 @@ def test_summary_skips_code_and_keeps_short_chats() -> None:
     summary = summarize(turns)
     assert "echo" not in summary
     assert summary  # one-liners still give a summary
+
+
+def _flagged_zip(path: Path, *, flag: int = 0, method: int | None = None) -> Path:
+    """A zip whose member says it is encrypted (flag bit 0) or packed by another method."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("conversations.json", "[]")
+    data = bytearray(path.read_bytes())
+    for signature, flags_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        at = data.find(signature)
+        data[at + flags_at] |= flag
+        if method is not None:
+            data[at + method_at] = method
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_zip_that_cannot_be_unpacked_is_refused_by_name(tmp_path: Path) -> None:
+    """A re-zipped export with a password, or packed with Deflate64 (as Windows may), is an
+    error naming the zip, not a traceback."""
+    locked = _flagged_zip(tmp_path / "locked.zip", flag=1)
+    with pytest.raises(BrainError, match=r"locked\.zip: cannot be unpacked \(.*encrypted"):
+        parse_chatgpt_export(locked)
+    deflate64 = _flagged_zip(tmp_path / "deflate64.zip", method=9)
+    with pytest.raises(BrainError, match=r"deflate64\.zip: cannot be unpacked"):
+        parse_claude_export(deflate64)
