@@ -223,5 +223,6 @@ def render_import(report: ImportReport, as_json: bool) -> None:
         return
     out.print(
         f"{len(report.added)} recall note(s) added, {len(report.updated)} updated, "
-        f"{len(report.unchanged)} already there."
+        f"{len(report.unchanged)} already there"
+        + (f", {report.forgotten} you forgot (left out)." if report.forgotten else ".")
     )

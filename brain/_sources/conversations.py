@@ -24,6 +24,7 @@ from brain._ingest.transcripts import (
     summarize,
 )
 from brain._model import Note, content_hash, iso, new_id
+from brain._vault import forgotten
 from brain._vault.paths import file_stem
 
 if TYPE_CHECKING:
@@ -43,9 +44,15 @@ class ImportReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    forgotten: int = 0  # conversations the person forgot here, left out (no id to name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"added": self.added, "updated": self.updated, "unchanged": self.unchanged}
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "forgotten": self.forgotten,
+        }
 
 
 def read_transcript(path: Path) -> Transcript:
@@ -93,20 +100,31 @@ def store_transcripts(
     """
     report = ImportReport()
     session = new_id(brain.clock.now())  # one import is one pass (corrections.py)
+    forgot = forgotten.forgotten_origins(brain.root)
     with brain.bulk() if len(transcripts) > 1 else brain.lock.hold():
         brain.catch_up()
         for done, transcript in enumerate(transcripts, 1):
-            _store(brain, transcript, (via, session), report)
+            _store(brain, transcript, (via, session), report, forgot)
             if progress:
                 progress(done, len(transcripts))
     return report
 
 
 def _store(
-    brain: Context, transcript: Transcript, via: tuple[str, str], report: ImportReport
+    brain: Context,
+    transcript: Transcript,
+    via: tuple[str, str],
+    report: ImportReport,
+    forgot: Callable[[str], bool],
 ) -> None:
     digest = _digest(transcript)
     found = brain.caches.catalog.conversation(transcript.platform, transcript.external_id)
+    origin = forgotten.origin_of(
+        {"platform": transcript.platform, "external_id": transcript.external_id}
+    )
+    if found is None and origin is not None and forgot(origin):
+        report.forgotten += 1  # the person forgot it: an export of it again does not undo that
+        return
     old = None
     if found is not None:
         if found.source.get("hash") == digest:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,12 @@ class Record:
     span: int  # words in each fragment (fewer for a text shorter than SPAN)
     fragments: frozenset[str]
     at: str
+    # An imported conversation's platform and id, hashed: a later import of the same export
+    # leaves it out (conversations.py) instead of bringing back what the person forgot.
+    origin: str | None = None
 
     @classmethod
-    def of(cls, note_id: str, title: str, body: str, at: str) -> Record:
+    def of(cls, note_id: str, title: str, body: str, at: str, origin: str | None = None) -> Record:
         salt = secrets.token_bytes(16)
         title_words = words(title.encode())
         text = words(body.encode())
@@ -68,6 +71,12 @@ class Record:
             span,
             frozenset(_digest(salt, r) for r in runs),
             at,
+            _digest(salt, [origin]) if origin else None,
+        )
+
+    def came_from(self, origin: str) -> bool:
+        return (
+            self.origin is not None and _digest(bytes.fromhex(self.salt), [origin]) == self.origin
         )
 
     def names(self, note_id: str) -> bool:
@@ -105,6 +114,7 @@ class Record:
             "span": self.span,
             "fragments": sorted(self.fragments),
             "at": self.at,
+            **({"origin": self.origin} if self.origin else {}),
         }
 
     @classmethod
@@ -117,13 +127,16 @@ class Record:
             int(data.get("span", SPAN)),
             frozenset(data.get("fragments", [])),
             str(data.get("at", "")),
+            str(data["origin"]) if data.get("origin") else None,
         )
 
 
-def record(root: Path, note_id: str, title: str, body: str, at: str) -> None:
+def record(
+    root: Path, note_id: str, title: str, body: str, at: str, origin: str | None = None
+) -> None:
     """Add a forgotten note's record. Callers hold the writer lock."""
     records = list(load(root))
-    records.append(Record.of(note_id, title, body, at))
+    records.append(Record.of(note_id, title, body, at, origin))
     data = {"version": 1, "forgotten": [r.to_json() for r in records]}
     atomic_write(root / FILE, json.dumps(data, indent=0) + "\n")
 
@@ -146,3 +159,18 @@ def lookup(root: Path, note_id: str) -> Record:
         f"no forgetting of {note_id} is recorded on this machine ({FILE})",
         "the check knows notes forgotten here since forgetting was recorded",
     )
+
+
+def origin_of(source: Mapping[str, Any]) -> str | None:
+    """The key an imported conversation is known by (from its note's `source`, or the same
+    fields of a transcript), or None for a note that was not one."""
+    platform, external_id = source.get("platform"), source.get("external_id")
+    if not isinstance(platform, str) or not isinstance(external_id, str) or not external_id:
+        return None
+    return f"{platform}\0{external_id}"
+
+
+def forgotten_origins(root: Path) -> Callable[[str], bool]:
+    """Whether a conversation (its origin_of key) was forgotten here."""
+    records = [r for r in load(root) if r.origin is not None]
+    return lambda origin: any(r.came_from(origin) for r in records)

@@ -183,6 +183,27 @@ def test_import_chatgpt_zip_is_idempotent(brain: Brain, tmp_path: Path) -> None:
     assert hit.title == "Fig pruning 1"
 
 
+def test_a_forgotten_conversation_stays_out_of_a_later_import(
+    brain: Brain, cli: CliRunner, tmp_path: Path
+) -> None:
+    """People import their whole export again each month: what they forgot stays forgotten."""
+    export = zipped(tmp_path, chatgpt(3), "chatgpt.zip")
+    first = brain.import_export("chatgpt", export)
+    forgotten_id = first.added[1]
+    title = brain._context.get(forgotten_id).title
+    brain.forget(forgotten_id)
+    again = brain.import_export("chatgpt", export)
+    assert not again.added and not again.updated and len(again.unchanged) == 2
+    assert again.forgotten == 1
+    assert title not in {n.title for n in brain.list(kind="recall")}
+    said = cli.invoke(app, ["import", "chatgpt", str(export)])
+    assert said.exit_code == 0, said.output
+    assert "0 updated, 2 already there, 1 you forgot (left out)." in said.stdout
+    # only a salted hash of where it came from is kept, no word of it
+    kept = (brain.root / ".brain/forgotten.json").read_text()
+    assert title.split()[0] not in kept and "chatgpt" not in kept
+
+
 def test_a_conversation_that_grew_is_updated_in_place(brain: Brain, tmp_path: Path) -> None:
     folder = tmp_path / "export"
     folder.mkdir()
