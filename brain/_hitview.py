@@ -118,6 +118,12 @@ def _printable(text: str) -> str:
     )
 
 
+def shown(text: str) -> str:
+    """A note's text for the terminal, its lines kept: every control character but the line
+    break and the tab left out (as _printable, for whole notes: expand, list, history)."""
+    return "".join(c for c in text if c in "\n\t" or unicodedata.category(c) != "Cc")
+
+
 def _plain(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(re.sub(r"[^\w\s]", " ", folded).split())

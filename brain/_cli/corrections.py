@@ -12,6 +12,7 @@ from brain._cli.app import JsonOpt, VaultOpt, command, emit_json, open_brain, ou
 from brain._cli.daemon import open_backend
 from brain._daemon.backend import note_from_json
 from brain._errors import InvalidInput
+from brain._hitview import shown
 from brain._model import Status
 
 
@@ -180,7 +181,7 @@ def print_history(note_id: str, versions: list[dict[str, Any]], as_json: bool) -
             f"[bold]{n + 1}. {version.created}[/bold]  {version.id}  [yellow]{mark}[/yellow]  "
             f"[dim]{escape(version.path)}[/dim]"
         )
-        for line in version.body.rstrip().splitlines():
+        for line in shown(version.body.rstrip()).splitlines():
             out.print(f"   {escape(line)}")
 
 

@@ -25,6 +25,7 @@ from brain._cli.corrections import print_traces
 from brain._cli.daemon import open_backend
 from brain._daemon.backend import note_from_json
 from brain._errors import BrainError
+from brain._hitview import shown
 from brain._model import ListOptions
 
 
@@ -201,11 +202,12 @@ def expand(
         emit_json({**data, "relations": links})
         return
     note = note_from_json(data)
-    out.print(f"[bold]{escape(note.title)}[/bold]  [dim]{note.id} · {escape(note.path)}[/dim]")
+    title, path = escape(shown(note.title)), escape(shown(note.path))
+    out.print(f"[bold]{title}[/bold]  [dim]{note.id} · {path}[/dim]")
     out.print(
         f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
     )
-    out.print(escape(note.body.rstrip()))
+    out.print(escape(shown(note.body.rstrip())))  # a note's escape codes are not played
     print_links(links)
 
 
@@ -246,9 +248,9 @@ def list_notes(
     for r in rows:
         out.print(
             f"{r['id']}  {r['created'][:10]}  {r['kind']} · {r['status']}  "
-            f"[bold]{escape(r['title'])}[/bold]"
+            f"[bold]{escape(shown(r['title']))}[/bold]"
         )
-        out.print(f"    [dim]{escape(r['path'])}[/dim]")
+        out.print(f"    [dim]{escape(shown(r['path']))}[/dim]")
     out.file.flush()  # the rows first, then the footer, where both streams meet
     if total > len(rows):
         err.print(f"[dim]showing {len(rows)} of {total}; `--limit {total}` for all[/dim]")

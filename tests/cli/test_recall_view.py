@@ -131,3 +131,17 @@ def test_a_notes_escape_sequences_are_not_played_in_the_terminal(
     assert "\x1b" not in out and "\x07" not in out
     shown = "".join(t for line in hit_lines([hit("Zebra\x1b[2J", text, 1.0)], "v") for t, _ in line)
     assert not any(c in shown for c in "\x1b\x07\t") and "Zebra[2J" in shown
+
+
+def test_expand_list_and_history_do_not_play_a_notes_escape_sequences(
+    cli: CliRunner, vault: Path
+) -> None:
+    """The same for a whole note: its lines and tabs kept, its ESC and BEL left out."""
+    text = "Zebra crossing notes \x1b]52;c;ZXZpbA==\x07\n\x1b[2Jsecond\tline"
+    made = json.loads(run(cli, "remember", text, "--title", "Zebra", "--json").stdout)
+    run(cli, "correct", made["id"], text + "\nthird line")
+    for args in (["expand", made["id"]], ["list"], ["expand", made["id"], "--history"]):
+        out = run(cli, *args).output
+        assert "Zebra" in out and "\x1b" not in out and "\x07" not in out, args
+    whole = run(cli, "expand", made["id"]).output
+    assert "Zebra crossing notes ]52;c;ZXZpbA==\n[2Jsecond" in whole  # its lines kept
