@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import timedelta
@@ -332,3 +333,42 @@ def test_upkeep_output_is_recalled_only_where_asked_for(brain: Brain, clock: Fix
     assert {h.title for h in asked} == {day, "Graph"}
     scoped = brain.recall("kayak club", k=10, scope="Insights/Logs")
     assert [h.title for h in scoped] == [day]
+
+
+@pytest.mark.parametrize("lost", ["deleted .brain/", "sleep later, then earlier"])
+def test_a_log_written_again_never_unsays_what_the_journal_no_longer_holds(
+    vault: Path, clock: FixedClock, lost: str
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    aged = brain.remember("will age", title="Ager")
+    hidden = brain.remember("private will age", title="Hidden ager")
+    brain.set_field(hidden.id, "visibility", "private")
+    old = brain.remember("first words", title="Fixed")
+    clock.set(T0 + 30 * DAY)
+    fixed = brain.correct(old.id, "second words")
+    brain.forget(brain.remember("gone soon", title="Doomed").id)
+    brain.sleep()
+    log_file = vault / f"main/Insights/Logs/{clock.now():%Y-%m-%d}.md"
+    said = log_file.read_text()
+    assert f"- Ager: `{aged.id}`: active → dormant" in said and "## Aged (2)" in said
+    assert f"- Fixed: `{old.id}` → `{fixed.id}`" in said and "## Forgotten (1)" in said
+    if lost == "deleted .brain/":  # the journal is a cache: `brain reindex` from nothing
+        brain.close()
+        shutil.rmtree(vault / ".brain")
+        brain = open_vault(vault, clock=clock)
+    else:  # a pass a week on trims the journal; then one back on the logged day
+        when = clock.now()
+        clock.set(when + 9 * DAY)
+        brain.sleep()
+        clock.set(when)
+    brain.remember("a later thought", title="Later")
+    brain.sleep()
+    again = log_file.read_text()
+    for line in said.splitlines():
+        if line.startswith(("- ", "## ")) and not line.startswith("## Created"):
+            assert line in again, f"the log no longer says {line!r}"
+    assert "Later" in again
+    brain.forget(aged.id)  # struck from the log, and kept out of it by the next pass
+    brain.sleep()
+    assert aged.id not in log_file.read_text() and "Ager" not in log_file.read_text()
+    brain.close()
