@@ -109,6 +109,20 @@ def test_writing_to_a_cold_note_moves_it_back(cold: Brain) -> None:
     assert cold._context.caches.catalog.files().get(cold_path(note.path)) is None
 
 
+def test_correcting_a_cold_note_keeps_its_history_and_brings_it_back_hot(cold: Brain) -> None:
+    ids = fill(cold, 12)
+    note = cold._context.get(ids[3])
+    cold.tier_move(note.id, "cold")
+    new = cold.correct(note.id, "the taxes plan changed: file in March")
+    assert new.path == note.path, "a correction is a touch: the current version is hot"
+    old = cold._context.get(note.id)
+    assert old.status == "superseded" and not is_cold(old.path) and old.path.endswith(").md")
+    assert not list((cold.root / "cold").rglob("*.md")), "no plain note inside cold/"
+    cold._context.reindex()  # the files alone hold both versions
+    assert {v.id for v in cold.history(new.id)} == {new.id, note.id}
+    assert cold.doctor().ok
+
+
 def test_a_taken_hot_path_gets_a_free_neighbour(cold: Brain) -> None:
     ids = fill(cold, 12)
     note = cold._context.get(ids[2])
