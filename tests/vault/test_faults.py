@@ -19,7 +19,7 @@ import pytest
 
 from brain._brain import open_vault
 from brain._clock import FixedClock
-from brain._errors import BrokenNote
+from brain._errors import BrainError, BrokenNote
 
 # A worker: `open` (open the vault, recall, close, N times), `remember`, `bulk` (blocks of
 # eight remembers in `bulk()`), `ingest` or `import`.
@@ -218,6 +218,29 @@ def test_a_damaged_catalog_is_rebuilt_on_open_and_doctor_says_so(
         assert len(brain.recall("apple", mode="text")) == 3
         report = brain.doctor()
         assert report.ok and report.rebuilt and "the catalog could not be read" in report.rebuilt
+    finally:
+        brain.close()
+
+
+def test_damaged_stored_texts_of_the_full_text_index_are_named_and_reindex_mends_them(
+    vault: Path, clock: FixedClock
+) -> None:
+    _seed(vault, clock, 3)
+    brain = open_vault(vault, clock=clock, embedder=None)
+    brain.sleep()  # the queued texts written, in one segment
+    brain.close()
+    for store in (vault / ".brain" / "fulltext").glob("*.store"):
+        data = bytearray(store.read_bytes())
+        for i in range(0, len(data) - 200, 7):  # the blocks, not the footer that opening reads
+            data[i] ^= 0x5A
+        store.write_bytes(bytes(data))
+    brain = open_vault(vault, clock=clock, embedder=None)
+    try:
+        with pytest.raises(BrainError, match=r"full-text index .*fulltext is damaged"):
+            brain.recall("apple", mode="text")
+        assert any("is damaged" in s and "brain reindex" in s for s in brain.doctor().stale)
+        brain.reindex()
+        assert len(brain.recall("apple", mode="text")) == 3 and brain.doctor().ok
     finally:
         brain.close()
 
