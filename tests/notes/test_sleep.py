@@ -234,7 +234,7 @@ def test_cli_sleep_table_json_quiet_and_bad_now(vault: Path, cli: CliRunner) -> 
     result = cli.invoke(app, ["sleep", "--now", later, "--quiet"])
     assert result.exit_code == 0 and result.output == ""
     digest = tree_digest(vault)
-    for bad in ("yesterday", "2026-13-45T00:00:00Z", ""):
+    for bad in ("yesterday", "2026-13-45T00:00:00Z", "", "0001-01-01T00:00:00Z"):
         result = cli.invoke(app, ["sleep", "--now", bad])
         assert result.exit_code == 2 and "--now" in result.output, bad
     assert tree_digest(vault) == digest
