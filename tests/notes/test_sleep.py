@@ -204,6 +204,18 @@ def test_split_apply_moves_files_and_nothing_else(brain: Brain, cli: CliRunner) 
         brain.split("Knowledge/Domains/Cooking")
 
 
+def test_split_refuses_a_sub_node_name_taken_by_a_file_before_moving_anything(
+    brain: Brain, cli: CliRunner
+) -> None:
+    crowd(brain, "Knowledge/Domains/Cooking")
+    (brain.root / "main/Knowledge/Domains/Cooking/Soup").write_text("a person's file\n")
+    digest = tree_digest(brain.root)
+    result = cli.invoke(app, ["split", "Knowledge/Domains/Cooking", "--apply"])
+    assert result.exit_code == 2, result.output
+    assert "main/Knowledge/Domains/Cooking/Soup is taken by a file" in result.output
+    assert tree_digest(brain.root) == digest
+
+
 def test_split_refuses_small_nodes_and_bad_names(brain: Brain, cli: CliRunner) -> None:
     brain.remember("one", title="One")
     digest = tree_digest(brain.root)
