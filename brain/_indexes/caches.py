@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from brain._indexes import approximate
-from brain._indexes.catalog import REBUILDING, UNREADABLE, Catalog
+from brain._indexes.catalog import MARKS, REBUILDING, Catalog
 from brain._indexes.fulltext import FullText, TextDoc
 from brain._indexes.objects import (
     catalog_note,
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from brain._indexes.vectors import VectorIndex
 
 
-_MARKS = {"new": "the catalog is new", UNREADABLE: "the catalog could not be read"}
 PRUNE_VECTORS = "prune vectors"  # info key: the next vector flush drops ids no object has
 
 
@@ -81,14 +80,10 @@ class Caches:
 
     def renew_damaged(self) -> bool:
         """Start the catalog over if a page of it cannot be read; True if it did. Lock held."""
-        try:
-            self._problems()
-        except sqlite3.DatabaseError as error:
-            if isinstance(error, sqlite3.OperationalError):
-                raise
+        damaged = any(p.startswith("the catalog is damaged") for p in self.problems())
+        if damaged:
             self.catalog.renew()
-            return True
-        return False
+        return damaged
 
     def _problems(self) -> list[str]:
         found = []
@@ -96,7 +91,7 @@ class Caches:
             found.append("the catalog was built for another schema")
         mark = self.catalog.info(REBUILDING)
         if mark is not None:
-            found.append(_MARKS.get(mark, "a rebuild was interrupted"))
+            found.append(MARKS.get(mark, "a rebuild was interrupted"))
         if self.fulltext.problem is not None:
             found.append(f"the full-text index {self.fulltext.problem}")
             return found

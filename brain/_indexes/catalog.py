@@ -24,6 +24,7 @@ __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "Relati
 SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 UNREADABLE = "unreadable"  # the REBUILDING mark of a catalog made anew over a damaged one
+MARKS = {"new": "the catalog is new", UNREADABLE: "the catalog could not be read"}  # doctor's
 REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
 
