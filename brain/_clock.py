@@ -7,6 +7,8 @@ from typing import Protocol
 
 from brain._errors import InvalidInput
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
@@ -40,4 +42,8 @@ def fixed_at(text: str, what: str = "--now") -> FixedClock:
         raise InvalidInput(
             f"{what} {text!r} is not an ISO 8601 date and time", "e.g. 2026-12-02T10:31:00Z"
         ) from None
+    if (moment if moment.tzinfo else moment.replace(tzinfo=UTC)) < EPOCH:
+        raise InvalidInput(
+            f"{what} {text!r} is before 1970", "brain's ids and dates count time from 1970"
+        )
     return FixedClock(moment)

@@ -128,6 +128,7 @@ class Context:
         with self.lock.hold():
             # Another process may have repaired (or begun on) them while we waited for the lock.
             self.caches.reopen_fulltext()
+            self.caches.renew_damaged()  # a cache: a damaged one is rebuilt, not served
             if self.caches.fulltext.problem is None and self.caches.text_pending():
                 self.caches.flush_text()
             why = self.caches.problems()

@@ -100,6 +100,10 @@ def examine(brain: Context) -> DoctorReport:
         stale.append(
             f"full-text index holds {in_text} objects, the catalog {objects}; run `brain reindex`"
         )
+    try:
+        brain.caches.fulltext.everything()  # its stored texts, which only a read meets
+    except BrainError as exc:
+        stale.append(f"{exc.message}; {exc.hint}")
     cycles, dangling = relations.check(parsed, brain.caches.catalog)
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
     links = [

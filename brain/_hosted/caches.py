@@ -75,6 +75,9 @@ class PgCaches:
     def problems(self) -> list[str]:
         return []  # written in the same transactions as the notes: never out of step
 
+    def renew_damaged(self) -> bool:
+        return False  # PostgreSQL's tables: never a file a person can damage
+
     def rebuilt(self) -> None:
         """Nothing marks a rebuild: it is one transaction."""
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from brain._indexes import approximate
-from brain._indexes.catalog import REBUILDING, Catalog
+from brain._indexes.catalog import MARKS, REBUILDING, Catalog
 from brain._indexes.fulltext import FullText, TextDoc
 from brain._indexes.objects import (
     catalog_note,
@@ -70,12 +71,27 @@ class Caches:
         With changes still queued only an empty index beside a full catalog is suspect; the
         caller flushes under the lock and asks again.
         """
+        try:
+            return self._problems()
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise  # locked or full: the file is not at fault
+            return [f"the catalog is damaged ({error})"]
+
+    def renew_damaged(self) -> bool:
+        """Start the catalog over if a page of it cannot be read; True if it did. Lock held."""
+        damaged = any(p.startswith("the catalog is damaged") for p in self.problems())
+        if damaged:
+            self.catalog.renew()
+        return damaged
+
+    def _problems(self) -> list[str]:
         found = []
         if self.catalog.stale:
             found.append("the catalog was built for another schema")
         mark = self.catalog.info(REBUILDING)
         if mark is not None:
-            found.append("the catalog is new" if mark == "new" else "a rebuild was interrupted")
+            found.append(MARKS.get(mark, "a rebuild was interrupted"))
         if self.fulltext.problem is not None:
             found.append(f"the full-text index {self.fulltext.problem}")
             return found

@@ -7,6 +7,8 @@ It is rebuilt from the files by `brain reindex`.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +23,8 @@ __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "Relati
 
 SCHEMA_VERSION = 2
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
+UNREADABLE = "unreadable"  # the REBUILDING mark of a catalog made anew over a damaged one
+MARKS = {"new": "the catalog is new", UNREADABLE: "the catalog could not be read"}  # doctor's
 REBUILT = "rebuilt"  # info key: when and why the caches last rebuilt themselves (doctor)
 
 
@@ -102,6 +106,50 @@ def _use_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    # A hosted server hands a Brain from one worker thread to another, one call at a time
+    # (brain/_hosted/serving.py): the connection is never used by two threads at once.
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+    try:
+        _use_wal(db)
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
+        # LIKE tells case as PostgreSQL's does (where.BELOW): 'knowledge/%' is not the
+        # sub-nodes of Knowledge, which `node=?` beside it never matched either.
+        db.execute("PRAGMA case_sensitive_like=ON")
+        db.executescript(_SCHEMA)
+        if "inode" not in {r[1] for r in db.execute("PRAGMA table_info(files)")}:
+            # A catalog of before inodes were kept: 0 is "unknown" and matches any inode.
+            db.execute("ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0")
+        db.execute("SELECT count(*) FROM info").fetchone()  # read at every open: readable?
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _afresh(path: Path, damaged: int | None) -> sqlite3.Connection:
+    """Start over a catalog that cannot be read (overwritten, a damaged page): it is a cache,
+    rebuilt from the files. `damaged`: the inode of the file found so. One process at a time,
+    and one made anew by another process meanwhile is kept."""
+    fd = os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _inode(path) == damaged:
+            for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+                path.with_name(name).unlink(missing_ok=True)
+        return _connect(path)
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
 class Catalog(Holding):
     """SQLite in WAL mode: readers never block the one writer. A long-lived process may hold
     its briefs in memory (`hold_briefs`, indexes/held.py)."""
@@ -116,26 +164,31 @@ class Catalog(Holding):
         self.before_commit: list[Callable[[], None]] = []
         with owner_only():  # the database, its -wal and -shm are born here
             path.parent.mkdir(parents=True, exist_ok=True)
-            # A hosted server hands a Brain from one worker thread to another, one call at a time
-            # (brain/_hosted/serving.py): the connection is never used by two threads at once.
-            self.db = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
-            )
-            _use_wal(self.db)
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
-            # LIKE tells case as PostgreSQL's does (where.BELOW): 'knowledge/%' is not the
-            # sub-nodes of Knowledge, which `node=?` beside it never matched either.
-            self.db.execute("PRAGMA case_sensitive_like=ON")
-            self.db.executescript(_SCHEMA)
-            if "inode" not in {r[1] for r in self.db.execute("PRAGMA table_info(files)")}:
-                # A catalog of before inodes were kept: 0 is "unknown" and matches any inode.
-                self.db.execute("ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0")
+            found = _inode(path)
+            mark = "new"
+            try:
+                self.db = _connect(path)
+            except sqlite3.DatabaseError as error:
+                if isinstance(error, sqlite3.OperationalError):
+                    raise  # locked, no room, no permission: not this file's fault
+                self.db, mark = _afresh(path, found), UNREADABLE
+            self.inode = _inode(path)
+        self._stamp(mark)
+
+    def _stamp(self, mark: str) -> None:
         if self.info("schema") is None:  # no write lock on every open: only for a new one
             with self.transaction():
                 if self.info("schema") is None:  # made just now: a rebuild must fill it
                     self.set_info("schema", str(SCHEMA_VERSION))
-                    self.set_info(REBUILDING, "new")
+                    self.set_info(REBUILDING, mark)
+
+    def renew(self) -> None:
+        """Start over, empty and marked for a rebuild, when a page cannot be read."""
+        self.db.close()
+        with owner_only():
+            self.db = _afresh(self.path, self.inode)
+        self.inode = _inode(self.path)
+        self._stamp(UNREADABLE)
 
     @property
     def stale(self) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brain._errors import BrainError
 from brain._terms import content_words, words
 from brain._vault.files import owner_only
 
@@ -179,7 +180,7 @@ class FullText:
         result = searcher.search(self._t.Query.all_query(), count)
         out = {}
         for _score, address in result.hits:
-            doc = searcher.doc(address)
+            doc = self._doc(searcher, address)
             out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
         return out
 
@@ -268,7 +269,7 @@ class FullText:
         result = searcher.search(t.Query.boolean_query(clauses), k)
         out = []
         for score, address in result.hits:
-            doc = searcher.doc(address)
+            doc = self._doc(searcher, address)
             out.append((str(doc["id"][0]), float(score)))
         return out
 
@@ -319,6 +320,16 @@ class FullText:
             clauses.append((t.Occur.Must, any_of("id", sorted(filters.ids))))
         return clauses
 
+    def _doc(self, searcher: Any, address: Any) -> Any:
+        """A stored document. The store's blocks are read only here, so damage to them (which
+        opening does not see) is named here, never a traceback."""
+        try:
+            return searcher.doc(address)
+        except ValueError as exc:
+            raise BrainError(
+                f"the full-text index {self.folder} is damaged ({exc})", "run `brain reindex`"
+            ) from exc
+
     def stored(self, object_id: str) -> dict[str, str] | None:
         """Title and body as indexed, for snippets (no note file read)."""
         return self.stored_many([object_id])[object_id]
@@ -334,7 +345,7 @@ class FullText:
         terms = [(t.Occur.Should, t.Query.term_query(self.schema, "id", i)) for i in wanted]
         searcher = self.index.searcher()
         for _score, address in searcher.search(t.Query.boolean_query(terms), len(wanted)).hits:
-            doc = searcher.doc(address)
+            doc = self._doc(searcher, address)
             out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
         return out
 

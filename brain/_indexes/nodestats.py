@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from brain._indexes.ports import SqlCatalogPort
+    from brain._indexes.queries import Database
 
 SCHEMA = "1"
 KEYWORD, ENTITY = "k", "e"
@@ -70,10 +71,19 @@ class NodeStats:
 
     def __init__(self, catalog: SqlCatalogPort) -> None:
         self.catalog = catalog
-        self.db = catalog.db
-        self.db.executescript(_TABLES)
+        self._on = catalog.db
+        self._on.executescript(_TABLES)
         self.stale = catalog.info("node_stats") != SCHEMA
         self._tally: _Tally | None = None
+
+    @property
+    def db(self) -> Database:
+        """The catalog's connection; a damaged catalog made anew has another, and no tables."""
+        if self.catalog.db is not self._on:
+            self._on = self.catalog.db
+            for statement in _TABLES.split(";")[:-1]:  # inside the caller's transaction
+                self._on.execute(statement)
+        return self._on
 
     @contextlib.contextmanager
     def tallying(self) -> Iterator[None]:

@@ -25,7 +25,9 @@ from brain._notes import defining
 from brain._notes.writing import check_text, derive_title, own_pass
 from brain._safeyaml import load_yaml
 from brain._vault import notefile
+from brain._vault.cold import is_cold
 from brain._vault.paths import file_stem
+from brain._vault.store import free_hot_path
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -121,8 +123,11 @@ def correct(
             )
         now = brain.clock.now()
         marked, prior = supersede(old)
-        history = history_path(brain, old.path, now)
-        new = new_version(old, text, prior, source or own_pass(now), now, title)
+        # A correction is a touch: a cold note's new version and its history come back hot
+        # (the history is archived, so a later sleep sends it back to cold).
+        here = free_hot_path(brain.store, old.path) if is_cold(old.path) else old.path
+        history = history_path(brain, here, now)
+        new = new_version(old, text, prior, source or own_pass(now), now, title).with_path(here)
         # The old version first goes beside, then the new one takes its place: a crash in
         # between leaves both (reported by doctor as one id in two files), never neither.
         brain.save(marked.with_path(history))

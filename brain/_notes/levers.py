@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from brain._errors import InvalidInput
 from brain._model import DEFINING, LOCAL_ONLY, VISIBILITIES, Kind, Note, Status, Visibility
 from brain._vault.archive import check_writable
+from brain._vault.cold import cold_path, hot_path, is_cold
 from brain._vault.files import fsync_dir
 
 if TYPE_CHECKING:
@@ -72,13 +73,18 @@ def _status(note: Note, status: str) -> dict[str, Any]:
 
 
 def hidden_path(path: str) -> str:
-    """`main/A/b.md` ↔ `local-only/main/A/b.md`."""
+    """`main/A/b.md` ↔ `local-only/main/A/b.md`; a cold note stays cold:
+    `cold/main/A/b.md.zst` ↔ `cold/local-only/main/A/b.md.zst`."""
+    if is_cold(path):
+        return cold_path(hidden_path(hot_path(path)))
     prefix = LOCAL_ONLY + "/"
     return path[len(prefix) :] if path.startswith(prefix) else prefix + path
 
 
 def _visibility(brain: Context, note: Note, visibility: str) -> Note:
-    was_local = note.path.startswith(LOCAL_ONLY + "/")
+    was_local = (hot_path(note.path) if is_cold(note.path) else note.path).startswith(
+        LOCAL_ONLY + "/"
+    )
     to_local = visibility == LOCAL_ONLY
     value = None if visibility == Visibility.NORMAL else visibility
     if was_local == to_local:

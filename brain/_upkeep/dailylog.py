@@ -51,15 +51,16 @@ def regenerate(
         for partition in brain.store.partitions():
             if is_archived(brain.store, partition):
                 continue  # read-only: nothing happens there
+            path = log_path(partition, day)
+            existing = _existing(brain, path)
             body = _body(
                 brain,
                 partition,
                 day,
                 [e for e in events if e.partition == partition],
                 [s for s in splits if s.partition == partition],
+                _said(existing.body) if existing is not None else {},
             )
-            path = log_path(partition, day)
-            existing = _existing(brain, path)
             if body is None and existing is None:
                 continue
             body = body or f"# Log {day}\n\n{PURPOSE}\n\nNothing changed today.\n"
@@ -126,8 +127,36 @@ def _existing(brain: Context, path: str) -> Note | None:
         return None  # regenerated over: a log is brain's own snapshot, not a person's note
 
 
+# The sections the journal feeds, and the lines that count notes not named in them.
+_JOURNALED = ("Corrected", "Forgotten", "Aged", "Moved between tiers")
+_COUNTED = re.compile(r"^- (\d+) (?:private or local-only note\(s\)|note\(s\); neither .*)$")
+Said = dict[str, tuple[list[str], int]]
+
+
+def _said(body: str) -> Said:
+    """What a log already says in the journal's sections: the lines naming notes, and the
+    count of those it does not name. The journal is a cache (gone with `.brain/`, kept a
+    week): a log written again must not unsay what it said. A forgotten note's lines were
+    struck from it already (`strike`)."""
+    said: Said = {}
+    for section in body.split("\n## ")[1:]:
+        heading, *lines = section.split("\n")
+        named = _HEADING.match(heading)
+        if named is None or named[1] not in _JOURNALED:
+            continue
+        counted = [int(m[1]) for n in lines if (m := _COUNTED.match(n))]
+        named_lines = [n for n in lines if n.startswith("- ") and not _COUNTED.match(n)]
+        said[named[1]] = (named_lines, max(counted, default=0))
+    return said
+
+
 def _body(
-    brain: Context, partition: str, day: str, events: list[Event], splits: list[Suggestion]
+    brain: Context,
+    partition: str,
+    day: str,
+    events: list[Event],
+    splits: list[Suggestion],
+    said: Said,
 ) -> str | None:
     created = brain.caches.catalog.created_on(partition, day)
 
@@ -137,12 +166,13 @@ def _body(
 
         return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind]
 
+    forgotten = sum(e.kind == "forgotten" for e in events)
     sections = [
         _section("Created", [(r.title, r.visibility, f"`{r.id}` in {r.node}") for r in created]),
-        _section("Corrected", happened("corrected")),
-        _forgotten(sum(e.kind == "forgotten" for e in events)),
-        _section("Aged", happened("aged")),
-        _section("Moved between tiers", happened("moved")),
+        _section("Corrected", happened("corrected"), said.get("Corrected")),
+        _forgotten(max(forgotten, said.get("Forgotten", ([], 0))[1])),
+        _section("Aged", happened("aged"), said.get("Aged")),
+        _section("Moved between tiers", happened("moved"), said.get("Moved between tiers")),
         _section("Split suggestions", [("", "normal", s.line()) for s in splits]),
     ]
     parts = [s for s in sections if s]
@@ -158,10 +188,11 @@ def _forgotten(count: int) -> str:
     return f"## Forgotten ({count})\n\n- {count} note(s); neither ids nor titles are kept\n"
 
 
-def _section(heading: str, items: list[tuple[str, str, str]]) -> str:
-    if not items:
-        return ""
-    lines = [f"## {heading} ({len(items)})", ""]
+def _section(
+    heading: str, items: list[tuple[str, str, str]], said: tuple[list[str], int] | None = None
+) -> str:
+    """`said`: what the log said here before (its lines, and its count of unnamed notes)."""
+    lines = []
     hidden = 0
     for title, visibility, detail in items:
         if visibility != Visibility.NORMAL:
@@ -170,6 +201,12 @@ def _section(heading: str, items: list[tuple[str, str, str]]) -> str:
             lines.append(f"- {title}: {detail}")
         else:
             lines.append(f"- {detail}")
+    if said is not None:
+        lines += [n for n in said[0] if n not in lines]
+        hidden = max(hidden, said[1])
+    count = len(lines) + hidden
+    if not count:
+        return ""
     if hidden:
         lines.append(f"- {hidden} private or local-only note(s)")
-    return "\n".join(lines) + "\n"
+    return "\n".join([f"## {heading} ({count})", "", *lines]) + "\n"

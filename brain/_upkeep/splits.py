@@ -130,14 +130,29 @@ def split(brain: Context, node: str, *, apply: bool = False) -> tuple[Suggestion
         raise InvalidInput(f"node {node!r} has no clear clusters of keywords to split by")
     if not apply:
         return suggestion, []
-    moves = []
     with brain.lock.hold():
-        for cluster in suggestion.clusters:
-            for oid in cluster.ids:
-                row = brain.caches.catalog.get(oid)
-                if row is not None:
-                    moves.append(relocate(brain, row, _target(brain, row, cluster.name)))
+        planned = [
+            (row, cluster.name)
+            for cluster in suggestion.clusters
+            for oid in cluster.ids
+            if (row := brain.caches.catalog.get(oid)) is not None
+        ]
+        _check_folders(brain, {f"{posixpath.dirname(row.path)}/{name}" for row, name in planned})
+        moves = [relocate(brain, row, _target(brain, row, name)) for row, name in planned]
     return suggestion, moves
+
+
+def _check_folders(brain: Context, folders: set[str]) -> None:
+    """Refuse before a file moves when a sub-node's name is taken by a file or a link."""
+    if not brain.capabilities.folder:
+        return
+    for folder in sorted(folders):
+        where = brain.store.path(folder)
+        if where.is_symlink() or (where.exists() and not where.is_dir()):
+            raise InvalidInput(
+                f"cannot split: {folder} is taken by a file, not a folder",
+                "rename or move it, then split again",
+            )
 
 
 def _target(brain: Context, row: ObjectRow, name: str) -> str:

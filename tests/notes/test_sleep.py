@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import timedelta
@@ -203,6 +204,18 @@ def test_split_apply_moves_files_and_nothing_else(brain: Brain, cli: CliRunner) 
         brain.split("Knowledge/Domains/Cooking")
 
 
+def test_split_refuses_a_sub_node_name_taken_by_a_file_before_moving_anything(
+    brain: Brain, cli: CliRunner
+) -> None:
+    crowd(brain, "Knowledge/Domains/Cooking")
+    (brain.root / "main/Knowledge/Domains/Cooking/Soup").write_text("a person's file\n")
+    digest = tree_digest(brain.root)
+    result = cli.invoke(app, ["split", "Knowledge/Domains/Cooking", "--apply"])
+    assert result.exit_code == 2, result.output
+    assert "main/Knowledge/Domains/Cooking/Soup is taken by a file" in result.output
+    assert tree_digest(brain.root) == digest
+
+
 def test_split_refuses_small_nodes_and_bad_names(brain: Brain, cli: CliRunner) -> None:
     brain.remember("one", title="One")
     digest = tree_digest(brain.root)
@@ -233,7 +246,7 @@ def test_cli_sleep_table_json_quiet_and_bad_now(vault: Path, cli: CliRunner) -> 
     result = cli.invoke(app, ["sleep", "--now", later, "--quiet"])
     assert result.exit_code == 0 and result.output == ""
     digest = tree_digest(vault)
-    for bad in ("yesterday", "2026-13-45T00:00:00Z", ""):
+    for bad in ("yesterday", "2026-13-45T00:00:00Z", "", "0001-01-01T00:00:00Z"):
         result = cli.invoke(app, ["sleep", "--now", bad])
         assert result.exit_code == 2 and "--now" in result.output, bad
     assert tree_digest(vault) == digest
@@ -332,3 +345,42 @@ def test_upkeep_output_is_recalled_only_where_asked_for(brain: Brain, clock: Fix
     assert {h.title for h in asked} == {day, "Graph"}
     scoped = brain.recall("kayak club", k=10, scope="Insights/Logs")
     assert [h.title for h in scoped] == [day]
+
+
+@pytest.mark.parametrize("lost", ["deleted .brain/", "sleep later, then earlier"])
+def test_a_log_written_again_never_unsays_what_the_journal_no_longer_holds(
+    vault: Path, clock: FixedClock, lost: str
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    aged = brain.remember("will age", title="Ager")
+    hidden = brain.remember("private will age", title="Hidden ager")
+    brain.set_field(hidden.id, "visibility", "private")
+    old = brain.remember("first words", title="Fixed")
+    clock.set(T0 + 30 * DAY)
+    fixed = brain.correct(old.id, "second words")
+    brain.forget(brain.remember("gone soon", title="Doomed").id)
+    brain.sleep()
+    log_file = vault / f"main/Insights/Logs/{clock.now():%Y-%m-%d}.md"
+    said = log_file.read_text()
+    assert f"- Ager: `{aged.id}`: active → dormant" in said and "## Aged (2)" in said
+    assert f"- Fixed: `{old.id}` → `{fixed.id}`" in said and "## Forgotten (1)" in said
+    if lost == "deleted .brain/":  # the journal is a cache: `brain reindex` from nothing
+        brain.close()
+        shutil.rmtree(vault / ".brain")
+        brain = open_vault(vault, clock=clock)
+    else:  # a pass a week on trims the journal; then one back on the logged day
+        when = clock.now()
+        clock.set(when + 9 * DAY)
+        brain.sleep()
+        clock.set(when)
+    brain.remember("a later thought", title="Later")
+    brain.sleep()
+    again = log_file.read_text()
+    for line in said.splitlines():
+        if line.startswith(("- ", "## ")) and not line.startswith("## Created"):
+            assert line in again, f"the log no longer says {line!r}"
+    assert "Later" in again
+    brain.forget(aged.id)  # struck from the log, and kept out of it by the next pass
+    brain.sleep()
+    assert aged.id not in log_file.read_text() and "Ager" not in log_file.read_text()
+    brain.close()

@@ -109,6 +109,34 @@ def test_writing_to_a_cold_note_moves_it_back(cold: Brain) -> None:
     assert cold._context.caches.catalog.files().get(cold_path(note.path)) is None
 
 
+def test_correcting_a_cold_note_keeps_its_history_and_brings_it_back_hot(cold: Brain) -> None:
+    ids = fill(cold, 12)
+    note = cold._context.get(ids[3])
+    cold.tier_move(note.id, "cold")
+    new = cold.correct(note.id, "the taxes plan changed: file in March")
+    assert new.path == note.path, "a correction is a touch: the current version is hot"
+    old = cold._context.get(note.id)
+    assert old.status == "superseded" and not is_cold(old.path) and old.path.endswith(").md")
+    assert not list((cold.root / "cold").rglob("*.md")), "no plain note inside cold/"
+    cold._context.reindex()  # the files alone hold both versions
+    assert {v.id for v in cold.history(new.id)} == {new.id, note.id}
+    assert cold.doctor().ok
+
+
+def test_a_cold_note_made_local_only_and_back_stays_a_readable_cold_note(cold: Brain) -> None:
+    ids = fill(cold, 12)
+    note = cold._context.get(ids[4])
+    cold.tier_move(note.id, "cold")
+    hidden = cold.set_field(note.id, "visibility", "local-only")
+    assert hidden.path == f"cold/local-only/{note.path}.zst"
+    assert cold._context.get(note.id).body == note.body and cold.doctor().ok
+    back = cold.set_field(note.id, "visibility", "normal")
+    assert back.path == cold_path(note.path) and back.visibility == "normal"
+    assert not (cold.root / "local-only").exists() and not (cold.root / "cold/local-only").exists()
+    cold._context.reindex()
+    assert cold._context.get(note.id).body == note.body and cold.doctor().ok
+
+
 def test_a_taken_hot_path_gets_a_free_neighbour(cold: Brain) -> None:
     ids = fill(cold, 12)
     note = cold._context.get(ids[2])

@@ -8,6 +8,7 @@ import random
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ import pytest
 
 from brain._brain import open_vault
 from brain._clock import FixedClock
-from brain._errors import BrokenNote
+from brain._errors import BrainError, BrokenNote
 
 # A worker: `open` (open the vault, recall, close, N times), `remember`, `bulk` (blocks of
 # eight remembers in `bulk()`), `ingest` or `import`.
@@ -186,6 +187,60 @@ def test_a_damaged_full_text_index_is_rebuilt_on_open_and_doctor_says_so(
         report = brain.doctor()
         assert report.ok and report.rebuilt and "2026-12-02" in report.rebuilt
         assert not list(vault.joinpath(".brain").glob("fulltext.old-*"))
+    finally:
+        brain.close()
+
+
+@pytest.mark.parametrize(
+    "damage", ["overwritten", "cut short", "pages after the first", "a table's page"]
+)
+def test_a_damaged_catalog_is_rebuilt_on_open_and_doctor_says_so(
+    vault: Path, clock: FixedClock, damage: str
+) -> None:
+    _seed(vault, clock, 3)
+    catalog = vault / ".brain" / "catalog.sqlite"
+    data = catalog.read_bytes()
+    if damage == "overwritten":
+        catalog.write_bytes(b"not a database at all" * 300)
+    elif damage == "cut short":
+        catalog.write_bytes(data[: len(data) // 3])
+    elif damage == "pages after the first":
+        catalog.write_bytes(data[:4096] + bytes(range(256)) * 64 + data[4096 + 16384 :])
+    else:  # the catalog opens; the first read of the queue meets the damage
+        with sqlite3.connect(catalog) as db:
+            size = db.execute("PRAGMA page_size").fetchone()[0]
+            page = db.execute("SELECT rootpage FROM sqlite_master WHERE name='text_queue'")
+            start = (page.fetchone()[0] - 1) * size
+        db.close()
+        catalog.write_bytes(data[:start] + bytes(range(256)) * (size // 256) + data[start + size :])
+    brain = open_vault(vault, clock=clock, embedder=None)
+    try:
+        assert len(brain.recall("apple", mode="text")) == 3
+        report = brain.doctor()
+        assert report.ok and report.rebuilt and "the catalog could not be read" in report.rebuilt
+    finally:
+        brain.close()
+
+
+def test_damaged_stored_texts_of_the_full_text_index_are_named_and_reindex_mends_them(
+    vault: Path, clock: FixedClock
+) -> None:
+    _seed(vault, clock, 3)
+    brain = open_vault(vault, clock=clock, embedder=None)
+    brain.sleep()  # the queued texts written, in one segment
+    brain.close()
+    for store in (vault / ".brain" / "fulltext").glob("*.store"):
+        data = bytearray(store.read_bytes())
+        for i in range(0, len(data) - 200, 7):  # the blocks, not the footer that opening reads
+            data[i] ^= 0x5A
+        store.write_bytes(bytes(data))
+    brain = open_vault(vault, clock=clock, embedder=None)
+    try:
+        with pytest.raises(BrainError, match=r"full-text index .*fulltext is damaged"):
+            brain.recall("apple", mode="text")
+        assert any("is damaged" in s and "brain reindex" in s for s in brain.doctor().stale)
+        brain.reindex()
+        assert len(brain.recall("apple", mode="text")) == 3 and brain.doctor().ok
     finally:
         brain.close()
 
