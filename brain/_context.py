@@ -249,8 +249,7 @@ class Context:
         self.record_event("forgotten", "", note, anonymous=True)
         # A files vault, where the note could come back by hand; a database keeps no file.
         if self.capabilities.hand_edits:
-            at, origin = iso(self.clock.now()), forgotten.origin_of(note.source)
-            forgotten.record(self.root, note.id, note.title, note.body, at, origin)
+            forgotten.record(self.root, note, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:
         """A chunk or turn (`<note id>#<n>`): its note and its section record."""

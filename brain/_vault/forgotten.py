@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from brain._errors import NotFound
+from brain._model import Note
 from brain._vault.files import atomic_write
 from brain._vault.paths import CACHE_DIR
 
@@ -131,12 +132,11 @@ class Record:
         )
 
 
-def record(
-    root: Path, note_id: str, title: str, body: str, at: str, origin: str | None = None
-) -> None:
-    """Add a forgotten note's record. Callers hold the writer lock."""
+def record(root: Path, note: Note, at: str) -> None:
+    """Add a forgotten note's record (an imported conversation's, with where it came from).
+    Callers hold the writer lock."""
     records = list(load(root))
-    records.append(Record.of(note_id, title, body, at, origin))
+    records.append(Record.of(note.id, note.title, note.body, at, origin_of(note.source)))
     data = {"version": 1, "forgotten": [r.to_json() for r in records]}
     atomic_write(root / FILE, json.dumps(data, indent=0) + "\n")
 
