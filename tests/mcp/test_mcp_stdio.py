@@ -32,6 +32,22 @@ def server(vault: Path, *extra: str) -> Client:
     return Client(params)
 
 
+# A host's first words, for the tests that write the JSON-RPC lines themselves.
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+
+
+def raw_server(vault: Path, stderr: int) -> subprocess.Popen[bytes]:
+    """`brain serve` on pipes, for lines the SDK's client will not send or cannot read."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env={**os.environ, **ENV},
+        cwd=ROOT,
+    )
+
+
 async def call(client: Client, name: str, args: dict[str, Any] | None = None) -> Any:
     result = await client.call_tool(name, args or {})
     assert not result.is_error, f"{name}: {result.content[0].text}"  # type: ignore[union-attr]
@@ -150,18 +166,10 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) ->
     # JSON may escape a lone surrogate ("\ud800"; a JavaScript host's JSON.stringify does);
     # the SDK cannot read such a line, and a host waited for its answer until it gave up.
     before = tree_digest(vault)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **ENV},
-        cwd=ROOT,
-    )
+    process = raw_server(vault, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
         '"arguments":{"text":"a \\ud800 b","title":"Odd"}}}',
@@ -195,19 +203,11 @@ def test_a_host_that_goes_away_mid_call_gets_the_call_done_and_no_traceback(
 ) -> None:
     """The host closes its pipes while a remember runs: the note is written, and the server
     ends quietly instead of printing the SDK's BrokenPipeError group into the host's log."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **ENV},
-        cwd=ROOT,
-    )
+    process = raw_server(vault, stderr=subprocess.PIPE)
     assert process.stdin is not None and process.stdout is not None
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
     text = "The kite is red and flies over the dunes. " * 1400  # under the 64 KiB limit
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
