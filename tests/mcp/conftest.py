@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
+import pytest
+from mcp import Client, StdioServerParameters
 
 from brain._brain import Brain
 from brain._mcp_server import build_server
 
 Scenario = Callable[[Client], Awaitable[None]]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def serve_client(vault: Path, daemon: str) -> Client:
+    """The SDK's client of a real `brain serve` subprocess (`daemon`: its BRAIN_DAEMON)."""
+    env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": daemon}
+    args = ["-m", "brain", "serve", "--vault", str(vault)]
+    return Client(StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env))
+
+
+@pytest.fixture
+def daemon_vault(vault: Path) -> Iterator[Path]:
+    """The test vault with the daemon allowed to start (it says `autostart: false`), and the
+    daemon stopped afterwards."""
+    settings = vault / "brain.yaml"
+    settings.write_text(settings.read_text().replace("autostart: false", "autostart: true"))
+    try:
+        yield vault
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
+            cwd=ROOT,
+            capture_output=True,
+            check=False,
+        )
 
 
 def run(brain: Brain, scenario: Scenario) -> None:

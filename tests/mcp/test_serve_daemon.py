@@ -7,15 +7,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from brain._daemon.client import running_pid
+from tests.mcp.conftest import serve_client
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # a generous deadline for the daemon's commit to appear (not a timing assertion)
@@ -33,31 +32,13 @@ def brain(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def server(vault: Path) -> Client:
-    env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": "auto"}
-    args = ["-m", "brain", "serve", "--vault", str(vault)]
-    return Client(StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env))
+    return serve_client(vault, "auto")
 
 
 async def call(client: Client, name: str, args: dict[str, Any]) -> Any:
     result = await client.call_tool(name, args)
     assert not result.is_error, f"{name}: {result.content[0].text}"  # type: ignore[union-attr]
     return result.structured_content
-
-
-@pytest.fixture
-def daemon_vault(vault: Path) -> Iterator[Path]:
-    """The test vault with the daemon allowed to start (it says `autostart: false`)."""
-    settings = vault / "brain.yaml"
-    settings.write_text(settings.read_text().replace("autostart: false", "autostart: true"))
-    try:
-        yield vault
-    finally:
-        subprocess.run(
-            [sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
-            cwd=ROOT,
-            capture_output=True,
-            check=False,
-        )
 
 
 def git_log(vault: Path) -> str:

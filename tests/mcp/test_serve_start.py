@@ -4,12 +4,9 @@ reaches the daemon; the first call that needs them opens them (real subprocesses
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
 
 from brain._brain import Brain
 from brain._clock import FixedClock
@@ -18,15 +15,9 @@ from brain._daemon.client import running_pid
 from brain._mcp_server import TOOLS
 from brain._opening import Opening, open_context
 from brain._settings import load
+from tests.mcp.conftest import serve_client
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def server(vault: Path, daemon: str) -> Client:
-    env = {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BRAIN_DAEMON": daemon}
-    args = ["-m", "brain", "serve", "--vault", str(vault)]
-    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
-    return Client(params)
+server = serve_client
 
 
 def test_tools_are_listed_before_any_cache_is_opened(vault: Path) -> None:
@@ -47,28 +38,19 @@ def test_tools_are_listed_before_any_cache_is_opened(vault: Path) -> None:
     assert seen == {"before": False, "after": True}
 
 
-def test_the_daemon_is_reached_on_the_first_call_not_before(vault: Path) -> None:
-    settings = vault / "brain.yaml"  # the test vault keeps the daemon off; this test wants it
-    settings.write_text(settings.read_text().replace("autostart: false", "autostart: true"))
+def test_the_daemon_is_reached_on_the_first_call_not_before(daemon_vault: Path) -> None:
+    vault = daemon_vault  # the test vault keeps the daemon off; this test wants it
     seen: dict[str, int | None] = {}
-    try:
 
-        async def main() -> None:
-            async with server(vault, "auto") as client:
-                await client.list_tools()
-                seen["listed"] = running_pid(vault)
-                result = await client.call_tool("ping", {})
-                assert not result.is_error, result.content
-                seen["called"] = running_pid(vault)
+    async def main() -> None:
+        async with server(vault, "auto") as client:
+            await client.list_tools()
+            seen["listed"] = running_pid(vault)
+            result = await client.call_tool("ping", {})
+            assert not result.is_error, result.content
+            seen["called"] = running_pid(vault)
 
-        anyio.run(main)
-    finally:
-        subprocess.run(
-            [sys.executable, "-m", "brain", "daemon", "stop", "--vault", str(vault)],
-            cwd=ROOT,
-            capture_output=True,
-            check=False,
-        )
+    anyio.run(main)
     assert seen["listed"] is None and seen["called"] is not None
 
 
