@@ -30,6 +30,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_PARAMS, ErrorData, JSONRPCError, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -141,6 +142,10 @@ INSTRUCTIONS = (
 class _Server(MCPServer):
     """The SDK's server, with arguments that fail a tool's schema refused in one plain line."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lowlevel_server.middleware.append(_arguments_by_name)
+
     async def run_stdio_async(self) -> None:
         """As the SDK's, with each request it cannot read answered (_Answering)."""
         async with stdio_server() as (read_stream, write_stream):
@@ -212,6 +217,20 @@ class _Answering:
         error = ErrorData(code=INVALID_PARAMS, message=said)
         await self._write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=error)))
         return True
+
+
+async def _arguments_by_name(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """A tool call whose `arguments` is not an object (a list, a text) is refused naming it;
+    the SDK's own answer, "Invalid request parameters", named nothing."""
+    params = ctx.params
+    if ctx.method == "tools/call" and isinstance(params, dict):
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            got = type(arguments).__name__ if not isinstance(arguments, bool) else "true or false"
+            kinds = {"list": "a list", "str": "text", "int": "a number", "float": "a number"}
+            said = f"arguments must be an object of named arguments, not {kinds.get(got, got)}"
+            raise MCPError(code=INVALID_PARAMS, message=said)
+    return await call_next(ctx)
 
 
 def _unpaired(value: Any) -> bool:
@@ -414,7 +433,7 @@ def _said_to_a_model(exc: BrainError) -> str:
 def _strict(tool: Tool) -> Tool:
     """The same tool, refusing arguments its schema does not name."""
     loose = tool.fn_metadata.arg_model
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    config = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)
     strict: type[BaseModel] = type(
         loose.__name__, (loose,), {"model_config": config, "__module__": __name__}
     )

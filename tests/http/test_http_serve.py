@@ -350,6 +350,15 @@ def test_a_body_too_large_is_413_after_the_token_is_checked(setup: Setup) -> Non
     assert post(setup.a.url, setup.alice).status_code == 200
 
 
+def test_arguments_that_are_not_an_object_are_named_in_the_answer(setup: Setup) -> None:
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+    for arguments, kind in ((["a note"], "a list"), ("kites", "text")):
+        body = {**call, "params": {"name": "remember", "arguments": arguments}}
+        answer = post(setup.a.url, setup.alice, body).json()
+        said = f"arguments must be an object of named arguments, not {kind}"
+        assert answer["error"]["message"] == said, answer
+
+
 def test_each_tenant_has_its_own_rate_429_beyond_it(setup: Setup) -> None:
     slow = start_server(setup.db, setup.root, "--rate", "0.001", "--burst", "3")
     try:

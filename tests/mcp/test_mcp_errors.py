@@ -21,6 +21,12 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "x", "k": 99}, "k must be between 1 and 20, not 99"),
     ("recall", {"query": "x", "k": 0}, "k must be between 1 and 20, not 0"),
     ("recall", {"query": "x", "k": "many"}, "k must be a whole number, not 'many'"),
+    # A JSON schema's integer is a number, never true, "3" or 3.5 (pydantic's lax mode took
+    # true as 1 and "3" as 3): the model is told what it sent.
+    ("recall", {"query": "x", "k": True}, "k must be a whole number, not true"),
+    ("recall", {"query": "x", "k": "3"}, "k must be a whole number, not '3'"),
+    ("recall", {"query": "x", "k": 3.5}, "k must be a whole number, not 3.5"),
+    ("remember", {"text": "x", "tags": "t"}, "tags must be a list, not 't'"),
     ("recall", {}, "query is required"),
     ("recall", {"query": ""}, "query must not be empty"),
     ("recall", {"query": 5}, "query must be text, not 5"),

@@ -162,18 +162,23 @@ def test_two_servers_and_the_cli_on_one_vault(vault: Path) -> None:
     brain.close()
 
 
-def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) -> None:
+def test_a_request_the_sdk_cannot_read_is_answered_naming_what_is_wrong(vault: Path) -> None:
     # JSON may escape a lone surrogate ("\ud800"; a JavaScript host's JSON.stringify does);
     # the SDK cannot read such a line, and a host waited for its answer until it gave up.
+    # `arguments` that is not an object got the SDK's "Invalid request parameters", naming
+    # nothing.
     before = tree_digest(vault)
     process = raw_server(vault, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
+    call = {"jsonrpc": "2.0", "method": "tools/call"}
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
         '"arguments":{"text":"a \\ud800 b","title":"Odd"}}}',
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ping"}},
+        {**call, "id": 3, "params": {"name": "remember", "arguments": ["a note"]}},
+        {**call, "id": 4, "params": {"name": "recall", "arguments": "kites"}},
+        {**call, "id": 5, "params": {"name": "ping"}},
     ]
     for line in lines:
         process.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
@@ -182,9 +187,9 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) ->
     gave_up = threading.Timer(120, process.kill)  # a dropped request must fail, not hang
     gave_up.start()
     try:
-        while 3 not in answers:
+        while 5 not in answers:
             line = process.stdout.readline()
-            assert line, f"no answer to requests {sorted({1, 2, 3} - set(answers))}"
+            assert line, f"no answer to requests {sorted({1, 2, 3, 4, 5} - set(answers))}"
             answer = json.loads(line)
             answers[answer["id"]] = answer
     finally:
@@ -194,7 +199,10 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_dropped(vault: Path) ->
     assert answers[2]["error"]["message"] == (
         "argument 'text' holds a lone surrogate (such as \\ud800), which is not Unicode text"
     )
-    assert answers[3]["result"]["structuredContent"]["ok"] is True  # and it went on serving
+    said = "arguments must be an object of named arguments, not "
+    assert answers[3]["error"]["message"] == said + "a list"
+    assert answers[4]["error"]["message"] == said + "text"
+    assert answers[5]["result"]["structuredContent"]["ok"] is True  # and it went on serving
     assert tree_digest(vault) == before
 
 
