@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from brain._indexes.fulltext import stems
 from brain._indexes.ports import FullTextPort
 from brain._recall.names import query_names
-from brain._terms import CALENDAR, GENERIC, content_words
+from brain._terms import CALENDAR, GENERIC, STOPWORDS, words
 
 if TYPE_CHECKING:
     from brain._indexes.catalog import Brief
@@ -87,14 +87,17 @@ def asked(
     about them: when no memory holds any of those names, nothing in the vault is about it.
     `within`: the memories counted (a model's: those it may see, or a private note's words
     would weigh its answers, and a name only a private note holds would not be "nothing")."""
-    said = [w for w in content_words(query) if w not in UNWEIGHED and not w.isdigit()]
-    # A question that asks only when ("What did I do on 17 November?") has its time alone.
-    terms = _stemmed(said or ([] if when is not None else content_words(query)))
+    kept = [w for w in words(query) if w not in STOPWORDS]
+    said = [w for w in kept if w not in UNWEIGHED and not w.isdigit()]
+    # A question that asks only when ("What did I do on 17 November?") has its time alone; one
+    # of common words alone ("the of and", "is it") asks nothing a memory could hold.
+    terms = _stemmed(said or ([] if when is not None else kept))
     names = _stemmed(query_names(query.strip().partition(" ")[2]))
     total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])), within)
     known = not names or any(freqs.get(n, 0) for n in names)
     weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
-    marks = () if terms or when is not None else tuple(query.casefold().split())
+    symbols = not terms and when is None and not stems(query)  # no word the full text reads
+    marks = tuple(query.casefold().split()) if symbols else ()
     return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0, marks)
 
 

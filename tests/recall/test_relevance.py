@@ -53,6 +53,19 @@ def test_a_question_nothing_is_about_gets_nothing_relevant(
     assert explained.exit_code == 0 and "nothing relevant in" in explained.output
 
 
+def test_a_question_of_common_words_alone_asks_nothing(cli: CliRunner, brain: Brain) -> None:
+    """A question of common words alone ("the of and", "is", "AND") asks nothing a memory
+    could hold; before, it was answered from its stopwords, and every note holding "the" or
+    "is" was strong."""
+    ids = filled(brain)
+    for query in ("the of and", "is", "AND", "what is it"):
+        assert brain.recall(query) == [], query
+    res = recall("the of and")
+    assert res.exit_code == 0 and res.output.startswith("nothing relevant in"), res.output
+    hits = brain.recall("the bread")  # one word of weight is asked as before
+    assert hits[0].id == ids[0] and hits[0].band == "strong"
+
+
 def test_a_matching_note_is_strong_and_the_unrelated_ones_are_not(
     cli: CliRunner, brain: Brain
 ) -> None:
