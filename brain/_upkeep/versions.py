@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from brain._errors import InvalidInput
 from brain._git import history as githistory
 from brain._model import Visibility
+from brain._vault import forgotten
 from brain._vault.journal import Event
 
 if TYPE_CHECKING:
@@ -34,9 +35,33 @@ def undo(brain: Context) -> tuple[str, str]:
         made = githistory.undo(brain.root, target, touches)
         brain.catch_up(force=True)
         moves = githistory.operation(brain.root, target) in ("sleep", "move")
-        paths = set(githistory.changed_paths(brain.root, target)) if moves else set()
-        brain.journal.drop(_undone(brain, paths))
+        changed = set(githistory.changed_paths(brain.root, target))
+        brain.journal.drop(_undone(brain, changed if moves else set()))
+        _unforgotten(brain, changed)
     return target, made
+
+
+def _unforgotten(brain: Context, changed: set[str]) -> None:
+    """Notes an undone forget brought back are not forgotten: their forgetting records go
+    (a later import leaves their conversation out no more; `doctor --forgotten` looks for
+    them no more), and so does one anonymous "forgotten" entry of the day's log for each."""
+    back = []
+    for path in sorted(changed):
+        row = brain.caches.catalog.file(path)
+        note = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
+        if note is not None:
+            back.append(note)
+    had = forgotten.unrecord(brain.root, [n.id for n in back])
+    back = [n for n in back if n.id in had]
+    events = [e for e in brain.journal.events() if e.kind == "forgotten" and not e.id]
+    dropped = []
+    for note in back:
+        kept_as = (note.partition, note.visibility)
+        alike = [e for e in events if (e.partition, e.visibility) == kept_as]
+        if alike:
+            dropped.append(alike[-1])
+            events.remove(alike[-1])
+    brain.journal.drop(dropped)
 
 
 def _undone(brain: Context, paths: set[str]) -> list[Event]:

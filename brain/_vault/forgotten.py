@@ -137,6 +137,24 @@ def record(root: Path, note: Note, at: str) -> None:
     Callers hold the writer lock."""
     records = list(load(root))
     records.append(Record.of(note.id, note.title, note.body, at, origin_of(note.source)))
+    _save(root, records)
+
+
+def unrecord(root: Path, note_ids: Iterable[str]) -> set[str]:
+    """Drop the records of notes that are back (an undone forget); returns the ids that had
+    one. Callers hold the writer lock."""
+    records, had = list(load(root)), set()
+    for note_id in note_ids:
+        named = [r for r in records if r.names(note_id)]
+        if named:
+            had.add(note_id)
+            records = [r for r in records if r not in named]
+    if had:
+        _save(root, records)
+    return had
+
+
+def _save(root: Path, records: Iterable[Record]) -> None:
     data = {"version": 1, "forgotten": [r.to_json() for r in records]}
     atomic_write(root / FILE, json.dumps(data, indent=0) + "\n")
 

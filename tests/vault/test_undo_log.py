@@ -10,7 +10,9 @@ import pytest
 
 from brain._brain import Brain, open_vault
 from brain._clock import FixedClock
+from brain._errors import NotFound
 from brain._git import repo as gitvault
+from brain._vault import forgotten
 from brain.testing import T0
 
 
@@ -49,3 +51,19 @@ def test_a_sleep_undone_then_run_again_logs_each_aging_once(
     gbrain.sleep()
     log = _log(vault, "2027-03-02")
     assert "## Aged (1)" in log and log.count(dinner.id) == 1
+
+
+def test_an_undone_forget_is_not_forgotten(gbrain: Brain, vault: Path) -> None:
+    """The note is back: the day's log does not count it forgotten, and the forgetting
+    record that `doctor --forgotten` and later imports read of it is gone."""
+    heron = gbrain.remember("The heron nests by the old mill pond.", title="Heron")
+    kites = gbrain.remember("Kites fly best in the autumn wind.", title="Kites")
+    gbrain.forget(kites.id)
+    gbrain.forget(heron.id)
+    gbrain.git_undo()
+    assert gbrain.expand(heron.id, touch=False).title == "Heron"
+    assert [r.names(heron.id) for r in forgotten.load(vault)] == [False]  # kites' stays
+    with pytest.raises(NotFound):
+        forgotten.lookup(vault, heron.id)
+    gbrain.sleep()
+    assert "## Forgotten (1)" in _log(vault, "2026-12-02")  # kites, still forgotten
