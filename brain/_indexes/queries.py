@@ -367,25 +367,25 @@ class Queries:
             out.update((row[0], tuple(row)) for row in self.db.execute(query, batch))
         return out
 
-    def sections(self, note_id: str) -> list[Brief]:
-        """The sections (`<note id>#<n>`) of a note, in no particular order."""
+    def sections(self, note_id: str) -> list[Brief]:  # `<note id>#<n>`, in no order
         query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE note_id=? AND id!=note_id"
         return [Brief(*row) for row in self.db.execute(query, (note_id,))]
 
-    def written_between(self, partition: str, start: str, end: str, n: int) -> list[Brief]:
-        """Up to n objects of the partition `created` in [start, end) (ISO text), in no
-        particular order: the memories of a time a query names (recall/when.py)."""
-        where = "partition=? AND created>=? AND created<?"
+    def written_between(
+        self, partition: str, start: str, end: str, n: int, *, normal_only: bool = False
+    ) -> list[Brief]:
+        """Up to n objects of the partition created in [start, end), in no order (when.py)."""
+        hide = " AND visibility='normal'" if normal_only else ""
+        where = f"partition=? AND created>=? AND created<?{hide}"
         query = f"SELECT {BRIEF_COLUMNS} FROM objects WHERE {where} LIMIT ?"
         return [Brief(*row) for row in self.db.execute(query, (partition, start, end, n))]
 
     def written_near(
         self, brief: Brief, low: str, high: str, n: int, filters: Filters
     ) -> tuple[list[str], list[str]]:
-        """The ids of up to n objects (not sections, nor documents) of the same partition and
-        node written just before this one and just after it, nearest first, ids within
-        [low, high), that the filters' status, visibility and kinds let through: its
-        neighbours. Read from the `objects_order` index alone."""
+        """Its neighbours: the ids of up to n objects (not sections, nor documents) of its
+        partition and node written just before and just after it, nearest first, ids within
+        [low, high), that the filters let through. From the `objects_order` index alone."""
         return self.written_near_each([(brief, low, high, n)], filters)[brief.id]
 
     def written_near_each(

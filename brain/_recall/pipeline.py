@@ -365,8 +365,9 @@ def _written_then(
     partition's were (at most WINDOW_MOST + 1: the time's weight in relevance.py)."""
     if window is None or filters.partition is None:
         return frozenset(), 0
+    # A model's count is of what it may see: a private note written then weighs nothing.
     found = brain.caches.catalog.written_between(
-        filters.partition, *window.bounds(), WINDOW_MOST + 1
+        filters.partition, *window.bounds(), WINDOW_MOST + 1, normal_only=brain.for_model
     )
     if len(found) > WINDOW_MOST:
         return frozenset(), len(found)

@@ -145,5 +145,6 @@ def band(relevance: float) -> str:
 
 
 def _idf(total: int, freq: int) -> float:
-    """BM25's idf: a term no memory holds weighs most, one every memory holds nearly nothing."""
-    return math.log(1 + (total - freq + 0.5) / (freq + 0.5))
+    """BM25's idf: a term no memory holds weighs most, one every memory holds nearly nothing
+    (never less: counts taken apart cannot make a weight, or a relevance, below zero)."""
+    return math.log(1 + max(total - freq + 0.5, 0.0) / (freq + 0.5))

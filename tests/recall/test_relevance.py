@@ -4,6 +4,7 @@ the vault is about is answered "nothing relevant" (CLI, --json, MCP), never the 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from brain._clock import FixedClock
 from brain._indexes.embedder import MiniLMEmbedder
 from brain._mcp_server import build_server
 from brain._recall import relevance
-from brain.testing import use_embedder
+from brain.testing import T0, use_embedder
 
 _register()
 
@@ -184,3 +185,27 @@ def test_a_private_notes_words_do_not_weigh_a_models_answer(brain: Brain) -> Non
     # And a word only the private note holds weighs as one nothing holds.
     offer = model.recall("launch offer", mode="text")[0].relevance
     assert offer == model.recall("launch zebra", mode="text")[0].relevance
+
+
+def test_private_notes_written_then_do_not_weigh_a_models_named_time(
+    brain: Brain, clock: FixedClock
+) -> None:
+    """A named time weighs by how many memories were written then; to a model, only those it
+    may see count, or its answer's relevance would say how many private notes that day holds."""
+    clock.set(T0 - timedelta(days=20))  # the launch note holds the word, not the time
+    brain.remember("We moved the product launch to March.")
+    clock.set(T0)
+    for n in range(3):
+        brain.remember(f"Ordinary note {n} about the garden hose.")
+    question = "the launch on 2 December 2026"
+
+    def relevance_of(asker: Brain) -> float:
+        return asker.recall(question, mode="text")[0].relevance
+
+    model = brain.at(for_model=True)
+    seen = (relevance_of(model), relevance_of(brain))
+    for n in range(6):
+        hidden = brain.remember(f"Private matter {n}, keep it quiet.")
+        brain.set_field(hidden.id, "visibility", "private")
+    assert relevance_of(model) == seen[0]
+    assert relevance_of(brain) != seen[1]  # the person's count holds every note of the day
