@@ -92,7 +92,7 @@ def refuse_overlap(path: Path, real: str, declared: Mapping[str, Declared]) -> N
             where = "lies inside" if here.is_relative_to(there) else "holds"
             raise InvalidInput(
                 f"{path}: {where} {decl.path}, already connected as {decl.name!r}",
-                f"to read this one instead: brain disconnect {decl.name}, then connect it again",
+                f"to read this one instead: brain disconnect {decl.name} first",
             )
 
 
