@@ -221,8 +221,9 @@ def render_import(report: ImportReport, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
         return
+    grown = f"{len(report.grown)} grown, " if report.grown else ""  # chat files only
     out.print(
-        f"{len(report.added)} recall note(s) added, {len(report.updated)} updated, "
+        f"{len(report.added)} recall note(s) added, {len(report.updated)} updated, {grown}"
         f"{len(report.unchanged)} already there"
         + (f", {report.forgotten} you forgot (left out)." if report.forgotten else ".")
     )

@@ -248,15 +248,15 @@ class Queries:
             self.select(f"kind='document' AND id=note_id AND {connector_of}=?", [connector])
         )
 
-    def conversation(self, platform: str, external_id: str) -> ObjectRow | None:
-        """The recall note of one imported conversation, if it was imported before."""
+    def conversations(self, platform: str, key: str, value: str) -> list[ObjectRow]:
+        """The recall notes of a conversation stored before, by one field of their `source`."""
         field = self.dialect.json_text
         rows = self.select(
             f"kind='recall' AND id=note_id AND {field('source', 'platform')}=? "
-            f"AND {field('source', 'external_id')}=? LIMIT 1",
-            [platform, external_id],
+            f"AND {field('source', key)}=?",
+            [platform, value],
         )
-        return next(iter(rows), None)
+        return list(rows)
 
     def of_kind(self, kind: str) -> list[ObjectRow]:
         """Every note of one kind (the daily logs, …), in every partition."""

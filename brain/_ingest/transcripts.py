@@ -153,6 +153,17 @@ def parse_markdown_chat(text: str, source_name: str) -> Transcript:
     )
 
 
+def turn_chain(turns: Sequence[Turn]) -> list[str]:
+    """The hash of each run of turns from the first (who spoke, what, when): a chat that grew
+    begins with the chain of the chat it was, and one edited in the middle does not."""
+    chain, previous = [], ""
+    for turn in turns:
+        data = json.dumps([previous, turn.role, turn.content, turn.timestamp], ensure_ascii=False)
+        previous = content_hash(data.encode("utf-8"))
+        chain.append(previous)
+    return chain
+
+
 def summarize(turns: Sequence[Turn], max_sentences: int = 3) -> str:
     """An extractive summary: the best-scoring sentences of the turns, verbatim, in their order."""
     sentences: list[tuple[str, bool]] = []  # (sentence, opens its turn)

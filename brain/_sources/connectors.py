@@ -82,6 +82,20 @@ def identity(folder: Path) -> Identity | None:
     return Identity(real, st.st_dev, st.st_ino, link)
 
 
+def refuse_overlap(path: Path, real: str, declared: Mapping[str, Declared]) -> None:
+    """Refuse a folder inside, or holding, a connected one: their shared files would be read
+    twice, each a document of its own, and recalled twice. The same folder is not refused here."""
+    here = Path(real)
+    for decl in declared.values():
+        there = Path(os.path.realpath(decl.folder))
+        if there != here and (here.is_relative_to(there) or there.is_relative_to(here)):
+            where = "lies inside" if here.is_relative_to(there) else "holds"
+            raise InvalidInput(
+                f"{path}: {where} {decl.path}, already connected as {decl.name!r}",
+                f"to read this one instead: brain disconnect {decl.name} first",
+            )
+
+
 # brain.yaml ------------------------------------------------------------------------------------
 def declared(root: Path) -> dict[str, Declared]:
     """The connectors declared in brain.yaml (read afresh: it may have changed by hand)."""

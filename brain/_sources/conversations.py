@@ -3,7 +3,10 @@
 A transcript lands in `<partition>/Memory/Recalls/<Platform>/<title>.md`. Its turns are the
 note's sections (`<note id>#<n>` is turn n), so each turn is recallable and points back into the
 transcript. A transcript is known by (platform, external id): importing it again adds nothing,
-and a conversation that grew since is updated in place.
+and a conversation that grew since is updated in place. A Markdown chat has no id of its own
+(its external id is its text's hash): one that begins with every turn of a chat stored from a
+file is that chat grown, known by the chain of its turns' hashes (`turn_chain`), wherever the
+file has moved.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain._errors import BrokenNote, InvalidInput
+from brain._indexes.rows import ObjectRow
 from brain._ingest.exports import parse_chatgpt_export, parse_claude_export
 from brain._ingest.sections import Section, sections_meta
 from brain._ingest.transcripts import (
@@ -22,6 +26,7 @@ from brain._ingest.transcripts import (
     parse_markdown_chat,
     parse_seed_json,
     summarize,
+    turn_chain,
 )
 from brain._model import Note, content_hash, iso, new_id
 from brain._vault import forgotten
@@ -31,7 +36,8 @@ if TYPE_CHECKING:
     from brain._context import Context
 
 RECALLS = "Memory/Recalls"
-PLATFORMS = {"chatgpt": "ChatGPT", "claude": "Claude", "markdown": "Chats"}
+CHATS = "markdown"  # the platform of a Markdown chat file
+PLATFORMS = {"chatgpt": "ChatGPT", "claude": "Claude", CHATS: "Chats"}
 EXPORTS = {"chatgpt": parse_chatgpt_export, "claude": parse_claude_export}
 
 Progress = Callable[[int, int], None]
@@ -39,10 +45,12 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class ImportReport:
-    """What an ingest or import did: note ids added, updated, and transcripts already there."""
+    """What an ingest or import did: note ids added, updated, grown (a chat file's new turns
+    added to its note), and transcripts already there."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    grown: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     forgotten: int = 0  # conversations the person forgot here, left out (no id to name)
 
@@ -50,6 +58,7 @@ class ImportReport:
         return {
             "added": self.added,
             "updated": self.updated,
+            "grown": self.grown,
             "unchanged": self.unchanged,
             "forgotten": self.forgotten,
         }
@@ -118,11 +127,9 @@ def _store(
     forgot: Callable[[str], bool],
 ) -> None:
     digest = _digest(transcript)
-    found = brain.caches.catalog.conversation(transcript.platform, transcript.external_id)
-    origin = forgotten.origin_of(
-        {"platform": transcript.platform, "external_id": transcript.external_id}
-    )
-    if found is None and origin is not None and forgot(origin):
+    chain = turn_chain(transcript.turns) if transcript.platform == CHATS else []
+    found, grew = _stored(brain, transcript, chain)
+    if found is None and _was_forgotten(transcript, chain, forgot):
         report.forgotten += 1  # the person forgot it: an export of it again does not undo that
         return
     old = None
@@ -134,15 +141,51 @@ def _store(
             old = brain.store.read(found.path)
         except (BrokenNote, FileNotFoundError):
             old = None
-    note = recall_note(brain, transcript, via, digest, old)
+    note = recall_note(brain, transcript, via, digest, old, chain)
     brain.save(note)
-    (report.added if old is None else report.updated).append(note.id)
+    (report.added if old is None else report.grown if grew else report.updated).append(note.id)
+
+
+def _stored(
+    brain: Context, transcript: Transcript, chain: list[str]
+) -> tuple[ObjectRow | None, bool]:
+    """The note this transcript was stored as, by its id; else, for a chat file, the chat it
+    begins with (the longest, when several are); and whether it grew (has more turns)."""
+    catalog = brain.caches.catalog
+    rows = catalog.conversations(transcript.platform, "external_id", transcript.external_id)
+    if rows or not chain:
+        return next(iter(rows), None), False
+    at = {digest: n for n, digest in enumerate(chain)}
+    begun = [
+        (at[key], row.id, row)
+        for row in catalog.conversations(CHATS, "first_turn", chain[0])
+        if isinstance(key := row.source.get("turns_hash"), str) and key in at
+    ]
+    if not begun:
+        return None, False
+    n, _, row = max(begun, key=lambda found: found[:2])
+    return row, n < len(chain) - 1  # the same turns (retitled, say) is updated, not grown
+
+
+def _was_forgotten(transcript: Transcript, chain: list[str], forgot: Callable[[str], bool]) -> bool:
+    """Whether the person forgot it here; a chat file also when it begins with a forgotten chat."""
+    keys = [transcript.external_id, *chain]
+    origins = (
+        forgotten.origin_of({"platform": transcript.platform, "external_id": k}) for k in keys
+    )
+    return any(origin is not None and forgot(origin) for origin in origins)
 
 
 def recall_note(
-    brain: Context, transcript: Transcript, via: tuple[str, str], digest: str, old: Note | None
+    brain: Context,
+    transcript: Transcript,
+    via: tuple[str, str],
+    digest: str,
+    old: Note | None,
+    chain: list[str] | None = None,
 ) -> Note:
-    """The recall note of a transcript; `via` is who wrote it and in which pass (session)."""
+    """The recall note of a transcript; `via` is who wrote it and in which pass (session);
+    `chain`, a chat file's turn hashes: its first and last are what a grown chat is found by."""
     now = brain.clock.now()
     body, sections = render(transcript)
     source = {
@@ -154,6 +197,8 @@ def recall_note(
     }
     if "source" in transcript.metadata:
         source["file"] = str(transcript.metadata["source"])
+    if chain:
+        source.update(first_turn=chain[0], turns_hash=chain[-1])
     extra = {"turns": len(transcript.turns), **sections_meta(body, sections)}
     if old is not None:
         kept = {**old.meta, "title": transcript.title, "touched": iso(now), "source": source}

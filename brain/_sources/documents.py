@@ -71,6 +71,7 @@ def connect(brain: Context, path: Path, name: str | None = None) -> SyncReport:
         raise InvalidInput(f"{path}: is inside the vault; connect folders outside it")
     declared = conn.declared(brain.root)
     same = next((d for d in declared.values() if os.path.realpath(d.folder) == real), None)
+    conn.refuse_overlap(path, real, declared)
     if same is not None and name and name != same.name:
         # Read under two names, every file would be two documents, each recalled twice.
         raise InvalidInput(

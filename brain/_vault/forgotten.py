@@ -51,8 +51,8 @@ class Record:
     span: int  # words in each fragment (fewer for a text shorter than SPAN)
     fragments: frozenset[str]
     at: str
-    # An imported conversation's platform and id, hashed: a later import of the same export
-    # leaves it out (conversations.py) instead of bringing back what the person forgot.
+    # An imported conversation's platform and id (a chat file's: its turns' hash), hashed: a
+    # later import leaves it out (conversations.py) instead of bringing back what was forgotten.
     origin: str | None = None
 
     @classmethod
@@ -181,8 +181,10 @@ def lookup(root: Path, note_id: str) -> Record:
 
 def origin_of(source: Mapping[str, Any]) -> str | None:
     """The key an imported conversation is known by (from its note's `source`, or the same
-    fields of a transcript), or None for a note that was not one."""
-    platform, external_id = source.get("platform"), source.get("external_id")
+    fields of a transcript), or None for a note that was not one. A chat file's is the hash of
+    its turns, so a later version of it that begins with them is known too (conversations.py)."""
+    platform = source.get("platform")
+    external_id = source.get("turns_hash") or source.get("external_id")
     if not isinstance(platform, str) or not isinstance(external_id, str) or not external_id:
         return None
     return f"{platform}\0{external_id}"

@@ -361,6 +361,49 @@ def test_bad_input_for_connect(brain: Brain, folder: Path, tmp_path: Path) -> No
     assert tree_digest(brain.root) == before
 
 
+def test_a_folder_inside_or_holding_a_connected_one_is_refused(
+    brain: Brain, tmp_path: Path
+) -> None:
+    """Connected twice over, the shared files would be two documents each, recalled twice."""
+    pi = tmp_path / "pi"
+    (pi / "notes" / "sub").mkdir(parents=True)
+    (pi / "notes" / "sub" / "Soil.md").write_text("# Soil\n\nLoam with compost.\n")
+    (pi / "todo.md").write_text("Turn the compost.\n")
+    (tmp_path / "link").symlink_to(pi / "notes" / "sub")
+    attach(brain, pi / "notes")
+    before = tree_digest(brain.root)
+    cases = [
+        (pi, f"holds {pi / 'notes'}, already connected as 'notes'"),
+        (pi / "notes" / "sub", f"lies inside {pi / 'notes'}, already connected as 'notes'"),
+        (tmp_path / "link", "lies inside"),  # the real folder counts, not the link's name
+    ]
+    for path, message in cases:
+        result = CliRunner().invoke(
+            app, ["connect", str(path), "--name", "all", "--vault", str(brain.root)]
+        )
+        assert result.exit_code == 2, result.output
+        assert message in result.stderr and "brain disconnect notes" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert tree_digest(brain.root) == before
+    assert list(conn.declared(brain.root)) == ["notes"]
+    brain.disconnect("notes")  # what the message says to do: then the parent may be read
+    attach(brain, pi, name="all")
+    brain.sync(["all"])
+    assert set(documents.documents_of(brain._context, "all")) == {"notes/sub/Soil.md", "todo.md"}
+    with pytest.raises(InvalidInput, match=r"lies inside .*already connected as 'all'"):
+        brain.connect(pi / "notes")  # and the other way round
+
+
+def test_a_folder_holding_the_vault_is_read_without_it(brain: Brain, tmp_path: Path) -> None:
+    """The vault's notes are in the vault already: a parent folder skips it, not refused."""
+    assert brain.root.parent == tmp_path
+    (tmp_path / "plan.md").write_text("# Plan\n\nSow the beans in April.\n")
+    attach(brain, tmp_path, name="home")
+    [report] = brain.sync(["home"])
+    assert ("vault", "the vault itself") in report.skipped
+    assert set(documents.documents_of(brain._context, "home")) == {"plan.md"}
+
+
 def test_cli_sync_and_connectors_json(brain: Brain, folder: Path) -> None:
     attach(brain, folder)
     runner = CliRunner()
