@@ -23,11 +23,8 @@ EXACT_BELOW = 50_000
 
 def or_query(query: str) -> str:
     """The query's content words as a tsquery that any of them matches (as BM25 scores any);
-    a query that holds glyphs: what is left of its words without them."""
-    words = content_words(query)
-    if glyphs.asked(query):
-        words = glyphs.unglyphed(words)
-    words = [w for w in words if _WORD.fullmatch(w)]
+    of a query that holds glyphs, its English words (glyphs.split)."""
+    words = [w for w in glyphs.split(query)[0] if _WORD.fullmatch(w)]
     return " | ".join(f"'{w}'" for w in dict.fromkeys(words))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from brain._errors import BrainError
 from brain._indexes import glyphs
-from brain._terms import content_words, words
+from brain._terms import words
 from brain._vault.files import owner_only
 
 SCHEMA_VERSION = "2"  # 2: the `glyphs` field (brain/_indexes/glyphs.py)
@@ -259,9 +259,7 @@ class FullText:
         """BM25 over title and body, and over the glyphs of a query that holds any; returns
         (object id, score), best first."""
         # Plain words only: nothing the query language would read as syntax.
-        words, marks = content_words(query), glyphs.asked(query)
-        if marks:  # CJK is asked by its glyphs; what is left of its words, in English
-            words = glyphs.unglyphed(words)
+        words, marks = glyphs.split(query)
         if not words and not marks:
             return []
         t = self._t

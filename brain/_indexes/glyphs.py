@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from brain._terms import STOPWORDS, content_words
+
 # Han (with its extensions and compatibility forms), kana, hangul, and 々〆〇: letters that
 # CJK writing runs together without spaces. The katakana middle dot (U+30FB) is punctuation.
 CJK = (
@@ -87,13 +89,16 @@ def is_glyph(term: str) -> bool:
     return bool(term) and _ONE.fullmatch(term) is not None
 
 
-def unglyphed(words: list[str]) -> list[str]:
-    """The words with their CJK characters taken out, the English left of each: "iphone15の"
-    → "iphone15", "桜" → nothing (its glyph terms ask for it)."""
-    out: list[str] = []
-    for word in words:
-        out += [w for w in re.split(f"{_CJK_CLASS}+", word) if w]
-    return out
+def split(query: str) -> tuple[list[str], list[str]]:
+    """A query's content words for the English fields, and its glyph terms (`asked`). Without
+    glyphs the words are `content_words`, as they always were; with glyphs, the English left
+    of each word once its CJK characters are taken out ("iphone15の" → "iphone15", "桜" →
+    nothing), and never a stopword: "the 🚣" asks for the emoji, not for every "the"."""
+    words, marks = content_words(query), asked(query)
+    if not marks:
+        return words, marks
+    english = [w for word in words for w in re.split(f"{_CJK_CLASS}+", word) if w]
+    return [w for w in english if w not in STOPWORDS], marks
 
 
 def encoded(term: str) -> str:

@@ -92,10 +92,8 @@ def asked(
     about them: when no memory holds any of those names, nothing in the vault is about it.
     `within`: the memories counted (a model's: those it may see, or a private note's words
     would weigh its answers, and a name only a private note holds would not be "nothing")."""
-    said = [w for w in content_words(query) if w not in UNWEIGHED and not w.isdigit()]
-    marks = glyphs.asked(query)  # its CJK characters and emoji, asked as the full text asks
-    if marks:
-        said = glyphs.unglyphed(said)
+    english, marks = glyphs.split(query)  # its CJK characters and emoji apart, as searched
+    said = [w for w in english if w not in UNWEIGHED and not w.isdigit()]
     # A question that asks only when ("What did I do on 17 November?") has its time alone.
     asks = when is not None or marks
     terms = _stemmed(said or ([] if asks else content_words(query))) + marks

@@ -52,6 +52,7 @@ def titles(brain: Brain, query: str) -> list[str]:
         ("今日は晴れ", "Tokyo diary"),  # a phrase
         ("서울", "Seoul lunch"),  # hangul
         ("🎂", "Party"),  # the second of two emoji side by side
+        ("the 🚣", "Kayaking"),  # a stopword beside a glyph asks for nothing
     ],
 )
 def test_a_cjk_character_word_or_emoji_finds_its_note_alone(
