@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from brain._errors import BrainError
 from brain._hosted import roles
 from brain._hosted.roles import ROLE
+from brain._indexes import glyphs
 
 if TYPE_CHECKING:
     import psycopg
@@ -168,18 +169,30 @@ def _version_4() -> list[str]:
     ]
 
 
+def _version_5() -> list[str]:
+    # Each text's CJK characters and emoji as words of their own (brain/_indexes/glyphs.py),
+    # a generated column: adding it computes the rows already written, none is left stale.
+    return [
+        glyphs.SQL_FUNCTION,
+        "ALTER TABLE texts ADD COLUMN IF NOT EXISTS glyphs tsvector GENERATED ALWAYS AS "
+        "(to_tsvector('simple', brain_glyphs(title || ' ' || body))) STORED",
+        "CREATE INDEX IF NOT EXISTS texts_glyphs ON texts USING gin (glyphs)",
+    ]
+
+
 TENANT_TABLES = (*_BEFORE_3, "write_marks")  # every table whose rows are one tenant's
 
 # Version → its statements; a new version never edits an old one.
-MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3, 4: _version_4}
+MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3, 4: _version_4, 5: _version_5}
 # A rolling upgrade runs servers of two versions on one database. A version that only adds
 # (a table, a nullable column, an index, a function) leaves the database usable by the servers
 # before it: it names here the oldest server version that still runs on it. A version not named
 # here changes what older servers rely on, so they stop at it (see docs/hosted.md, "Upgrading").
 # Version 3 changed every policy (a server of 2 would see nothing): it names none. Version 4
 # only adds a table a server of 3 never reads (its writes do not count for the replicas:
-# turn `--db-read` on once no server of 3 is left; docs/hosted.md, "Read replicas").
-SERVES_FROM: dict[int, int] = {4: 3}
+# turn `--db-read` on once no server of 3 is left; docs/hosted.md, "Read replicas"). Version 5
+# only adds a generated column older servers neither write nor read.
+SERVES_FROM: dict[int, int] = {4: 3, 5: 3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from brain._hosted.schema import VECTOR_DIMS, HostedError
 from brain._hosted.sql import TenantDatabase
+from brain._indexes import glyphs
 from brain._indexes.fulltext import Filters, TextDoc
 from brain._indexes.where import filter_sql
 from brain._terms import content_words
@@ -21,9 +22,15 @@ EXACT_BELOW = 50_000
 
 
 def or_query(query: str) -> str:
-    """The query's content words as a tsquery that any of them matches (as BM25 scores any)."""
-    words = [w for w in content_words(query) if _WORD.fullmatch(w)]
+    """The query's content words as a tsquery that any of them matches (as BM25 scores any);
+    of a query that holds glyphs, its English words (glyphs.split)."""
+    words = [w for w in glyphs.split(query)[0] if _WORD.fullmatch(w)]
     return " | ".join(f"'{w}'" for w in dict.fromkeys(words))
+
+
+def glyph_query(terms: Sequence[str]) -> str:
+    """Glyph terms as a tsquery of the `glyphs` column (encoded as it holds them)."""
+    return " | ".join(f"'{glyphs.encoded(t)}'" for t in dict.fromkeys(terms))
 
 
 class PgFullText:
@@ -82,16 +89,24 @@ class PgFullText:
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
         """Ranked by cover density over 1 + log(length), as BM25 favours the shorter text; a
-        title word (weight A) counts more than a body word (B)."""
-        terms = or_query(query)
-        if not terms or k <= 0:
+        title word (weight A) counts more than a body word (B). A query's glyphs are matched in
+        the `glyphs` column and their rank added."""
+        terms, marks = or_query(query), glyphs.asked(query)
+        if not (terms or marks) or k <= 0:
             return []
         where, params = filter_sql(filters, "o.id")
+        asked = []  # (the tsquery, its configuration, the column it asks, its name)
+        if terms:  # alone: the query as it always was, scored the same
+            asked.append((terms, "english", "tsv", "q"))
+        if marks:
+            asked.append((glyph_query(marks), "simple", "glyphs", "g"))
+        queries = ", ".join(f"to_tsquery('{config}', ?) {name}" for _, config, _, name in asked)
+        score = " + ".join(f"ts_rank_cd(t.{column}, {name}, 1)" for _, _, column, name in asked)
+        found = " OR ".join(f"t.{column} @@ {name}" for _, _, column, name in asked)
         rows = self.db.execute(
-            "SELECT t.id, ts_rank_cd(t.tsv, q, 1) AS score FROM texts t "
-            "JOIN objects o ON o.id = t.id, to_tsquery('english', ?) q "
-            f"WHERE t.tsv @@ q AND ({where}) ORDER BY score DESC, t.id LIMIT ?",
-            (terms, *params, k),
+            f"SELECT t.id, {score} AS score FROM texts t JOIN objects o ON o.id = t.id, "
+            f"{queries} WHERE ({found}) AND ({where}) ORDER BY score DESC, t.id LIMIT ?",
+            (*(tsquery for tsquery, *_ in asked), *params, k),
         )
         return [(str(oid), float(score)) for oid, score in rows]
 
@@ -113,15 +128,16 @@ class PgFullText:
     def doc_freqs(
         self, stems: Sequence[str], within: Filters | None = None
     ) -> tuple[int, dict[str, int]]:
-        """As `FullText.doc_freqs`, each stem matched by PostgreSQL's English stemmer."""
-        plain = [s for s in dict.fromkeys(stems) if _WORD.fullmatch(s)]
-        counts = "".join(", count(*) FILTER (WHERE tsv @@ to_tsquery('english', ?))" for _ in plain)
+        """As `FullText.doc_freqs`, each stem matched by PostgreSQL's English stemmer, each
+        glyph in the `glyphs` column."""
+        plain = [s for s in dict.fromkeys(stems) if _WORD.fullmatch(s) or glyphs.is_glyph(s)]
+        counts = "".join(f", count(*) FILTER (WHERE {_holds(s)})" for s in plain)
         among, params = "texts", list[Any]()  # within: among what the filters let through
         if within is not None:
             where, params = filter_sql(within, "o.id")
             among = f"texts t JOIN objects o ON o.id = t.id WHERE ({where})"
         row = self.db.execute(
-            f"SELECT count(*){counts} FROM {among}", [*(f"'{s}'" for s in plain), *params]
+            f"SELECT count(*){counts} FROM {among}", [*(_lexeme(s) for s in plain), *params]
         )
         total, *found = row.fetchone() or (0,)
         freqs = dict(zip(plain, (int(n) for n in found), strict=True))
@@ -135,6 +151,17 @@ class PgFullText:
             )
             out.update((str(i), {"title": str(t), "body": str(b)}) for i, t, b in rows)
         return out
+
+
+def _holds(term: str) -> str:
+    """The condition of a text holding a term (its lexeme a parameter: `_lexeme`)."""
+    if glyphs.is_glyph(term):
+        return "glyphs @@ to_tsquery('simple', ?)"
+    return "tsv @@ to_tsquery('english', ?)"
+
+
+def _lexeme(term: str) -> str:
+    return f"'{glyphs.encoded(term) if glyphs.is_glyph(term) else term}'"
 
 
 def _literal(vector: Any) -> str:

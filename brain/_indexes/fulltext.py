@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from brain._errors import BrainError
-from brain._terms import content_words, words
+from brain._indexes import glyphs
+from brain._terms import words
 from brain._vault.files import owner_only
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: the `glyphs` field (brain/_indexes/glyphs.py)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class FullText:
                         kind=doc.kind,
                         title=doc.title,
                         body=doc.body,
+                        glyphs=" ".join(glyphs.glyphs(f"{doc.title}\n{doc.body}")),
                     )
                 )
 
@@ -237,7 +239,7 @@ class FullText:
         among the memories these filters let through instead, one count a stem."""
         searcher = self.index.searcher()
         if within is None:
-            found = {s: max(int(searcher.doc_freq(f, s)) for f in ("title", "body")) for s in stems}
+            found = {s: max(int(searcher.doc_freq(f, s)) for f in _fields(s)) for s in stems}
             return int(searcher.num_docs), found
         t = self._t
         allowed = [(t.Occur.Must, t.Query.all_query()), *self._filter_clauses(within)]
@@ -247,22 +249,30 @@ class FullText:
             return int(searcher.search(query, 1, count=True).count)
 
         def held(stem: str) -> Any:
-            fields = ("title", "body")
+            fields = _fields(stem)
             either = [(t.Occur.Should, t.Query.term_query(self.schema, f, stem)) for f in fields]
             return t.Query.boolean_query(either)
 
         return count(), {s: count(held(s)) for s in stems}
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
-        """BM25 over title and body; returns (object id, score), best first."""
+        """BM25 over title and body, and over the glyphs of a query that holds any; returns
+        (object id, score), best first."""
         # Plain words only: nothing the query language would read as syntax.
-        words = content_words(query)
-        if not words:
+        words, marks = glyphs.split(query)
+        if not words and not marks:
             return []
         t = self._t
-        text_query = self.index.parse_query(
-            " ".join(words), ["title", "body"], field_boosts={"title": 1.5}
-        )
+        either = []
+        if words:
+            english = self.index.parse_query(
+                " ".join(words), ["title", "body"], field_boosts={"title": 1.5}
+            )
+            either.append((t.Occur.Should, english))
+        for mark in marks:
+            either.append((t.Occur.Should, t.Query.term_query(self.schema, "glyphs", mark)))
+        # A query without glyphs is the English query itself, scored exactly as it always was.
+        text_query = either[0][1] if len(either) == 1 else t.Query.boolean_query(either)
         clauses: list[tuple[Any, Any]] = [(t.Occur.Must, text_query)]
         clauses += self._filter_clauses(filters)
         searcher = self.index.searcher()
@@ -369,6 +379,11 @@ def _analyzer() -> Any:
     )
 
 
+def _fields(term: str) -> tuple[str, ...]:
+    """The fields that hold a term: a glyph's own, or the English title and body."""
+    return ("glyphs",) if glyphs.is_glyph(term) else ("title", "body")
+
+
 def _float32(value: float) -> float:
     return float(struct.unpack("f", struct.pack("f", value))[0])
 
@@ -381,4 +396,6 @@ def _schema(tantivy: Any) -> Any:
         builder.add_text_field(name, stored=False, tokenizer_name="raw")
     builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
     builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    # Title and body's glyph terms, space-separated (glyphs.py): counts, no positions.
+    builder.add_text_field("glyphs", stored=False, tokenizer_name="whitespace", index_option="freq")
     return builder.build()

@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from brain._indexes import glyphs
 from brain._indexes.fulltext import stems
 from brain._indexes.ports import FullTextPort
 from brain._recall.names import query_names
-from brain._terms import CALENDAR, GENERIC, STOPWORDS, words
+from brain._terms import CALENDAR, GENERIC, STOPWORDS
 
 if TYPE_CHECKING:
     from brain._indexes.catalog import Brief
@@ -61,6 +62,8 @@ class Asked:
         if not total or not self.known:
             return 0.0
         found = set(stems(f"{title}\n{body}"))
+        if any(glyphs.is_glyph(term) for term in self.weights):
+            found.update(glyphs.glyphs(f"{title}\n{body}"))
         share = sum(w for term, w in self.weights.items() if term in found)
         if self.when is not None and self.when.holds(created):
             share += self.when_weight
@@ -69,8 +72,10 @@ class Asked:
     def worded(self, title: str, body: str) -> bool:
         """Whether a cosine can say this memory holds the question's meaning: both hold words.
         To MiniLM a text of symbols alone (emoji, punctuation) is an unknown token or two, as
-        near every other short text as to any ("🚣" to "🎉🎂" 0.88, "x" to it 0.63)."""
-        return bool(self.weights) and bool(stems(f"{title}\n{body}"))
+        near every other short text as to any ("🚣" to "🎉🎂" 0.88, "x" to it 0.63). A question's
+        glyphs are no words to it either: the shipped MiniLM is an English model."""
+        worded = any(not glyphs.is_glyph(term) for term in self.weights)
+        return worded and bool(stems(f"{title}\n{body}"))
 
 
 def asked(
@@ -87,18 +92,20 @@ def asked(
     about them: when no memory holds any of those names, nothing in the vault is about it.
     `within`: the memories counted (a model's: those it may see, or a private note's words
     would weigh its answers, and a name only a private note holds would not be "nothing")."""
-    kept = [w for w in words(query) if w not in STOPWORDS]
+    english, marks = glyphs.split(query)  # its CJK characters and emoji apart, as searched
+    kept = [w for w in english if w not in STOPWORDS]
     said = [w for w in kept if w not in UNWEIGHED and not w.isdigit()]
     # A question that asks only when ("What did I do on 17 November?") has its time alone; one
     # of common words alone ("the of and", "is it") asks nothing a memory could hold.
-    terms = _stemmed(said or ([] if when is not None else kept))
+    asks = when is not None or marks
+    terms = _stemmed(said or ([] if asks else kept)) + marks
     names = _stemmed(query_names(query.strip().partition(" ")[2]))
     total, freqs = fulltext.doc_freqs(list(dict.fromkeys([*terms, *names])), within)
     known = not names or any(freqs.get(n, 0) for n in names)
     weights = {t: _idf(total, freqs.get(t, 0)) for t in terms}
     symbols = not terms and when is None and not stems(query)  # no word the full text reads
-    marks = tuple(query.casefold().split()) if symbols else ()
-    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0, marks)
+    written = tuple(query.casefold().split()) if symbols else ()
+    return Asked(weights, known, when, _idf(total, then) if when is not None else 0.0, written)
 
 
 def _stemmed(words: Sequence[str]) -> list[str]:

@@ -5,12 +5,15 @@ added to, stops with a clear error at one that changed what it relies on, and an
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import psycopg
 import pytest
 
 from bench.http_servers import add_user, call, connect, fresh_database, start
+from brain._brain import open_vault
+from brain._clock import FixedClock
 from brain._hosted.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -19,6 +22,8 @@ from brain._hosted.schema import (
     init,
     schema_state,
 )
+from brain._hosted.tenant import open_tenant
+from tests.conftest import pushed
 
 N = SCHEMA_VERSION
 Steps = dict[int, Callable[[], list[str]]]
@@ -95,3 +100,26 @@ def test_a_database_made_before_the_rule_reads_as_serving_only_its_own_version(
         assert schema_state(conn) == (N, N)
         check_schema(conn)
     assert init(db) == N  # and init adds the column back without applying anything
+
+
+def test_texts_written_before_the_glyphs_column_are_found_by_theirs_after_init(
+    pg_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    """Version 5's glyphs are a generated column: adding it computes every row already
+    written, so a database brought up to it serves none stale (brain/_indexes/glyphs.py)."""
+    db = fresh_database(pg_dsn)
+    init(db)
+    seeding = open_vault(vault, clock=clock)
+    seeding.remember("東京の天気は今日は晴れです。桜がきれいでした。", title="Tokyo diary")
+    seeding.close()
+    pushed(db, vault, clock, user="alice").close()
+    with psycopg.connect(db, autocommit=True) as conn:  # the database as version 4 left it
+        conn.execute("ALTER TABLE texts DROP COLUMN glyphs")
+        conn.execute("DROP FUNCTION brain_glyphs(text)")
+        conn.execute("DELETE FROM brain_migrations WHERE version = 5")
+    assert init(db) == 5
+    brain = open_tenant(db, "alice", clock=clock)
+    try:
+        assert [hit.title for hit in brain.recall("桜", mode="text")] == ["Tokyo diary"]
+    finally:
+        brain.close()
