@@ -20,6 +20,7 @@ from brain._clock import FixedClock
 from brain._git.repo import enable
 from brain._upkeep import dictionaries
 from brain._vault.cold import ColdCodec, is_cold
+from brain._vault.forgotten import Record
 from brain.testing import T0
 from tests.notes.test_lifecycle import set_yaml
 from tests.vault.test_purge import _brain, _in_pty, git
@@ -52,10 +53,11 @@ def go_cold(brain: Brain, clock: FixedClock, ids: list[str]) -> Path:
     return dictionary
 
 
-def learned(dictionary: Path, ids: list[str]) -> str:
-    """A note whose id the dictionary holds (training keeps some notes' front-matter)."""
+def learned(brain: Brain, dictionary: Path, ids: list[str]) -> str:
+    """A note the dictionary holds a trace of, by the forgetting check's own measure."""
     data = dictionary.read_bytes()
-    return next(i for i in ids if i.encode() in data)
+    notes = [brain._context.get(i) for i in ids]
+    return next(n.id for n in notes if Record.of(n.id, n.title, n.body, "").find(data))
 
 
 def cold_notes(brain: Brain) -> dict[str, bytes]:
@@ -87,7 +89,7 @@ def test_forget_replaces_a_dictionary_that_learned_the_note(
 ) -> None:
     ids = fill(cold)
     old = go_cold(cold, clock, ids)
-    gone = learned(old, ids)
+    gone = learned(cold, old, ids)
     before = cold_notes(cold)
     cold.forget(gone)
     assert not old.exists(), "the dictionary that learned the note is deleted"
@@ -112,9 +114,9 @@ def test_forget_replaces_a_dictionary_that_learned_the_note(
     # Another clone (the files alone) reads every cold note.
     clone = cold.root.parent / "clone"
     shutil.copytree(cold.root, clone, ignore=shutil.ignore_patterns(".brain"))
-    other = open_vault(clone)
-    assert other.reindex() > 0 and cold_notes(other) == after and other.doctor().ok
-    other.close()
+    copy = open_vault(clone)
+    assert copy.reindex() > 0 and cold_notes(copy) == after and copy.doctor().ok
+    copy.close()
 
 
 def test_a_dictionary_that_never_saw_the_note_stays(cold: Brain, clock: FixedClock) -> None:
@@ -133,7 +135,7 @@ def test_too_few_notes_left_to_train_leaves_plain_frames(cold: Brain) -> None:
     for note_id in ids:
         cold.tier_move(note_id, "cold")
     ((_v, _i, old),) = cold._context.store.cold.dictionaries.listing()
-    gone = learned(old, ids)
+    gone = learned(cold, old, ids)
     bodies = {i: cold._context.get(i).body for i in ids if i != gone}
     cold.forget(gone)
     assert not old.exists() and cold._context.store.cold.dictionaries.listing() == []
@@ -149,7 +151,7 @@ def test_a_pass_a_crash_stopped_is_finished_by_reindex(
     ids = fill(cold)
     old = go_cold(cold, clock, ids)
     old_id, old_bytes = int(old.stem.split("-")[1]), old.read_bytes()
-    gone = learned(old, ids)
+    gone = learned(cold, old, ids)
     before = cold_notes(cold)
     cold.forget(gone)
     after = cold_notes(cold)
@@ -188,7 +190,7 @@ def test_forget_history_purge_takes_the_dictionary_out_of_every_commit(
     try:
         ids = fill(brain)
         old = go_cold(brain, clock, ids)
-        gone = learned(old, ids)
+        gone = learned(brain, old, ids)
         # A second version: --history forgets both.
         newer = brain.correct(gone, "The second telling, with nothing of the first in it.")
         old_rel = old.relative_to(vault).as_posix()
@@ -230,7 +232,7 @@ def test_under_git_the_replacement_lands_in_the_forgets_commit(
     try:
         ids = fill(brain)
         old = go_cold(brain, clock, ids)
-        gone = learned(old, ids)
+        gone = learned(brain, old, ids)
         brain.forget(gone)
         ((_v, _i, new),) = brain._context.store.cold.dictionaries.listing()
     finally:
@@ -248,7 +250,7 @@ def test_a_damaged_frame_keeps_its_dictionary(cold: Brain, clock: FixedClock) ->
     it once mended; the others are remade, and the next pass tries again."""
     ids = fill(cold)
     old = go_cold(cold, clock, ids)
-    gone = learned(old, ids)
+    gone = learned(cold, old, ids)
     own = cold.root / cold._context.row(gone).path
     damaged = next(p for p in sorted((cold.root / "cold").rglob("*.md.zst")) if p != own)
     data = bytearray(damaged.read_bytes())
