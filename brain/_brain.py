@@ -32,7 +32,7 @@ from brain._sources.connectors import Status
 from brain._sources.consent import confirm_purge
 from brain._sources.conversations import ImportReport
 from brain._sources.documents import SyncReport
-from brain._upkeep import dailylog, graph, sleep, splits, tiers, traces, versions
+from brain._upkeep import dailylog, dictionaries, graph, sleep, splits, tiers, traces, versions
 from brain._upkeep.sleep import SleepReport, sleep_summary
 from brain._upkeep.splits import Suggestion
 from brain._vault import template
@@ -142,6 +142,7 @@ class Brain:
         done, dropped = forgetting.forget(self._context, note_id, mode)
         with self._context.lock.hold():
             dailylog.strike(self._context, [r.id for r in done.remove])
+            dictionaries.after_forget(self._context, [r.id for r in done.remove])
         return dropped
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> forgetting.ForgetPlan:
@@ -230,6 +231,7 @@ class Brain:
         removed = documents.disconnect(self._context, name, forget=forget)
         with self._context.lock.hold():
             dailylog.strike(self._context, gone)
+            dictionaries.after_forget(self._context, gone)
         return removed
 
     def disconnect_purge(self, name: str) -> tuple[int, Purged]:
@@ -261,7 +263,9 @@ class Brain:
         """Rebuild every cache from the files; the number of notes indexed. `embed`: the vectors
         too, now; `show_steps`: the walk's progress is told to `steps` as "indexing"."""
         context = self._context
-        return context.reindex(context.indexing_steps() if show_steps else None, embed=embed)
+        count = context.reindex(context.indexing_steps() if show_steps else None, embed=embed)
+        dictionaries.finish_recorded(context)  # a pass a crash stopped
+        return count
 
     def doctor(self) -> DoctorReport:
         """Look without touching: broken notes, files the caches don't know, stale caches."""

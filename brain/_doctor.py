@@ -14,6 +14,7 @@ from brain._indexes.rows import FileRow
 from brain._model import Note, Visibility, content_hash
 from brain._notes import relations
 from brain._sources import documents
+from brain._upkeep import dictionaries
 from brain._vault import leftovers
 from brain._vault.archive import is_archived
 
@@ -104,6 +105,11 @@ def examine(brain: Context) -> DoctorReport:
         brain.caches.fulltext.everything()  # its stored texts, which only a read meets
     except BrainError as exc:
         stale.append(f"{exc.message}; {exc.hint}")
+    if retiring := dictionaries.pending(brain):
+        stale.append(
+            f"cold-tier dictionaries {', '.join(map(str, sorted(retiring)))} hold a trace of a "
+            "forgotten note and are not yet replaced; run `brain reindex`"
+        )
     cycles, dangling = relations.check(parsed, brain.caches.catalog)
     conflicts = githistory.conflict_markers(brain.root, sorted(seen))
     links = [

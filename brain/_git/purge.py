@@ -1,11 +1,12 @@
 """Purging forgotten notes from the vault's git history with git-filter-repo (docs/git.md).
 
 The rewrite is git-filter-repo's own, never a hand-made one: a file-info callback drops every
-version of a forgotten note (found by the `id:` line of its front-matter, so across renames)
-and the cold-tier copies of its paths, puts `[forgotten]` in place of its id in every other
-file and of its title in brain's derived files (index.json, Graph.md, daily logs), and the
-same in commit messages. Then the reflog is expired and unreachable objects are pruned. Brain
-never pushes: remotes are named with the command that would replace their history.
+version of a forgotten note (found by the `id:` line of its front-matter, so across renames),
+the cold-tier copies of its paths and the cold-tier dictionaries that hold a trace of it, puts
+`[forgotten]` in place of its id in every other file and of its title in brain's derived files
+(index.json, Graph.md, daily logs), and the same in commit messages. Then the reflog is expired
+and unreachable objects are pruned. Brain never pushes: remotes are named with the command that
+would replace their history.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from brain._git.repo import (
     run,
 )
 from brain._model import COLD_TIER
+from brain._vault.cold import DICT_FOLDER
+from brain._vault.forgotten import Record
 
 MARK = "[forgotten]"
 # Files brain regenerates from the notes: a forgotten title is struck from them too. Other
@@ -102,6 +105,9 @@ class PurgePlan:
     commits: int  # commits from the first one that held a forgotten note on
     since: str  # that first commit: short id, date, subject ("" when none did)
     remotes: tuple[Remote, ...]
+    # Cold-tier dictionaries in some commit that hold a trace of these notes (the forget
+    # replaces those still in the tree); every version leaves every commit.
+    dictionaries: tuple[str, ...] = ()
 
     def describe(self, root: Path) -> str:
         """The summary shown at the terminal before asking."""
@@ -113,6 +119,12 @@ class PurgePlan:
             lines.append(f"  {self.commits} commit(s) from {self.since} on get new ids;")
             lines.append("  every version of these files leaves every commit:")
             lines += [f"    {p}" for p in self.paths]
+        if self.dictionaries:
+            lines.append("  cold-tier dictionaries holding a trace of them leave every commit")
+            lines.append(
+                "  (older commits' cold notes made with them can no longer be read there):"
+            )
+            lines += [f"    {p}" for p in self.dictionaries]
         lines.append("  their ids and titles leave commit messages and brain's derived files;")
         lines.append("  the reflog is expired and the old objects are deleted (no undo).")
         for remote in self.remotes:
@@ -128,6 +140,7 @@ class PurgePlan:
             "commits": self.commits,
             "since": self.since,
             "remotes": [r.to_json() for r in self.remotes],
+            "dictionaries": list(self.dictionaries),
         }
 
 
@@ -191,12 +204,16 @@ def filter_repo() -> list[str]:
     return [sys.executable, "-m", "git_filter_repo"]
 
 
-def plan(root: Path, ids: Sequence[str], titles: Sequence[str]) -> PurgePlan:
-    """Which paths and commits hold these notes, and which remotes may hold them too."""
+def plan(
+    root: Path, ids: Sequence[str], titles: Sequence[str], records: Sequence[Record] = ()
+) -> PurgePlan:
+    """Which paths and commits hold these notes, which remotes may hold them too, and which
+    dictionaries hold a trace of them (`records`: of the notes, as the forget records them)."""
     if not has_head(root):
         return PurgePlan(tuple(ids), tuple(titles), (), 0, "", _remotes(root, []))
     found = _touching(root, ids)
-    paths = sorted({p for _c, names in found for p in names})
+    # A dictionary that learned a note's front-matter matches too: it is one of `held` below.
+    paths = sorted({p for _c, names in found for p in names if not p.startswith(f"{DICT_FOLDER}/")})
     commits, since = 0, ""
     if found:
         first = found[-1][0]  # git log lists newest first
@@ -204,7 +221,36 @@ def plan(root: Path, ids: Sequence[str], titles: Sequence[str]) -> PurgePlan:
         counted = run(root, "rev-list", "--count", "--all", "--not", *parents)
         commits = int(counted.strip() or 0)
         since = run(root, "log", "-1", "--format=%h %as %s", first).strip()
-    return PurgePlan(tuple(ids), tuple(titles), tuple(paths), commits, since, _remotes(root, ids))
+    held = _dictionaries_holding(root, records)
+    remotes = _remotes(root, ids)
+    return PurgePlan(tuple(ids), tuple(titles), tuple(paths), commits, since, remotes, held)
+
+
+def _dictionaries_holding(root: Path, records: Sequence[Record]) -> tuple[str, ...]:
+    """Every dictionary path in the history whose bytes, in any commit, hold a trace."""
+    if not records:
+        return ()
+    out = run(
+        root,
+        "log",
+        "--all",
+        "--diff-filter=AM",
+        "--format=%x1e%H",
+        "--name-only",
+        "--",
+        DICT_FOLDER,
+    )
+    found = set()
+    for entry in out.split("\x1e")[1:]:
+        commit, _, names = entry.partition("\n")
+        for name in names.splitlines():
+            if not name.strip() or name in found:
+                continue
+            blob = run(root, "cat-file", "blob", f"{commit}:{name}")
+            data = blob.encode("utf-8", "surrogateescape")  # the blob's own bytes
+            if any(r.find(data) for r in records):
+                found.add(name)
+    return tuple(sorted(found))
 
 
 def _touching(root: Path, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -265,6 +311,7 @@ def rewrite(root: Path, done: PurgePlan) -> PurgeResult:
     ids = [i.encode() for i in done.ids]
     titles = sorted({v for t in done.titles if t for v in _spellings(t)})
     drop = [f"{COLD_TIER}/{p}.zst".encode() for p in done.paths]
+    drop += [p.encode() for p in done.dictionaries]
     with tempfile.TemporaryDirectory(prefix="brain-purge-") as temp:
         # The callbacks hold the titles: outside the vault, and gone with the folder.
         files = Path(temp) / "file.py", Path(temp) / "message.py"

@@ -8,14 +8,16 @@ refused without a terminal and never asked of a model.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from brain._errors import InvalidInput, NotConfirmed
 from brain._git import purge as gitpurge
 from brain._git.repo import MESSAGE_FILE, GitError, commit_paths, is_repo
 from brain._indexes.catalog import ObjectRow
+from brain._model import Note
 from brain._vault.files import remove_file
+from brain._vault.forgotten import Record
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -60,10 +62,16 @@ def purge(
         return forget(), Purged()  # no history: forgetting and the next sleep are the whole of it
     brain.changes.commit()  # brain's own pending changes are not the person's
     gitpurge.check_ready(root)
-    done = gitpurge.plan(root, [r.id for r in rows], [r.title for r in rows])
+    # The notes as the forget will record them, to find the dictionaries that hold a trace.
+    records = [_record(brain.get(r.id)) for r in rows]
+    done = gitpurge.plan(root, [r.id for r in rows], [r.title for r in rows], records)
     if not ask(done.describe(root)):
         raise NotConfirmed("not confirmed (what was typed is not the code shown); nothing changed")
     forgotten = forget()
+    # A dictionary the forget kept (the remaining notes train the same one) stays in history.
+    done = replace(
+        done, dictionaries=tuple(p for p in done.dictionaries if not (root / p).exists())
+    )
     with brain.lock.hold():
         left = gitpurge.changes(root)  # the forget's own, when autocommit is off
         if left:
@@ -72,3 +80,7 @@ def purge(
         remove_file(root / MESSAGE_FILE)  # the last commit message named the forgotten id
         brain.catch_up(force=True)  # derived files lost the titles: the caches follow
     return forgotten, Purged(done, result)
+
+
+def _record(note: Note) -> Record:
+    return Record.of(note.id, note.title, note.body, "")

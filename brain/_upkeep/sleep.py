@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from brain._model import Status, iso
-from brain._upkeep import dailylog, graph, lifecycle, splits, tiers, wikilinks
+from brain._upkeep import dailylog, dictionaries, graph, lifecycle, splits, tiers, wikilinks
 from brain._vault.journal import Event
 
 if TYPE_CHECKING:
@@ -71,6 +71,9 @@ def _lifecycle(brain: Context, now: datetime, report: SleepReport) -> str:
 
 
 def _cold_tier(brain: Context, now: datetime, report: SleepReport) -> str:
+    if not report.dry_run:
+        with brain.lock.hold():
+            dictionaries.finish(brain)  # a pass a crash stopped, even with the tier off now
     if not brain.settings.cold_tier:
         return "off (tiers.cold in brain.yaml)"
     report.moved = tiers.cool(brain, now, dry_run=report.dry_run)

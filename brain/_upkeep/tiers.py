@@ -140,7 +140,7 @@ def cool(brain: Context, now: datetime, *, dry_run: bool = False) -> list[Move]:
 def retrain(brain: Context) -> int:
     """Train a new dictionary on this vault's normal notes; old ones stay for old frames."""
     with brain.lock.hold():
-        return brain.store.cold.dictionaries.train(_samples(brain))
+        return brain.store.cold.dictionaries.train(samples(brain))
 
 
 def _ensure_dictionary(brain: Context) -> None:
@@ -148,20 +148,21 @@ def _ensure_dictionary(brain: Context) -> None:
     dictionaries = brain.store.cold.dictionaries
     if dictionaries.newest():
         return
-    samples = _samples(brain)
-    if len(samples) >= MIN_SAMPLES:
-        dictionaries.train(samples)
+    texts = samples(brain)
+    if len(texts) >= MIN_SAMPLES:
+        dictionaries.train(texts)
 
 
-def _samples(brain: Context) -> list[bytes]:
+def samples(brain: Context) -> list[bytes]:
+    """What a dictionary is trained on: the texts of the normal notes touched last."""
     rows = brain.caches.catalog.recently_touched(TRAIN_LIMIT)
-    samples = []
+    texts = []
     for row in rows:
         try:
-            samples.append(brain.store.note_bytes(row.path))
+            texts.append(brain.store.note_bytes(row.path))
         except (OSError, BrainError):
             continue  # a file that cannot be read is simply not a sample
-    return samples
+    return texts
 
 
 def status(brain: Context) -> TierStatus:

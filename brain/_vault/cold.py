@@ -2,8 +2,10 @@
 
 A cold note lives at `cold/<its hot path>.zst` and holds the exact bytes of the Markdown file.
 Every frame records the id of the dictionary it was made with (0: none), and every dictionary
-ever used is kept in `cold/dictionaries/`, so a retrain never makes an old frame unreadable
-and another clone can read the files it pulls.
+a frame uses is kept in `cold/dictionaries/`, so a retrain never makes an old frame unreadable
+and another clone can read the files it pulls. A dictionary goes only after every frame made
+with it was made again with another (upkeep/dictionaries.py: one that a forgotten note
+trained).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from brain._errors import ColdFileError, InvalidInput
 from brain._model import COLD_TIER
-from brain._vault.files import atomic_write
+from brain._vault.files import atomic_write, remove_file
 
 SUFFIX = ".zst"
 DICT_FOLDER = f"{COLD_TIER}/dictionaries"
@@ -72,7 +74,8 @@ class Dictionaries:
             if path is None:
                 raise ColdFileError(
                     f"dictionary {dict_id} is not in {DICT_FOLDER}/",
-                    "pull it from another clone; dictionaries are never deleted",
+                    "pull it from another clone; a dictionary is deleted only once no frame "
+                    "uses it",
                 )
             self._loaded[dict_id] = zstandard.ZstdCompressionDict(path.read_bytes())
         return self._loaded[dict_id]
@@ -100,6 +103,13 @@ class Dictionaries:
         atomic_write(self.folder / f"{version:04d}-{dict_id}.zdict", trained.as_bytes())
         return dict_id
 
+    def remove(self, dict_id: int) -> None:
+        """Delete a dictionary no frame uses any more."""
+        for _v, i, path in self.listing():
+            if i == dict_id:
+                remove_file(path)
+        self._loaded.pop(dict_id, None)
+
 
 class ColdCodec:
     """Compress with the newest dictionary; decompress with whichever one a frame names."""
@@ -107,13 +117,14 @@ class ColdCodec:
     def __init__(self, root: Path) -> None:
         self.dictionaries = Dictionaries(root)
 
-    def compress(self, data: bytes) -> bytes:
+    def compress(self, data: bytes, dict_id: int | None = None) -> bytes:
+        """A frame made with this dictionary (None: the newest; 0: none)."""
         import zstandard
 
-        newest = self.dictionaries.newest()
+        use = self.dictionaries.newest() if dict_id is None else dict_id
         options: dict[str, Any] = {"level": LEVEL, "write_checksum": True}
-        if newest:
-            options["dict_data"] = self.dictionaries.get(newest)
+        if use:
+            options["dict_data"] = self.dictionaries.get(use)
         return bytes(zstandard.ZstdCompressor(**options).compress(data))
 
     def decompress(self, data: bytes, rel: str) -> bytes:
@@ -133,7 +144,11 @@ class ColdCodec:
             raise ColdFileError(f"{rel}: damaged cold file ({exc})") from None
 
     @staticmethod
-    def frame_dictionary(data: bytes) -> int:
+    def frame_dictionary(data: bytes) -> int | None:
+        """The id of the dictionary a frame was made with (0: none); None: not a zstd frame."""
         import zstandard
 
-        return int(zstandard.get_frame_parameters(data).dict_id)
+        try:
+            return int(zstandard.get_frame_parameters(data).dict_id)
+        except zstandard.ZstdError:
+            return None
