@@ -87,10 +87,13 @@ class PgFullText:
     def __len__(self) -> int:
         return int(self.db.value("SELECT count(*) FROM texts"))
 
-    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, k: int, filters: Filters, weighed_in: Filters | None = None
+    ) -> list[tuple[str, float]]:
         """Ranked by cover density over 1 + log(length), as BM25 favours the shorter text; a
         title word (weight A) counts more than a body word (B). A query's glyphs are matched in
-        the `glyphs` column and their rank added."""
+        the `glyphs` column and their rank added. `weighed_in` changes nothing: cover density
+        reads each text alone, with no count of the others, so no other memory weighs a rank."""
         terms, marks = or_query(query), glyphs.asked(query)
         if not (terms or marks) or k <= 0:
             return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shutil
 import struct
@@ -255,14 +256,21 @@ class FullText:
 
         return count(), {s: count(held(s)) for s in stems}
 
-    def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, k: int, filters: Filters, weighed_in: Filters | None = None
+    ) -> list[tuple[str, float]]:
         """BM25 over title and body, and over the glyphs of a query that holds any; returns
-        (object id, score), best first."""
+        (object id, score), best first. `weighed_in`: each term weighed by its rarity among the
+        memories those filters let through (a model's: what it may see), not the index's."""
         # Plain words only: nothing the query language would read as syntax.
         words, marks = glyphs.split(query)
         if not words and not marks:
             return []
         t = self._t
+        searcher = self.index.searcher()
+        if weighed_in is not None:
+            weighed = self._weighed(searcher, words, marks, weighed_in)
+            return self._hits(searcher, weighed, k, filters)
         either = []
         if words:
             english = self.index.parse_query(
@@ -273,15 +281,37 @@ class FullText:
             either.append((t.Occur.Should, t.Query.term_query(self.schema, "glyphs", mark)))
         # A query without glyphs is the English query itself, scored exactly as it always was.
         text_query = either[0][1] if len(either) == 1 else t.Query.boolean_query(either)
+        return self._hits(searcher, text_query, k, filters)
+
+    def _hits(self, searcher: Any, text_query: Any, k: int, filters: Filters) -> list[Any]:
+        t = self._t
         clauses: list[tuple[Any, Any]] = [(t.Occur.Must, text_query)]
         clauses += self._filter_clauses(filters)
-        searcher = self.index.searcher()
         result = searcher.search(t.Query.boolean_query(clauses), k)
         out = []
         for score, address in result.hits:
             doc = self._doc(searcher, address)
             out.append((str(doc["id"][0]), float(score)))
         return out
+
+    def _weighed(self, searcher: Any, words: list[str], marks: list[str], within: Filters) -> Any:
+        """The query `search` makes, each term's clause in each field boosted by its idf among
+        `within`'s memories over the idf tantivy takes from the whole index: the scores say
+        nothing of the memories `within` leaves out (but for the fields' mean length)."""
+        t = self._t
+        terms = [*dict.fromkeys(s for word in words for s in stems(word)), *marks]
+        total, held = self.doc_freqs(terms, within)
+        everyone = int(searcher.num_docs)
+        clauses = []
+        for term in terms:
+            boosts = {"glyphs": 1.0} if term in marks else {"title": 1.5, "body": 1.0}
+            for field, boost in boosts.items():
+                found = int(searcher.doc_freq(field, term))
+                if found:
+                    ratio = _idf(total, held.get(term, 0)) / _idf(everyone, found)
+                    clause = t.Query.term_query(self.schema, field, term)
+                    clauses.append((t.Occur.Should, t.Query.boost_query(clause, boost * ratio)))
+        return t.Query.boolean_query(clauses) if clauses else t.Query.empty_query()
 
     def search_bare(self, query: str, k: int, scored_as: Filters) -> list[tuple[str, float]]:
         """The query's hits with no filter applied, scored as under `scored_as`: tantivy adds
@@ -382,6 +412,11 @@ def _analyzer() -> Any:
 def _fields(term: str) -> tuple[str, ...]:
     """The fields that hold a term: a glyph's own, or the English title and body."""
     return ("glyphs",) if glyphs.is_glyph(term) else ("title", "body")
+
+
+def _idf(total: int, found: int) -> float:
+    """BM25's idf as tantivy computes it."""
+    return math.log(1 + max(total - found + 0.5, 0.0) / (found + 0.5))
 
 
 def _float32(value: float) -> float:

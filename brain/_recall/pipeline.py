@@ -32,6 +32,7 @@ from brain._recall.rank import (
     passes,
     rank,
     scales,
+    seen_by,
     to_hit,
     with_context,
 )
@@ -161,11 +162,8 @@ def _weighed(asked: Asking, written: int | None) -> relevance.Asked:
         window = asked.question.window
         if written is None:  # the ranking did not look at the time: counted here, once
             written = _written_then(asked.brain, window, asked.filters, asked.briefs)[1]
-        fulltext, text, where = asked.brain.caches.fulltext, asked.question.text, asked.filters
-        # A model's words weigh among what it may see: none of a private note's, another
-        # partition's (docs/mcp.md, "Private stays private").
-        seen = Filters(where.partition, exclude_status=(), visibility=where.visibility)
-        within = seen if asked.brain.for_model else None
+        fulltext, text = asked.brain.caches.fulltext, asked.question.text
+        within = seen_by(asked.brain.partition, asked.brain.for_model)
         asked.weighed.append(relevance.asked(fulltext, text, window, written, within))
     return asked.weighed[0]
 
@@ -414,7 +412,10 @@ def _retrievers(brain: Context, mode: str, rows: Briefs, near: Neighbourhood) ->
     from brain._recall.neighbours import TextInContext, VectorsInContext
 
     catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
-    text = TextInContext(brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows)
+    seen = seen_by(brain.partition, brain.for_model)  # a model's words weigh among these
+    text = TextInContext(
+        brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows, weighed_in=seen
+    )
     if mode == "text":
         return [text]
     if brain.embedder is None:

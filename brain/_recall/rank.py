@@ -93,6 +93,12 @@ class Retriever(Protocol):
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]: ...
 
 
+def seen_by(partition: str, for_model: bool) -> Filters | None:
+    """What a model may see, the memories among which its words weigh (none of a private
+    note's, another partition's: docs/mcp.md, "Private stays private"); None for the person."""
+    return Filters(partition, exclude_status=(), visibility=("normal",)) if for_model else None
+
+
 @dataclass
 class TextRetriever:
     """BM25 over the tantivy index. With `catalog`, broad filters are applied to the hits.
@@ -110,11 +116,15 @@ class TextRetriever:
     name: str = "text"
     filter_above: int = FILTER_HITS_ABOVE
     briefs: Briefs | None = None  # this recall's, shared with the other stages
+    # A model's recall: words weighed by their rarity among what it may see (FullText.search).
+    weighed_in: Filters | None = None
 
     def start(self, query: str, depth: int, current: Event) -> None:
         """Nothing to begin ahead: the words are the query's own."""
 
     def search(self, query: str, k: int, filters: Filters) -> list[tuple[str, float]]:
+        if self.weighed_in is not None:
+            return self.fulltext.search(query, k, filters, self.weighed_in)
         narrow = filters.node or filters.nodes is not None or filters.kinds is not None
         narrow = narrow or filters.ids is not None
         if self.catalog is None or narrow or len(self.fulltext) < self.filter_above:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from brain._brain import Brain, open_vault
 from brain._clock import FixedClock
 
@@ -155,6 +157,30 @@ def test_text_hits_filtered_on_the_catalog_are_those_of_the_filtered_query(
     recalled = [hit.id for hit in brain.recall("otter", mode="text", k=10)]
     assert {mine.id, new.id} <= set(recalled) and old.id not in recalled
     assert all(catalog.get(oid).partition == "main" for oid in recalled)  # type: ignore[union-attr]
+
+
+def test_words_weighed_among_every_memory_score_as_bm25_does(brain: Brain) -> None:
+    """A model's words weigh among what it may see (FullText.search `weighed_in`): each
+    term's clause boosted by that idf over tantivy's own. Weighed among every memory, the
+    hits and scores are tantivy's BM25 to the float, English words and glyphs alike."""
+    from brain._indexes.fulltext import Filters
+
+    for text in (
+        "The kayak paddle is blue and the river runs fast",
+        "Kayak trips on the lake in summer",
+        "River stones and paddle boats 🚣",
+        "Kayaking notes: paddle technique, 桜 by the lake",
+        "A blue boat on a blue lake",
+    ):
+        brain.remember(text)
+    brain.forget(brain.remember("A paddle forgotten on the lake").id)  # a deleted document
+    brain._context.flush()
+    fulltext, every = brain._context.caches.fulltext, Filters(exclude_status=())
+    for query in ("kayak paddle", "blue lake summer", "river 🚣", "桜 lake", "kayaks paddled"):
+        plain = fulltext.search(query, 20, Filters(partition="main"))
+        weighed = fulltext.search(query, 20, Filters(partition="main"), weighed_in=every)
+        assert [oid for oid, _ in weighed] == [oid for oid, _ in plain], query
+        assert [s for _, s in weighed] == pytest.approx([s for _, s in plain], rel=1e-6), query
 
 
 def test_a_structural_note_not_filled_in_is_no_answer(brain: Brain, vault: Path) -> None:

@@ -209,3 +209,20 @@ def test_private_notes_written_then_do_not_weigh_a_models_named_time(
         brain.set_field(hidden.id, "visibility", "private")
     assert relevance_of(model) == seen[0]
     assert relevance_of(brain) != seen[1]  # the person's count holds every note of the day
+
+
+def test_private_notes_do_not_weigh_a_models_full_text_order(brain: Brain) -> None:
+    """BM25 weighs a word by how few memories hold it: counted over the whole index, a model's
+    order said how many private notes hold a word. Its words now weigh among what it sees."""
+    heron = brain.remember("A heron stood by the pond.").id
+    brain.remember("A kite flew by the pond.")
+    brain.remember("The kite festival is in May.")  # "kite" is the commoner word of the two
+    model = brain.at(for_model=True)
+    question = "heron kite"
+    assert model.recall(question, mode="text")[0].id == heron
+    for n in range(4):
+        hidden = brain.remember(f"Heron count {n}, kept to myself.")
+        brain.set_field(hidden.id, "visibility", "private")
+    assert model.recall(question, mode="text")[0].id == heron
+    # The person's order counts them: "heron" is now the commoner word.
+    assert brain.recall(question, mode="text")[0].id != heron
