@@ -64,6 +64,7 @@ def open_context(
             f"partitions: {', '.join(context.store.partitions()) or 'none'}",
         )
     regenerate.regenerate_after_merge(context)  # a merge kept one side of the derived files
+    regenerate.catch_up_after_pull(context)  # git changed the files since the caches saw them
     return context
 
 

@@ -1,0 +1,148 @@
+"""One vault on two machines kept in step with git: what a pull brings, each side sees at once."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._daemon.operations import Operations
+from brain._git import repo as gitvault
+from brain._git import seen
+from brain.testing import T0
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity and the worktree's brain for the merge drivers git starts."""
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PYTHONPATH": str(ROOT),
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("HOME", str(ROOT / ".no-home-for-git-tests"))
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def subjects(root: Path) -> list[str]:
+    return git(root, "log", "--format=%s").splitlines()
+
+
+@pytest.fixture
+def machines(vault: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Machine A (the vault) and machine B (a clone), both through one bare remote."""
+    gitvault.enable(vault)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(vault, "remote", "add", "origin", str(remote))
+    git(vault, "push", "-q", "origin", "HEAD:main")
+    other = tmp_path / "b"
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
+    gitvault.enable(other)  # this clone's merge drivers (.git/config does not travel)
+    return vault, other
+
+
+def write_on(root: Path, node: str, *titles: str) -> None:
+    brain = open_vault(root, clock=FixedClock(T0))
+    for title in titles:
+        brain.remember(f"{title} is a fact about rockets", title=title, node=node)
+    brain.close()
+    git(root, "push", "-q", "origin", "HEAD:main")
+
+
+def pull(root: Path) -> None:
+    git(root, "-c", "pull.rebase=false", "pull", "-q", "--no-edit", "origin", "main")
+
+
+def test_a_remember_right_after_a_pull_counts_the_pulled_notes(
+    machines: tuple[Path, Path],
+) -> None:
+    a, b = machines
+    write_on(a, "Projects", *(f"Rocket {n}" for n in range(5)))
+    pull(b)
+    open_vault(b, clock=FixedClock(T0)).close()  # B's caches know the first five
+    write_on(a, "Projects", "Rocket 5", "Rocket 6", "Rocket 7")
+    pull(b)
+
+    brain = open_vault(b, clock=FixedClock(T0))
+    brain.remember("B's own rocket fact", title="Rocket B", node="Projects")
+    index = (b / "main/Projects/index.json").read_text()
+    assert '"total_memory_count": 9' in index  # not the 6 B's caches knew before the pull
+    brain.list()  # a read walks the files: nothing was left to catch up with
+    brain.close()
+    assert not [s for s in subjects(b) if s.startswith("brain: catch up")]
+    assert seen.seen(b) == git(b, "rev-parse", "HEAD").strip()
+
+
+def test_a_daemon_sees_what_a_pull_brought_at_its_next_request(
+    machines: tuple[Path, Path],
+) -> None:
+    a, b = machines
+    brain = open_vault(b, clock=FixedClock(T0))
+    brain.running().look_every(600.0)  # as a daemon does: its watcher follows the rest
+    ops = Operations(brain)
+    assert ops.run("list_notes", {"node": "Projects"}) == []  # its walk for the next 600 s
+    write_on(a, "Projects", "Rocket 1", "Rocket 2")
+    pull(b)  # faster than the watcher's quiet spell, or with no watcher at all
+    titles = {n["title"] for n in ops.run("list_notes", {"node": "Projects"})}
+    assert titles == {"Rocket 1", "Rocket 2"}
+    hits = ops.run("recall", {"query": "Rocket 2 rockets"})
+    assert hits and hits[0]["title"] == "Rocket 2"
+    brain.close()
+
+
+def test_brains_own_commits_need_no_walk(machines: tuple[Path, Path]) -> None:
+    a, _ = machines
+    brain: Brain = open_vault(a, clock=FixedClock(T0))
+    brain.remember("a first fact", title="First")
+    assert seen.seen(a) == git(a, "rev-parse", "HEAD").strip()
+    walks = brain._context.by_hand.walks
+    brain.remember("a second fact", title="Second")
+    brain.close()
+    reopened = open_vault(a, clock=FixedClock(T0))
+    assert reopened._context.by_hand.walks == 0 and brain._context.by_hand.walks == walks
+    reopened.close()
+
+
+def test_head_is_read_from_loose_and_packed_refs(machines: tuple[Path, Path]) -> None:
+    a, _ = machines
+    commit = git(a, "rev-parse", "HEAD").strip()
+    assert seen.head(a) == commit
+    git(a, "pack-refs", "--all")  # the branch now lives in .git/packed-refs
+    assert seen.head(a) == commit
+    git(a, "checkout", "-q", "--detach")
+    assert seen.head(a) == commit
+    assert seen.head(a / "main") is None  # no repository there
+
+
+def test_a_daemon_rewrites_what_a_merge_kept_from_one_side(machines: tuple[Path, Path]) -> None:
+    a, b = machines
+    write_on(a, "Projects", *(f"Rocket {n}" for n in range(5)))
+    pull(b)
+    brain = open_vault(b, clock=FixedClock(T0))
+    brain.running().look_every(600.0)
+    ops = Operations(brain)
+    ops.run("remember", {"text": "B's rocket fact", "title": "Rocket B", "node": "Projects"})
+    write_on(a, "Projects", "Rocket A")
+    pull(b)  # both sides changed Projects/index.json: the merge driver kept one of them
+    assert (b / gitvault.REGENERATE_FLAG).exists()
+    ops.run("list_notes", {})
+    brain.close()
+    assert not (b / gitvault.REGENERATE_FLAG).exists()
+    assert subjects(b)[0] == "brain: regenerate index.json and Graph.md after a merge"
+    assert '"total_memory_count": 7' in (b / "main/Projects/index.json").read_text()
+    assert git(b, "status", "--porcelain") == ""
