@@ -144,6 +144,22 @@ def configure_drivers(root: Path) -> None:
         run(root, "config", f"merge.{name}.driver", f"{command} {kind} %O %A %B %P")
 
 
+def ensure_drivers(root: Path) -> bool:
+    """A clone whose .gitattributes names brain's merge drivers but whose .git/config (which
+    does not travel) lacks them gets them, as `brain git enable` would give them: without,
+    git line-merges daily logs and index.json into conflicts. True if it configured them."""
+    try:
+        attributes = (root / ".gitattributes").read_text(encoding="utf-8")
+        config = (root / ".git" / "config").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return False
+    wanted = ATTRIBUTES_BEGIN in attributes and shutil.which("git") is not None
+    if not wanted or all(f'[merge "{name}"]' in config for name, _, _ in _DRIVERS):
+        return False
+    configure_drivers(root)
+    return True
+
+
 def _quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\\''") + "'" if re.search(r"[^\w@%+=:,./-]", arg) else arg
 

@@ -146,3 +146,20 @@ def test_a_daemon_rewrites_what_a_merge_kept_from_one_side(machines: tuple[Path,
     assert subjects(b)[0] == "brain: regenerate index.json and Graph.md after a merge"
     assert '"total_memory_count": 7' in (b / "main/Projects/index.json").read_text()
     assert git(b, "status", "--porcelain") == ""
+
+
+def test_a_clone_made_without_enable_gets_the_merge_drivers_at_its_first_command(
+    machines: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, _ = machines
+    c = tmp_path / "c"
+    git(tmp_path, "clone", "-q", "-b", "main", str(tmp_path / "remote.git"), str(c))
+    for root, said in ((a, "a diary entry from A"), (c, "a diary entry from C")):
+        brain = open_vault(root, clock=FixedClock(T0))
+        brain.remember(said, node="LLM/Diary")
+        brain.close()
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(c)  # both wrote the same day's diary: brain's driver joins the blocks
+    diary = (c / "main/LLM/Diary/2026-12-02.md").read_text()
+    assert "from A" in diary and "from C" in diary and "<<<<<<<" not in diary
+    assert "merge-driver dated" in git(c, "config", "merge.brain-dated.driver")
