@@ -163,13 +163,20 @@ def _body(
     splits: list[Suggestion],
     said: Said,
 ) -> str | None:
-    created = brain.caches.catalog.created_on(partition, day)
+    catalog = brain.caches.catalog
+    created = catalog.created_on(partition, day)
+
+    def held(e: Event) -> bool:
+        """Whether the vault still holds the notes an event names: one forgotten on another
+        machine left this journal untold, and its title must not come back through a log."""
+        named = (e.id, e.detail) if e.kind == "corrected" else (e.id,)
+        return all(catalog.get(i) is not None for i in named)
 
     def happened(kind: str) -> list[tuple[str, str, str]]:
         def detail(e: Event) -> str:
             return f"`{e.id}` → `{e.detail}`" if kind == "corrected" else f"`{e.id}`: {e.detail}"
 
-        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind]
+        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind and held(e)]
 
     forgotten = sum(e.kind == "forgotten" for e in events)
     sections = [

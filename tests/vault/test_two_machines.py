@@ -12,6 +12,7 @@ from brain._clock import FixedClock
 from brain._daemon.operations import Operations
 from brain._git import repo as gitvault
 from brain._git import seen
+from brain._git.merge import merge_dated
 from brain.testing import T0
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,3 +164,46 @@ def test_a_clone_made_without_enable_gets_the_merge_drivers_at_its_first_command
     diary = (c / "main/LLM/Diary/2026-12-02.md").read_text()
     assert "from A" in diary and "from C" in diary and "<<<<<<<" not in diary
     assert "merge-driver dated" in git(c, "config", "merge.brain-dated.driver")
+
+
+LOG = "---\nid: 01AAAAAAAAAAAAAAAAAAAAAAAA\ntitle: 2026-12-02\nkind: log\n---\n# Log 2026-12-02\n\n"
+CREATED = (
+    "## Created (2)\n\n- Ledger: `01M8V4XFN0R5D69QT0SH4192FJ` in Inbox\n"
+    "- Pears: `01M8V4XFN1` in Inbox\n"
+)
+CORRECTED = "\n## Corrected (1)\n\n- Ledger: `01M8V4XFN0R5D69QT0SH4192FJ` → `01M8V4XFN2`\n"
+
+
+def test_a_daily_log_line_one_side_struck_stays_struck_in_a_merge() -> None:
+    base = LOG + CREATED + CORRECTED
+    struck = LOG + "## Created (1)\n\n- Pears: `01M8V4XFN1` in Inbox\n"  # the Ledger forgotten
+    added = LOG + CREATED + "- Plums: `01M8V4XFN3` in Inbox\n" + CORRECTED
+    for ours, theirs in ((struck, added), (added, struck)):
+        merged = merge_dated(base, ours, theirs, rel="main/Insights/Logs/2026-12-02.md")
+        assert "Ledger" not in merged and "01M8V4XFN0R5D69QT0SH4192FJ" not in merged
+        assert "## Created (2)" in merged and "Plums" in merged and "Corrected" not in merged
+
+
+def test_a_sleep_after_pulling_a_forget_does_not_name_the_forgotten_note(
+    machines: tuple[Path, Path],
+) -> None:
+    a, b = machines
+    write_on(a, "Projects", "Ledger")
+    pull(b)
+    brain = open_vault(b, clock=FixedClock(T0))
+    (old,) = brain.list(node="Projects")
+    newer = brain.correct(old.id, "The ledger moved to the second brick.")  # B's journal
+    brain.sleep()
+    brain.close()
+    git(b, "push", "-q", "origin", "HEAD:main")
+    pull(a)
+    brain = open_vault(a, clock=FixedClock(T0))
+    brain.forget(newer.id, mode="history")
+    brain.close()
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(b)
+    brain = open_vault(b, clock=FixedClock(T0))
+    brain.sleep()  # B's journal still says what B corrected
+    brain.close()
+    log = (b / "main/Insights/Logs/2026-12-02.md").read_text()
+    assert "Ledger" not in log and old.id not in log and newer.id not in log
