@@ -207,3 +207,38 @@ def test_a_sleep_after_pulling_a_forget_does_not_name_the_forgotten_note(
     brain.close()
     log = (b / "main/Insights/Logs/2026-12-02.md").read_text()
     assert "Ledger" not in log and old.id not in log and newer.id not in log
+
+
+HOSTILE = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nraise SystemExit(1)\n"
+
+
+def test_a_brain_package_pushed_into_the_vault_never_runs_as_a_merge_driver(
+    machines: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = machines
+    marker = tmp_path / "ran"
+    (a / "brain").mkdir()
+    (a / "brain/__init__.py").write_text(HOSTILE.format(marker=str(marker)))
+    git(a, "add", "brain")
+    git(a, "commit", "-q", "-m", "a file anyone with push access could add")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(b)  # a fast-forward: no driver runs, and the package lands in B's work tree
+    for root, said in ((a, "a diary entry from A"), (b, "a diary entry from B")):
+        brain = open_vault(root, clock=FixedClock(T0))
+        brain.remember(said, node="LLM/Diary")
+        brain.close()
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(b)  # a merge: git runs brain's driver at the top of B's work tree, beside it
+    assert not marker.exists()
+    diary = (b / "main/LLM/Diary/2026-12-02.md").read_text()
+    assert "from A" in diary and "from B" in diary and "<<<<<<<" not in diary
+
+
+def test_an_older_clones_drivers_are_named_again_with_safe_paths(
+    machines: tuple[Path, Path],
+) -> None:
+    _, b = machines
+    git(b, "config", "merge.brain-dated.driver", "python -m brain git merge-driver dated")
+    assert gitvault.ensure_drivers(b)
+    assert "-P -m brain" in git(b, "config", "merge.brain-dated.driver")
+    assert not gitvault.ensure_drivers(b)  # once is enough
