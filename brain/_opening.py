@@ -11,6 +11,7 @@ from brain import _settings as settings_mod
 from brain._clock import Clock, SystemClock
 from brain._context import Context
 from brain._errors import NotFound
+from brain._git.repo import ensure_drivers
 from brain._indexes.embedder import Embedder, load_embedder
 from brain._indexes.sparse import SparseEncoder, load_sparse
 from brain._model import Steps
@@ -63,7 +64,9 @@ def open_context(
             f"no partition {context.partition!r} in {root}",
             f"partitions: {', '.join(context.store.partitions()) or 'none'}",
         )
+    ensure_drivers(root)  # a clone made without `brain git enable` merges like the others
     regenerate.regenerate_after_merge(context)  # a merge kept one side of the derived files
+    regenerate.catch_up_after_pull(context)  # git changed the files since the caches saw them
     return context
 
 

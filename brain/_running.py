@@ -12,6 +12,7 @@ from brain._errors import BrainError
 from brain._git.repo import autocommit_on
 from brain._model import Steps
 from brain._opening import models
+from brain._upkeep import regenerate
 
 if TYPE_CHECKING:
     from brain._sources.watching import Watcher
@@ -45,6 +46,13 @@ class Running:
     def look_every(self, seconds: float) -> None:
         """Look for hand edits at most this often (a watcher or the shared caches say the rest)."""
         self.context.catch_up_every = seconds
+
+    def follow_git(self) -> None:
+        """Catch up at once when git moved HEAD (a pull) since the caches last saw the files
+        (the watcher would, after a quiet spell, but the request comes first), and rewrite what
+        a merge kept from one side, as a new process does when it opens the vault."""
+        regenerate.regenerate_after_merge(self.context)
+        regenerate.catch_up_after_pull(self.context)
 
     def tell_steps(self, steps: Steps) -> None:
         """Tell `steps` how far each long job is (a build, an embedding)."""

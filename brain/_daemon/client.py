@@ -175,7 +175,8 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     with os.fdopen(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
+            # `-P`: a `brain/` package in the folder the client was run from is never imported.
+            [sys.executable, "-P", "-m", "brain", "daemon", "run", "--vault", os.fspath(root)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

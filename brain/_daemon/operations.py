@@ -45,6 +45,7 @@ class Operations:
 
     def run(self, op: str, args: Any) -> Any:
         self.follower.check()
+        self.brain.running().follow_git()
         if not isinstance(args, dict):
             raise InvalidInput("request field 'args' must be an object")
         if op == "mcp":

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from brain._errors import BrainError
+from brain._git import seen
 from brain._git.repo import (
     GitError,
     autocommit_on,
@@ -205,8 +206,11 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
     if pending.quiet:
         body.append(f"- {pending.quiet} read(s) that touched notes")
     verb = messages[0].split(" ", 1)[0]
+    parent = seen.head(root)
     commit_paths(root, subject + ("\n\n" + "\n".join(body) if body else ""), verb, still)
-    return run(root, "rev-parse", "HEAD").strip()
+    made = run(root, "rev-parse", "HEAD").strip()
+    seen.follow_commit(root, parent, made)
+    return made
 
 
 # the decorator the Brain's writing methods wear -----------------------------------

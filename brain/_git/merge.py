@@ -58,17 +58,27 @@ def merge_dated(base: str, ours: str, theirs: str, *, rel: str = "note.md") -> s
     if a is None or b is None:
         raise BrokenNote(f"{rel}: one side is empty")
     parsed = [_split(n.body) if n else ("", [], {}) for n in notes]
-    (_, o_blocks, _), (preamble, a_blocks, a_named), (_, b_blocks, b_named) = parsed
+    (_, o_blocks, o_named), (preamble, a_blocks, a_named), (_, b_blocks, b_named) = parsed
     removed = {blk for blk in o_blocks if blk not in a_blocks or blk not in b_blocks}
     kept = {blk for blk in a_blocks + b_blocks if blk not in removed}
     stamped = sorted(kept, key=lambda blk: (blk.split("\n", 1)[0], blk))
-    named = dict(a_named)
-    for heading, lines in b_named.items():
+    # A named section's line one side removed stays removed too: a forget struck it from a
+    # daily log, and a union would bring the forgotten note's title back.
+    struck = {
+        (heading, line)
+        for heading, lines in o_named.items()
+        for line in lines
+        if line not in a_named.get(heading, []) or line not in b_named.get(heading, [])
+    }
+    named: dict[str, list[str]] = {}
+    for heading, lines in [*a_named.items(), *b_named.items()]:
         have = named.setdefault(heading, [])
-        have += [line for line in lines if line not in have]
+        have += [line for line in lines if line not in have and (heading, line) not in struck]
     parts = [preamble.rstrip("\n")] if preamble.strip() else []
     for heading, lines in named.items():
         bullets = sum(1 for line in lines if line.startswith("- "))
+        if not bullets and heading in o_named:
+            continue  # every line of it was struck: the section goes, as `strike` drops it
         body_lines = [line for line in lines if line.strip()]
         parts.append(f"## {heading} ({bullets})\n\n" + "\n".join(body_lines))
     parts += [blk.rstrip("\n") for blk in stamped]

@@ -136,12 +136,35 @@ _DRIVERS = (
 )
 
 
+# `-P`: git runs a driver at the top of the work tree, and a `brain/` package committed there
+# (by anyone who can push to a remote) would otherwise be imported instead of brain.
+DRIVER_COMMAND = "-P -m brain git merge-driver"
+
+
 def configure_drivers(root: Path) -> None:
     """Merge drivers live in this clone's .git/config (they name this machine's Python)."""
-    command = f"{_quote(sys.executable)} -m brain git merge-driver"
+    command = f"{_quote(sys.executable)} {DRIVER_COMMAND}"
     for name, kind, label in _DRIVERS:
         run(root, "config", f"merge.{name}.name", label)
         run(root, "config", f"merge.{name}.driver", f"{command} {kind} %O %A %B %P")
+
+
+def ensure_drivers(root: Path) -> bool:
+    """A clone whose .gitattributes names brain's merge drivers but whose .git/config (which
+    does not travel) lacks them, or names them as an older brain did (without `-P`), gets
+    them as `brain git enable` gives them: without, git line-merges daily logs and index.json
+    into conflicts. True if it configured them."""
+    try:
+        attributes = (root / ".gitattributes").read_text(encoding="utf-8")
+        config = (root / ".git" / "config").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return False
+    wanted = ATTRIBUTES_BEGIN in attributes and shutil.which("git") is not None
+    current = all(f'[merge "{name}"]' in config for name, _, _ in _DRIVERS)
+    if not wanted or (current and config.count(DRIVER_COMMAND) >= len(_DRIVERS)):
+        return False
+    configure_drivers(root)
+    return True
 
 
 def _quote(arg: str) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from brain._errors import BrokenNote
 from brain._model import Note, Visibility, iso, new_id
+from brain._upkeep import graph
 from brain._upkeep.splits import Suggestion
 from brain._vault.archive import is_archived
 from brain._vault.journal import Event
@@ -88,13 +89,17 @@ def regenerate(
 
 def strike(brain: Context, gone: Sequence[str]) -> list[str]:
     """Take forgotten notes out of the logs already written: each line naming one goes, and
-    its section's count with it (today's log is rewritten whole by the next sleep). Lock held."""
+    its section's count with it (today's log is rewritten whole by the next sleep); a graph
+    that drew one is drawn again without it. Lock held."""
     changed = []
     for row in brain.caches.catalog.of_kind("log"):
         note = _existing(brain, row.path)
         if note is None or not any(i in note.body for i in gone):
             continue
-        brain.save(note.with_body(_struck(note.body, gone)))
+        if row.path == f"{row.partition}/{graph.GRAPH_NODE}/{graph.GRAPH_FILE}":
+            graph.write_graph(brain.at(row.partition))  # its titles go with the ids
+        else:
+            brain.save(note.with_body(_struck(note.body, gone)))
         changed.append(row.path)
     return changed
 
@@ -158,13 +163,20 @@ def _body(
     splits: list[Suggestion],
     said: Said,
 ) -> str | None:
-    created = brain.caches.catalog.created_on(partition, day)
+    catalog = brain.caches.catalog
+    created = catalog.created_on(partition, day)
+
+    def held(e: Event) -> bool:
+        """Whether the vault still holds the notes an event names: one forgotten on another
+        machine left this journal untold, and its title must not come back through a log."""
+        named = (e.id, e.detail) if e.kind == "corrected" else (e.id,)
+        return all(catalog.get(i) is not None for i in named)
 
     def happened(kind: str) -> list[tuple[str, str, str]]:
         def detail(e: Event) -> str:
             return f"`{e.id}` → `{e.detail}`" if kind == "corrected" else f"`{e.id}`: {e.detail}"
 
-        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind]
+        return [(e.title, e.visibility, detail(e)) for e in events if e.kind == kind and held(e)]
 
     forgotten = sum(e.kind == "forgotten" for e in events)
     sections = [

@@ -1,8 +1,10 @@
-"""What brain derives from the notes, rebuilt whole: every index.json, and Graph.md after merges."""
+"""What brain derives from the notes, rebuilt whole: every index.json, and Graph.md after merges;
+and the catch-up at once after git moved HEAD (a pull)."""
 
 from __future__ import annotations
 
 from brain._context import Context
+from brain._git import seen
 from brain._git.repo import REGENERATE_FLAG, merging
 from brain._indexes.rows import Settled
 from brain._upkeep import graph
@@ -21,11 +23,25 @@ def regenerate_after_merge(brain: Context) -> bool:
     flag = brain.root / REGENERATE_FLAG
     if not brain.changes.enabled or not flag.exists() or merging(brain.root):
         return False
+    commit = seen.head(brain.root)
     with brain.changes.operation() as op, brain.lock.hold():
         brain.catch_up(force=True)
+        if commit is not None:  # the walk saw the merge: its own commit follows it
+            seen.mark(brain.root, commit)
         rebuild_node_indexes(brain)
         for partition in brain.store.partitions():
             graph.write_graph(brain.at(partition))
         remove_file(flag)
         op.said = "regenerate index.json and Graph.md after a merge"
+    return True
+
+
+def catch_up_after_pull(brain: Context) -> bool:
+    """Walk the files once when git moved HEAD since the caches last saw them (a pull, a
+    checkout): before a write that does not walk, or a daemon's read between its walks."""
+    commit = seen.moved(brain.root)
+    if commit is None:
+        return False
+    brain.catch_up(force=True)
+    seen.mark(brain.root, commit)
     return True

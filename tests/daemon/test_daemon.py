@@ -581,3 +581,29 @@ def test_the_daemon_follows_brain_yaml(daemon: Path) -> None:
     note = json.loads(brain(daemon, "remember", "Filed under work", "--json").stdout)
     assert note["path"].startswith("work/")
     assert DaemonClient.connect(daemon).call("status")["requests"] >= 1
+
+
+@pytest.mark.usefixtures("autostart")
+def test_a_brain_package_where_the_client_runs_is_never_the_daemons_code(
+    vault: Path, tmp_path: Path
+) -> None:
+    here = tmp_path / "checkout"
+    (here / "brain").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    hostile = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+    (here / "brain/__init__.py").write_text(hostile + "raise SystemExit(1)\n")
+    try:
+        # The `brain` script never looks in the current folder; `-P` keeps this client so.
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "brain", "list", "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+            env=env(),
+            cwd=here,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert running_pid(vault) is not None  # the daemon answered it
+        assert not marker.exists()
+    finally:
+        stop_daemon(vault)

@@ -401,6 +401,24 @@ def test_forgetting_strikes_the_note_from_earlier_daily_logs(
     assert check.returncode == 0 and "no trace" in check.stdout, check.stdout
 
 
+def test_forgetting_draws_the_graph_again_without_the_note(vault: Path, clock: FixedClock) -> None:
+    brain = open_vault(vault, clock=clock)
+    try:
+        note = brain.remember(TEXT, title=TITLE)
+        newer = brain.correct(note.id, "The ledger moved to the second brick.")
+        brain.write_graph()
+        drawn = vault / "main/Insights/Graph.md"
+        assert TITLE in drawn.read_text()
+        brain.forget(newer.id, mode="history")
+        text = drawn.read_text()
+        assert TITLE not in text and note.id not in text and newer.id not in text
+        brain.sleep()  # the caches' last bytes
+    finally:
+        brain.close()
+    check = _brain(vault, "doctor", "--forgotten", note.id)
+    assert check.returncode == 0 and "no trace" in check.stdout, check.stdout
+
+
 def test_a_stash_refuses_before_anything(vault: Path, clock: FixedClock) -> None:
     """Expiring the reflog would drop all but the newest stash: the person decides first."""
     note_id = _secret(vault, clock)
