@@ -288,6 +288,7 @@ class RememberOptions(TypedDict, total=False):
     node: str | None
     tags: Sequence[str]
     kind: str | None
+    visibility: str | None  # the person's alone: a model's write is refused it
 
 
 class ListOptions(TypedDict, total=False):

@@ -87,6 +87,13 @@ def remember(
         str | None, typer.Option(help="Comma-separated tags (no spaces, not only digits).")
     ] = None,
     kind: Annotated[str | None, typer.Option(help="titled | singleton | dated | thread.")] = None,
+    visibility: Annotated[
+        str | None,
+        typer.Option(
+            help="A new note hidden from its first write: private (never shown to a model) or "
+            "local-only (nor ever in git)."
+        ),
+    ] = None,
     partition: PartitionOpt = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
@@ -95,7 +102,10 @@ def remember(
     body = read_text(text)
     backend = open_backend(vault)
     tag_list = [t for t in (tags or "").split(",") if t.strip()]
-    data = backend.remember(body, partition, title=title, node=node, tags=tag_list, kind=kind)
+    hidden = {"visibility": visibility} if visibility is not None else {}
+    data = backend.remember(
+        body, partition, title=title, node=node, tags=tag_list, kind=kind, **hidden
+    )
     backend.close()
     if as_json:
         emit_json(data)

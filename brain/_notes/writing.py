@@ -10,8 +10,19 @@ from typing import TYPE_CHECKING, Any
 from brain._errors import BrokenNote, InvalidInput, broken_in_the_way
 from brain._indexes.catalog import ObjectRow
 from brain._indexes.ports import CatalogReads, NotesPort
-from brain._model import KINDS, Kind, Note, iso, new_id, normalise_title
+from brain._model import (
+    KINDS,
+    LOCAL_ONLY,
+    VISIBILITIES,
+    Kind,
+    Note,
+    Visibility,
+    iso,
+    new_id,
+    normalise_title,
+)
 from brain._notes import defining
+from brain._notes.levers import hidden_path
 from brain._obsidian import check_tag
 from brain._scoping import place
 from brain._vault.archive import check_writable
@@ -334,10 +345,17 @@ def remember(
     node: str | None = None,
     tags: Sequence[str] = (),
     kind: str | None = None,
+    visibility: str | None = None,
     source: dict[str, Any] | None = None,
 ) -> Written:
-    """Store a memory; what happens depends on the note kind (see `plan`)."""
+    """Store a memory; what happens depends on the note kind (see `plan`). `visibility`: a new
+    note hidden from its first write (the person's alone; see `_hidden`)."""
     check_text(text, brain.settings.max_text_bytes)
+    if visibility is not None and brain.for_model:
+        raise InvalidInput("a model cannot set a note's visibility")
+    if visibility is not None and visibility not in VISIBILITIES:
+        allowed = ", ".join(VISIBILITIES)
+        raise InvalidInput(f"visibility cannot be {visibility!r}; allowed: {allowed}")
     clean_tags = tuple(check_tag(t) for t in tags)
     request = Request(
         text=text,
@@ -365,8 +383,36 @@ def remember(
             lambda request: _place(brain, request),
         )
         # A write is a touch: it reactivates a dormant or archived note, and warms a cold one.
-        note = brain.save(brain.touched(defining.mark(written.note, text)))
-        return Written(note, written.outcome)
+        note = brain.touched(defining.mark(written.note, text))
+        if visibility is not None and visibility != Visibility.NORMAL:
+            note = _hidden(brain, note, written.outcome, visibility)
+        return Written(brain.save(note), written.outcome)
+
+
+def _hidden(brain: Context, note: Note, outcome: str, visibility: str) -> Note:
+    """A new titled note, private or local-only from its first write: a local-only one is
+    written under local-only/ at once, so no commit ever holds a version of it (made normal
+    and then local-only, its first version stayed in git's history)."""
+    if note.kind != Kind.TITLED:
+        raise InvalidInput(
+            f"a {note.kind} note is shared by later writes; only a titled note takes a visibility",
+            "remember it in a folder of titled notes (--node)",
+        )
+    if outcome != "created":
+        hint = f"`brain set {note.id} visibility {visibility}` changes that one"
+        if note.visibility == visibility:
+            hint = f"it is {visibility} already: without --visibility the text is added to it"
+        raise InvalidInput(
+            f"{note.path} is already there; a visibility is given to a new note", hint
+        )
+    if visibility == LOCAL_ONLY:
+        if not brain.capabilities.local_only:
+            raise InvalidInput("a hosted brain keeps no local-only notes", "make it private")
+        target = hidden_path(note.path)
+        if brain.store.path(target).exists():
+            raise InvalidInput(f"{target} is already there; give the note another title")
+        note = note.with_path(target)
+    return note.with_meta(visibility=visibility)
 
 
 def own_pass(now: datetime) -> dict[str, Any]:
