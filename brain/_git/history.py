@@ -112,8 +112,27 @@ def undo_target(root: Path) -> tuple[str, list[str]]:
             raise GitError("nothing of brain's to undo since the vault went under git")
         if len(run(root, "rev-list", "--parents", "-n1", line).split()) > 2:
             raise GitError(f"the last commit is a merge: {subject}", "undo it with git by hand")
+        made = _made_here(root)
+        if made is not None and line not in made:
+            raise GitError(
+                f"brain's last change was made in another clone of the vault and came with a "
+                f"pull: {subject}; `brain undo` takes back a change made here",
+                f"to take that one back: `git revert {line[:10]}`",
+            )
         return line, touches
     raise GitError("no brain commit to undo in the last 200 commits")
+
+
+def _made_here(root: Path) -> set[str] | None:
+    """The commits made in this clone, by its HEAD's reflog (a pull's or a clone's entries
+    are not commits; a rebase's are this clone's commits replayed); None when the clone keeps
+    no reflog (a purge expires it), and so cannot tell."""
+    out = run(root, "reflog", "show", "--format=%H %gs", "HEAD", check=False)
+    entries = [line.split(" ", 1) for line in out.splitlines() if " " in line]
+    if not entries:
+        return None
+    made = ("commit", "revert", "rebase", "cherry-pick")
+    return {commit for commit, said in entries if said.startswith(made)}
 
 
 def operation(root: Path, commit: str) -> str:

@@ -13,6 +13,7 @@ from brain._daemon.operations import Operations
 from brain._git import repo as gitvault
 from brain._git import seen
 from brain._git.merge import merge_dated
+from brain._git.repo import GitError
 from brain.testing import T0
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,3 +243,26 @@ def test_an_older_clones_drivers_are_named_again_with_safe_paths(
     assert gitvault.ensure_drivers(b)
     assert "-P -m brain" in git(b, "config", "merge.brain-dated.driver")
     assert not gitvault.ensure_drivers(b)  # once is enough
+
+
+def test_undo_after_a_pull_does_not_take_back_the_other_clones_change(
+    machines: tuple[Path, Path],
+) -> None:
+    """B's note came with a fast-forward pull: A's `brain undo` named and removed it, a note
+    the person on A may never have seen. It is refused, naming the commit."""
+    a, b = machines
+    write_on(a, "Projects", "Rocket A")
+    pull(b)
+    write_on(b, "Projects", "Rocket B")
+    pull(a)
+    brain = open_vault(a, clock=FixedClock(T0))
+    try:
+        with pytest.raises(GitError, match="made in another clone") as caught:
+            brain.git_undo()
+        assert "git revert" in (caught.value.hint or "")
+        assert "Rocket B" in [n.title for n in brain.list(node="Projects")]
+        brain.remember("Rocket C is a fact about rockets", title="Rocket C", node="Projects")
+        brain.git_undo()  # a change made here is taken back as before
+        assert "Rocket C" not in [n.title for n in brain.list(node="Projects")]
+    finally:
+        brain.close()
