@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from brain._context import Context
 
 
+VAULT_README = "README.md"  # the vault's own, from vault-template/ (`brain init`)
+
+
 @dataclass(frozen=True)
 class DoctorReport:
     broken: tuple[tuple[str, str], ...] = ()  # (path, reason)
@@ -37,6 +41,7 @@ class DoctorReport:
     renewed: tuple[str, ...] = ()  # copies given an id of their own (`copy_of`): for the record
     leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
     rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
+    unread: tuple[str, ...] = ()  # Markdown files outside every partition: never read (no problem)
 
     @property
     def ok(self) -> bool:
@@ -70,6 +75,7 @@ class DoctorReport:
             "renewed": list(self.renewed),
             "leftovers": list(self.leftovers),
             "rebuilt": self.rebuilt,
+            "unread": list(self.unread),
         }
 
 
@@ -133,7 +139,20 @@ def examine(brain: Context) -> DoctorReport:
         tuple(renewed),
         tuple(left),
         rebuilt,
+        tuple(_unread(brain)),
     )
+
+
+def _unread(brain: Context) -> list[str]:
+    """Markdown files at the vault's top level (where Obsidian puts a new note and a daily
+    note unless told otherwise): outside every partition, so no command reads them."""
+    if not brain.capabilities.hand_edits:
+        return []
+    try:
+        names = sorted(entry.name for entry in os.scandir(brain.root) if entry.is_file())
+    except OSError:
+        return []
+    return [name for name in names if name.endswith(".md") and name != VAULT_README]
 
 
 def _copies(brain: Context, parsed: list[Note]) -> tuple[list[str], list[str]]:

@@ -116,6 +116,9 @@ def remember(
 
 
 # What a remember did, as the person reads it (`outcome` in --json).
+UNREAD = (
+    " (outside every partition: brain never reads it; move it into one, e.g. main/Knowledge/Inbox)"
+)
 _OUTCOMES = {
     "created": "Remembered {} (a new note)",
     "appended": "Added to {}",
@@ -315,6 +318,7 @@ def doctor(
             ("[yellow]copy[/yellow]    ", report.copies, ""),
             ("copied  ", report.renewed, ""),
             ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
+            ("unread  ", report.unread, UNREAD),
         ]
         for label, items, why in findings:
             for item in items:

@@ -18,6 +18,7 @@ from brain._git.repo import (
     UNMERGED,
     GitError,
     autocommit_on,
+    committed,
     dirty,
     git_binary,
     git_identity,
@@ -57,11 +58,16 @@ def require_repo(root: Path) -> None:
         raise GitError(f"{root} is not under git", "run `brain git enable`")
 
 
-def log(root: Path, path: str | None = None, limit: int = 20) -> list[Entry]:
-    """Recent commits, newest first: all, or of one file following its renames."""
+def log(
+    root: Path, path: str | None = None, limit: int = 20, note_id: str | None = None
+) -> list[Entry]:
+    """Recent commits, newest first: all, or of one file following its renames. A file
+    renamed by hand and not yet committed is followed from where HEAD holds its `note_id`."""
     require_repo(root)
     if not has_head(root):
         return []
+    if path is not None and note_id is not None and committed(root, [path])[path] == "-":
+        path = _committed_path(root, note_id) or path
     fmt = "%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:key=" + TRAILER + ",valueonly)%x1e"
     args = ["log", f"-n{limit}", f"--format={fmt}"]
     if path is not None:
@@ -72,6 +78,18 @@ def log(root: Path, path: str | None = None, limit: int = 20) -> list[Entry]:
         if len(parts) == 5:
             entries.append(Entry(parts[0], parts[1], parts[2], parts[3], bool(parts[4].strip())))
     return entries
+
+
+def _committed_path(root: Path, note_id: str) -> str | None:
+    """The note file HEAD holds with this id in its front-matter, if exactly one."""
+    pattern = f"^id: *['\"]?{re.escape(note_id)}['\"]? *$"
+    out = run(root, "grep", "-l", "-E", pattern, "HEAD", check=False)  # no globs: literal
+    found = [
+        line.removeprefix("HEAD:")
+        for line in out.splitlines()
+        if line.startswith("HEAD:") and line.endswith(".md")
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _trailers(root: Path, commit: str) -> dict[str, str]:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain._errors import BrokenNote
+from brain._indexes import handmade
 from brain._indexes.copies import Holders, renew
 from brain._indexes.folders import FolderCheck, by_folders
 from brain._indexes.ports import CachesPort, CatalogPort, NotesPort
 from brain._indexes.rows import stamp_matches
-from brain._model import LOCAL_ONLY, Note, content_hash, iso, new_id, parse_iso
+from brain._model import LOCAL_ONLY, Note, content_hash, iso, parse_iso
 from brain._vault.paths import COLD_DIR
 from brain._vault.store import RESERVED_TOP
 
@@ -311,9 +312,11 @@ def index_file(
     except BrokenNote as exc:
         caches.put_broken(rel, data, st, exc.message)
         return "broken"
-    if not note.id:
-        note = adopt(note, clock.now())
-        data = store.write(note)
+    if not note.id and handmade.is_empty(note):  # never written: an editor may be saving it
+        caches.put_broken(rel, data, st, f"{rel}: {handmade.EMPTY}")
+        return "broken"
+    if (named := _named_by_hand(store, caches, clock, holders, note, known)) is not None:
+        note, data = named
         st = store.stat(rel)
     if known is not None and known.note_id and known.note_id != note.id:
         # The file now holds another note (moved over it, its id edited, a commit undone): the
@@ -341,29 +344,35 @@ def index_file(
     return "changed"
 
 
+def _named_by_hand(
+    store: NotesPort,
+    caches: CachesPort,
+    clock: Clock,
+    holders: Holders,
+    note: Note,
+    known: FileRow | None,
+) -> tuple[Note, bytes] | None:
+    """A file made or renamed by hand, written with its id and title (handmade.py), or None
+    when it needs neither. A file whose front-matter went keeps the id it held here."""
+    rel = note.path
+    if not note.id:
+        held = caches.catalog.get(known.note_id) if known is not None and known.note_id else None
+        note = handmade.adopt(note, clock.now(), held if held and held.path == rel else None)
+        return note, store.write(note)
+    other = caches.catalog.get(note.id)
+    before = other.path if other is not None else holders.moved_from(note.id)
+    if not before or before == rel or _holds(store, before, note.id):
+        return None  # not renamed, or a copy (below)
+    title = handmade.renamed_title(note, before)
+    if title is None:
+        return None
+    note = note.with_meta(title=title)
+    return note, store.write(note)
+
+
 def _holds(store: NotesPort, rel: str, note_id: str) -> bool:
     """Whether the file at rel (as it is now, not as cached) holds this id."""
     try:
         return store.read(rel).id == note_id
     except (OSError, BrokenNote):
         return False
-
-
-def adopt(note: Note, now: datetime) -> Note:
-    """A Markdown file written by hand gets an id; the fields the person wrote are kept
-    (first, in their order) and only the missing ones are added."""
-    stamp = iso(now)
-    defaults = {
-        "title": Path(note.path).stem,
-        "kind": "titled",
-        "status": "active",
-        "created": stamp,
-        "touched": stamp,
-        "source": {"via": "hand"},
-    }
-    # An empty or null `id` the person left is filled in where it stands (first otherwise).
-    meta = dict(note.meta) if "id" in note.meta else {"id": None, **note.meta}
-    meta["id"] = new_id(now)
-    for key, value in defaults.items():
-        meta.setdefault(key, value)
-    return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept

@@ -29,11 +29,21 @@ class Holders:
         self._before = before
         self._seen: dict[str, str | None] = {}  # path → the id it held before this pass
         self._gone: dict[int, str] = {}  # inode → id, of the files gone in this pass
+        self._went: dict[str, str] = {}  # id → the path it went from in this pass
 
     def went(self, row: FileRow) -> None:
         """A known file gone from its path: if its inode turns up elsewhere, it was moved."""
         if row.note_id and row.inode:
             self._gone[row.inode] = row.note_id
+        if row.note_id:
+            self._went[row.note_id] = row.path
+
+    def moved_from(self, note_id: str) -> str | None:
+        """Where this id was before the pass, for a file that holds it now: the file gone
+        from there in this pass, or (a rebuild) the catalog's holder before it was cleared."""
+        if self._before is not None:
+            return self._before.get(note_id)
+        return self._went.get(note_id)
 
     def saw(self, rel: str, known: FileRow | None, inode: int) -> None:
         """The file at rel, about to be indexed, as the catalog knew it (None: not at all)."""

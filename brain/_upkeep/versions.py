@@ -23,7 +23,7 @@ def log(brain: Context, note_id: str | None = None, limit: int = 20) -> Sequence
         if row.visibility == Visibility.LOCAL_ONLY:
             raise InvalidInput(f"note {note_id} is local-only; git never carries it")
         path = row.path
-    return githistory.log(brain.root, path, limit)
+    return githistory.log(brain.root, path, limit, note_id)
 
 
 def undo(brain: Context) -> tuple[str, str]:

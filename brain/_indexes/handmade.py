@@ -1,0 +1,62 @@
+"""Files a person made, emptied or renamed in an editor (Obsidian): their id and title."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from brain._errors import InvalidInput
+from brain._model import Note, iso, new_id
+from brain._vault.paths import file_stem
+
+if TYPE_CHECKING:
+    from brain._indexes.rows import ObjectRow
+
+# What an editor leaves in a file it has only just made, or is halfway through saving
+# (Obsidian writes in place: the file is empty between truncating and writing).
+EMPTY = "an empty file; it becomes a note (given an id) once it holds text"
+
+
+def is_empty(note: Note) -> bool:
+    """Nothing to keep: no front-matter and no text."""
+    return not note.meta and not note.body.strip()
+
+
+def adopt(note: Note, now: datetime, known: ObjectRow | None = None) -> Note:
+    """A Markdown file written by hand gets an id; the fields the person wrote are kept
+    (first, in their order) and only the missing ones are added. `known`: the note the
+    catalog knew at this path, whose front-matter the person removed: it keeps its id, kind
+    and creation, so relations to it and its history still hold."""
+    stamp = iso(now)
+    defaults = {
+        "title": PurePosixPath(note.path).stem,
+        "kind": known.kind if known else "titled",
+        "status": "active",
+        "created": known.created if known else stamp,
+        "touched": stamp,
+        "source": {"via": "hand"},
+    }
+    # An empty or null `id` the person left is filled in where it stands (first otherwise).
+    meta = dict(note.meta) if "id" in note.meta else {"id": None, **note.meta}
+    meta["id"] = known.note_id if known else new_id(now)
+    for key, value in defaults.items():
+        meta.setdefault(key, value)
+    return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept
+
+
+def renamed_title(note: Note, before: str) -> str | None:
+    """The title a note renamed by hand takes: its new file name, when its old one was its
+    title's (Obsidian shows a note's file name as its title, and renaming there renames the
+    file only); None when the title stays."""
+    old, new = PurePosixPath(before), PurePosixPath(note.path)
+    if old.stem == new.stem or not new.name.endswith(".md") or not old.name.endswith(".md"):
+        return None  # moved to another folder, or a cold file
+    try:
+        stem = file_stem(note.title)
+    except InvalidInput:  # a title with no characters usable in a file name
+        return None
+    named = old.stem == stem or re.fullmatch(re.escape(stem) + r" \d+", old.stem)
+    return new.stem if named and new.stem != stem else None

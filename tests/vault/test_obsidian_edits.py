@@ -1,0 +1,146 @@
+"""What a person editing the vault in Obsidian does to its files: a note renamed from its title
+bar, a new note that starts as an empty `Untitled.md`, a note's properties removed, a hand
+rename not yet committed (docs/lab/probe-obsidian.md)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from brain._brain import Brain, open_vault
+from brain._clock import FixedClock
+from brain._git import repo as gitvault
+from brain._vault import notefile
+
+INBOX = "main/Knowledge/Inbox"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _catch_up(brain: Brain, how: str) -> None:
+    if how == "reindex":
+        brain.reindex(embed=False)
+    else:
+        brain._context.catch_up(force=True)
+
+
+def _meta(path: Path) -> dict[str, object]:
+    return dict(notefile.parse(path.read_text(), path.name).meta)
+
+
+def _titles(brain: Brain) -> dict[str, str]:
+    return {row.id: row.title for row in brain.list()}
+
+
+@pytest.mark.parametrize("how", ["catch-up", "reindex"])
+@pytest.mark.parametrize("new_name", ["Kite deploy tool", "kite"])
+def test_a_note_renamed_from_the_title_bar_takes_its_new_name_as_title(
+    brain: Brain, vault: Path, how: str, new_name: str
+) -> None:
+    kite = brain.remember("Kite is our deploy tool.", title="Kite")
+    (vault / kite.path).rename(vault / INBOX / f"{new_name}.md")
+    _catch_up(brain, how)
+    assert _titles(brain)[kite.id] == new_name
+    assert _meta(vault / INBOX / f"{new_name}.md")["title"] == new_name
+    again = brain.remember("It needs a green build.", title=new_name)
+    assert again.id == kite.id  # the same note, no second file beside it
+    assert sorted(p.name for p in (vault / INBOX).glob("*.md")) == [f"{new_name}.md"]
+
+
+def test_a_note_moved_to_another_folder_or_copied_keeps_its_title(
+    brain: Brain, vault: Path
+) -> None:
+    kite = brain.remember("Kite is our deploy tool.", title="Kite")
+    hawk = brain.remember("Hawk watches Kite.", title="Hawk")
+    (vault / "main/Knowledge/Domains/Tools").mkdir(parents=True)
+    (vault / kite.path).rename(vault / "main/Knowledge/Domains/Tools/Kite.md")
+    (vault / INBOX / "Hawk 1.md").write_bytes((vault / hawk.path).read_bytes())  # "Make a copy"
+    brain._context.catch_up(force=True)
+    titles = _titles(brain)
+    assert titles[kite.id] == "Kite"
+    assert titles[hawk.id] == "Hawk"
+    copy = _meta(vault / INBOX / "Hawk 1.md")
+    assert copy["copy_of"] == hawk.id
+    assert copy["title"] == "Hawk"
+
+
+def test_a_new_empty_note_is_left_alone_until_it_holds_text(brain: Brain, vault: Path) -> None:
+    untitled = vault / INBOX / "Untitled.md"
+    untitled.write_bytes(b"")
+    brain._context.catch_up(force=True)
+    assert untitled.read_bytes() == b""  # never written while an editor may be saving it
+    assert "Untitled" not in _titles(brain).values()
+    assert any("an empty file" in reason for _path, reason in brain.doctor().broken)
+    named = untitled.rename(vault / INBOX / "Lunch ideas.md")  # the title typed in Obsidian
+    named.write_text("Tacos on Tuesday.\n")
+    brain._context.catch_up(force=True)
+    assert list(_titles(brain).values()).count("Lunch ideas") == 1
+    assert brain.doctor().ok
+
+
+@pytest.mark.parametrize("emptied", [False, True])
+def test_a_note_whose_properties_were_removed_keeps_its_id(
+    brain: Brain, vault: Path, emptied: bool
+) -> None:
+    kite = brain.remember("Kite is our deploy tool.", title="Kite")
+    hawk = brain.remember("Hawk watches Kite.", title="Hawk")
+    brain.relate(hawk.id, "references", kite.id)
+    path = vault / kite.path
+    if emptied:  # saved empty for a moment (Obsidian writes in place), then whole again
+        text = path.read_bytes()
+        path.write_bytes(b"")
+        brain._context.catch_up(force=True)
+        assert path.read_bytes() == b""
+        path.write_bytes(text)
+    else:  # every property removed in the Properties view
+        path.write_text("Kite is our deploy tool.\n")
+    brain._context.catch_up(force=True)
+    assert _meta(path)["id"] == kite.id
+    assert _meta(path)["created"] == kite.created
+    report = brain.doctor()
+    assert report.ok, report.to_json()
+    assert [r.target for r in brain.expand(hawk.id, touch=False).relations] == [kite.id]
+
+
+@pytest.fixture
+def repo(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(ROOT / ".no-home-for-git-tests"),
+    }.items():
+        monkeypatch.setenv(key, value)
+    gitvault.enable(vault)
+    return vault
+
+
+@pytest.fixture
+def gbrain(repo: Path, clock: FixedClock) -> Iterator[Brain]:
+    b = open_vault(repo, clock=clock)
+    yield b
+    b.close()
+
+
+def test_the_log_of_a_note_renamed_by_hand_and_not_committed(gbrain: Brain, repo: Path) -> None:
+    kite = gbrain.remember("Kite is our deploy tool.", title="Kite")
+    (repo / kite.path).rename(repo / INBOX / "Kite deploy tool.md")
+    gbrain._context.catch_up(force=True)
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout
+    assert "Kite deploy tool.md" in status  # the person's rename, theirs to commit
+    subjects = [entry.message for entry in gbrain.git_log(kite.id)]
+    assert subjects == [f'brain: remember "Kite" ({kite.id})']
+
+
+def test_doctor_names_a_note_made_at_the_top_of_the_vault(brain: Brain, vault: Path) -> None:
+    (vault / "2026-12-07.md").write_text("A daily note, where Obsidian puts one.\n")
+    report = brain.doctor()
+    assert report.unread == ("2026-12-07.md",)  # the vault's README.md is its own
+    assert report.ok  # nothing is wrong with the vault: the person is told, no more
+    assert report.to_json()["unread"] == ["2026-12-07.md"]
