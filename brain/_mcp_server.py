@@ -68,8 +68,7 @@ Tools = ToolManager
 Forward = Callable[[str, dict[str, Any], ToolFn], Awaitable[Result]]
 # Runs `work` with the tools of the request's tenant, on a worker thread, and awaits it;
 # `read_only`: the work changes nothing, so it may run again on a fresh connection, and read
-# a replica; `tool`: what
-# the access log and the metrics call it.
+# a replica; `tool`: what the access log and the metrics call it.
 TenantRun = Callable[..., Awaitable[Any]]
 # The tools of the request's tenant if its Brain is open in this process, else None.
 TenantPeek = Callable[[], ToolManager | None]
@@ -78,10 +77,8 @@ TenantPeek = Callable[[], ToolManager | None]
 def build_server(
     brain: Brain, *, session_id: str | None = None, forward: Forward | None = None
 ) -> MCPServer:
-    """The MCP server over one Brain; the Brain is switched to its model-facing mode.
-
-    With `forward`, each tool (its arguments checked here) is sent on to the daemon instead.
-    """
+    """The MCP server over one Brain, switched to its model-facing mode. With `forward`, each
+    tool (its arguments checked here) is sent on to the daemon instead."""
     return _Server(
         "brain",
         version=version(),
@@ -166,10 +163,9 @@ class _Server(MCPServer):
 
 
 class _Answering:
-    """The stdio server's incoming messages, where a request the SDK could not read is
-    answered with an error naming its argument instead of being dropped, which left the host
-    waiting for an answer until it gave up. Such a request is JSON that Python reads and
-    pydantic does not: text holding a lone surrogate (`"\\ud800"`), which is not Unicode."""
+    """The stdio server's incoming messages, where a request the SDK could not read (JSON
+    holding a lone surrogate, `"\\ud800"`, not Unicode) is answered with an error naming its
+    argument instead of being dropped, which left the host waiting until it gave up."""
 
     def __init__(self, stream: Any, write: Any) -> None:
         self._stream, self._write = stream, write
@@ -339,7 +335,7 @@ def _registrar(brain: Brain, forward: Forward | None, tools: list[Tool]) -> Regi
                 open_world_hint=False,
             )
             call = fn if read_only else _one_operation(brain, fn)
-            body = call if forward is None else _forwarding(fn, forward)
+            body = _following_git(brain, call) if forward is None else _forwarding(fn, forward)
             tools.append(_strict(Tool.from_function(_errors(body), annotations=hints)))
             return fn
 
@@ -407,6 +403,18 @@ def _forwarding(fn: ToolFn, forward: Forward) -> ToolFn:
         return await forward(fn.__name__, kwargs, fn)
 
     return sent
+
+
+def _following_git(brain: Brain, fn: ToolFn) -> ToolFn:
+    """The tool, after a catch-up when git moved HEAD under the server (a pull), as the daemon
+    does before each request (Running.follow_git)."""
+
+    @functools.wraps(fn)
+    async def following(*args: Any, **kwargs: Any) -> Result:
+        brain.running().follow_git()
+        return await fn(*args, **kwargs)
+
+    return following
 
 
 def _errors(fn: ToolFn) -> ToolFn:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 
 from brain._brain import Brain, open_vault
 from brain._clock import FixedClock
@@ -14,6 +16,7 @@ from brain._git import repo as gitvault
 from brain._git import seen
 from brain._git.merge import merge_dated
 from brain._git.repo import GitError
+from brain._mcp_server import build_server
 from brain.testing import T0
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -266,3 +269,29 @@ def test_undo_after_a_pull_does_not_take_back_the_other_clones_change(
         assert "Rocket C" not in [n.title for n in brain.list(node="Projects")]
     finally:
         brain.close()
+
+
+def test_a_server_without_the_daemon_sees_what_a_pull_brought(
+    machines: tuple[Path, Path],
+) -> None:
+    """`brain serve` with the daemon off holds its Brain as long as the host runs: a pull
+    under it was caught up only by the watcher, after its quiet spell, and a model's
+    remember first wrote index.json from caches that did not know the pulled notes."""
+    a, b = machines
+    brain = open_vault(b, clock=FixedClock(T0))
+    brain.running().look_every(600.0)
+
+    async def main() -> None:
+        async with Client(build_server(brain)) as client:
+            await client.call_tool("list_memories", {"node": "Projects"})
+            write_on(a, "Projects", *(f"Rocket {n}" for n in range(4)))
+            pull(b)
+            listed = await client.call_tool("list_memories", {"node": "Projects"})
+            assert "Rocket 3" in str(listed.structured_content)
+            await client.call_tool(
+                "remember", {"text": "B's rocket fact", "title": "Rocket B", "node": "Projects"}
+            )
+
+    anyio.run(main)
+    brain.close()
+    assert '"total_memory_count": 5' in (b / "main/Projects/index.json").read_text()
