@@ -14,6 +14,7 @@ from brain._errors import BrokenNote, InvalidInput
 from brain._model import LOCAL_ONLY, Note
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, hot_path, is_cold
+from brain._vault.editors import aside, template_folders
 from brain._vault.files import (
     atomic_write,
     discard,
@@ -35,6 +36,8 @@ class NoteStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
+        # The editor's templates (vault/editors.py): moulds of notes, never walked as notes.
+        self.aside = template_folders(root)
         # Inside `grouped()`: the notes written and not yet renamed into place, by path, each
         # with its temp file and the path it goes to.
         self._group: dict[str, tuple[Path, Path]] | None = None
@@ -99,6 +102,7 @@ class NoteStore:
             if entry.is_dir(follow_symlinks=False)
             and not entry.name.startswith(".")
             and entry.name not in RESERVED_TOP
+            and not aside(entry.name, self.aside)
         )
 
     def walk(self, folders: Folders | None = None) -> Iterator[tuple[str, os.stat_result]]:
@@ -125,6 +129,8 @@ class NoteStore:
     ) -> Iterator[tuple[str, os.stat_result]]:
         """The note files at any depth below one folder of the vault, as `walk()` finds them."""
         self.commit_group()
+        if aside(rel, self.aside):
+            return
         yield from self._walk(rel, ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md", folders)
 
     def _walk_root(
@@ -182,7 +188,7 @@ class NoteStore:
         self.commit_group()
         folder = rel.rpartition("/")[0]
         try:
-            if folder and self._linked(folder):
+            if folder and (self._linked(folder) or aside(folder, self.aside)):
                 return None
             st = os.lstat(self.root / rel)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -221,7 +227,8 @@ class NoteStore:
                 continue
             child = f"{rel}/{entry.name}"
             if entry.is_dir(follow_symlinks=False):
-                yield from self._walk(child, suffix, folders)
+                if not aside(child, self.aside):
+                    yield from self._walk(child, suffix, folders)
             elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
                 yield child, entry.stat(follow_symlinks=False)
 

@@ -144,3 +144,36 @@ def test_doctor_names_a_note_made_at_the_top_of_the_vault(brain: Brain, vault: P
     assert report.unread == ("2026-12-07.md",)  # the vault's README.md is its own
     assert report.ok  # nothing is wrong with the vault: the person is told, no more
     assert report.to_json()["unread"] == ["2026-12-07.md"]
+
+
+def test_the_editors_templates_are_not_notes(vault: Path, clock: FixedClock) -> None:
+    """Obsidian's templates folder (named in its settings) is the mould of notes: read as
+    notes, a template with `{{date}}` was broken for good, a plain one was given an id and a
+    title that every note made from it copied, and a top-level one was a partition."""
+    (vault / ".obsidian/plugins/templater-obsidian").mkdir(parents=True)
+    (vault / ".obsidian/templates.json").write_text('{"folder": "Templates"}')
+    (vault / ".obsidian/plugins/templater-obsidian/data.json").write_text(
+        '{"templates_folder": "main/Meta/Moulds/"}'
+    )
+    moulds = {
+        "Templates/Daily.md": "---\ncreated: {{date}}\n---\n# {{title}}\n",
+        "Templates/Meeting.md": "---\ntags: [meeting]\n---\nAgenda:\n",
+        "main/Meta/Moulds/Call.md": "---\ntags: [call]\n---\nWho called:\n",
+    }
+    for rel, text in moulds.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text)
+    brain = open_vault(vault, clock=clock)
+    try:
+        brain.remember("The agenda of the Monday meeting is short.", title="Monday")
+        assert "Templates" not in brain._context.store.partitions()
+        assert not [n for n in brain.list() if n.title in ("Daily", "Meeting", "Call")]
+        (vault / "Templates/Later.md").write_text("---\ntags: [later]\n---\nLater:\n")
+        brain.list()  # a catch-up after the editor wrote another template
+        assert brain.doctor().ok
+        brain.reindex(embed=False)
+    finally:
+        brain.close()
+    for rel, text in moulds.items():
+        assert (vault / rel).read_text() == text, rel  # never given an id or a title
+    assert "id:" not in (vault / "Templates/Later.md").read_text()
