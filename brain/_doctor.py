@@ -12,7 +12,7 @@ from brain._indexes import catchup
 from brain._indexes.catalog import REBUILT
 from brain._indexes.copies import Holders
 from brain._indexes.rows import FileRow
-from brain._model import Note, Visibility, content_hash
+from brain._model import KINDS, STATUSES, Note, Visibility, content_hash, is_id, parse_iso
 from brain._notes import relations
 from brain._sources import documents
 from brain._upkeep import dictionaries
@@ -42,6 +42,7 @@ class DoctorReport:
     leftovers: tuple[str, ...] = ()  # temp files of killed writes (`brain sleep` removes them)
     rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
     unread: tuple[str, ...] = ()  # Markdown files outside every partition: never read (no problem)
+    fields: tuple[str, ...] = ()  # brain's own fields holding what brain cannot use (hand edits)
 
     @property
     def ok(self) -> bool:
@@ -57,6 +58,7 @@ class DoctorReport:
             or self.links
             or self.copies
             or self.leftovers
+            or self.fields
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -76,6 +78,7 @@ class DoctorReport:
             "leftovers": list(self.leftovers),
             "rebuilt": self.rebuilt,
             "unread": list(self.unread),
+            "fields": list(self.fields),
         }
 
 
@@ -140,7 +143,34 @@ def examine(brain: Context) -> DoctorReport:
         tuple(left),
         rebuilt,
         tuple(_unread(brain)),
+        tuple(odd for note in parsed for odd in _odd_fields(note)),
     )
+
+
+def _a_time(text: str) -> bool:
+    try:
+        parse_iso(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _odd_fields(note: Note) -> list[str]:
+    """Brain's own fields a hand edit (an editor's properties pane) left holding what brain
+    cannot use: an id no command can name, a title that is not text, a kind or status brain
+    does not know, a time that is not one. Each is read as it stands, so it is said here."""
+    meta, odd = note.meta, []
+    if note.id and not is_id(note.id):
+        odd.append(f"id {note.id!r} is not a brain id (26 letters and digits): no command names it")
+    if "title" in meta and not isinstance(meta["title"], str):
+        odd.append(f"title is {type(meta['title']).__name__}, not text")
+    for field, known in (("kind", KINDS), ("status", STATUSES)):
+        if field in meta and meta[field] not in known:
+            odd.append(f"{field} {meta[field]!r} is none of {', '.join(known)}")
+    for field in ("created", "touched"):
+        if field in meta and not _a_time(str(meta[field])):
+            odd.append(f"{field} {str(meta[field])!r} is not a date and time (2026-12-07T09:30Z)")
+    return [f"{note.path}: {said}" for said in odd]
 
 
 def _unread(brain: Context) -> list[str]:

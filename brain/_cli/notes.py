@@ -319,6 +319,7 @@ def doctor(
             ("copied  ", report.renewed, ""),
             ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
             ("unread  ", report.unread, UNREAD),
+            ("[yellow]field[/yellow]   ", report.fields, ""),
         ]
         for label, items, why in findings:
             for item in items:

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from brain._errors import InvalidInput
-from brain._model import Note, iso, new_id
+from brain._model import Note, is_id, iso, new_id
 from brain._vault.paths import file_stem
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ def adopt(note: Note, now: datetime, known: ObjectRow | None = None) -> Note:
     catalog knew at this path, whose front-matter the person removed: it keeps its id, kind
     and creation, so relations to it and its history still hold."""
     stamp = iso(now)
+    if known is not None and not is_id(known.note_id):
+        known = None  # an id typed by hand that no command could name: a new one
     defaults = {
         "title": PurePosixPath(note.path).stem,
         "kind": known.kind if known else "titled",

@@ -177,3 +177,30 @@ def test_the_editors_templates_are_not_notes(vault: Path, clock: FixedClock) -> 
     for rel, text in moulds.items():
         assert (vault / rel).read_text() == text, rel  # never given an id or a title
     assert "id:" not in (vault / "Templates/Later.md").read_text()
+
+
+def test_doctor_names_brains_fields_an_editor_left_unusable(vault: Path, clock: FixedClock) -> None:
+    """Obsidian's properties pane lets a person type anything: an id no command names, a
+    list for a title, a kind or status brain does not know. Each was read as it stood, and
+    doctor said "All well."."""
+    note = vault / "main/Knowledge/Inbox/Hawk.md"
+    note.write_text(
+        "---\nid: 12345\ntitle: [Hawk, Falcon]\nkind: note\nstatus: Active\n"
+        "created: yesterday\n---\nThe hawk flew.\n"
+    )
+    brain = open_vault(vault, clock=clock)
+    try:
+        report = brain.doctor()
+        said = [line.split(": ", 1)[1] for line in report.fields]
+        assert not report.ok and said == [
+            "id '12345' is not a brain id (26 letters and digits): no command names it",
+            "title is list, not text",
+            "kind 'note' is none of singleton, dated, titled, thread, recall, document, chunk, log",
+            "status 'Active' is none of active, dormant, archived, resolved, superseded",
+            "created 'yesterday' is not a date and time (2026-12-07T09:30Z)",
+        ]
+        note.write_text("The hawk flew.\n")  # the properties removed: a new, usable id
+        brain.list()
+        assert brain.doctor().fields == ()
+    finally:
+        brain.close()
