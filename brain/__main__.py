@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from brain._streams import fit_streams, speaks_unicode
+
 _VALUED = {
     "-k": "k",
     "--node": "node",
@@ -28,6 +30,7 @@ _FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", 
 
 def main() -> None:
     """Entry point of the `brain` script and `python -m brain`."""
+    fit_streams()
     try:
         if not answered(sys.argv[1:]):
             from brain._cli import main as full
@@ -66,7 +69,8 @@ def answered(argv: Sequence[str]) -> bool:
         client.close()
     if as_json:
         answer = {"query": parsed["query"], "hits": hits, "nothing_relevant": not hits}
-        print(json.dumps(answer, ensure_ascii=False, indent=2))
+        ascii_only = not speaks_unicode(sys.stdout)
+        print(json.dumps(answer, ensure_ascii=ascii_only, indent=2))
     else:
         _print_hits(hits, root)
     return True

@@ -157,6 +157,25 @@ def merged(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def settings_text(where: Path) -> str | None:
+    """The settings file's text; None when it does not exist yet."""
+    if not where.exists():
+        return None
+    try:
+        return where.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(
+            f"{where} is not UTF-8 text; nothing was written",
+            "save it as UTF-8 (without a byte-order mark), or paste the snippet yourself",
+        ) from None
+
+
+def settings_target(where: Path) -> Path:
+    """The file to write: a settings file that is a link (as a dotfiles folder keeps it) is
+    written where it points, so the link stays."""
+    return where.resolve() if where.is_symlink() else where
+
+
 def backup_name(where: Path, stamp: str) -> Path:
     """Where the old settings file is kept: beside it, named by the moment of the change."""
     return where.with_name(f"{where.name}.{stamp}.bak")

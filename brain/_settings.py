@@ -96,6 +96,12 @@ def model_cache_dir(env: Mapping[str, str], home: Path) -> Path:
 def load(root: Path) -> Settings:
     """Read and validate brain.yaml; every problem names the field."""
     path = root / SETTINGS_FILE
+    if root.is_file():
+        raise VaultMissing(
+            f"no vault at {root}: it is a file",
+            "make the vault elsewhere (`brain init PATH`) and name it with --vault PATH or "
+            "BRAIN_VAULT",
+        )
     if not path.is_file():
         raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
     try:

@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from brain._cli.progress import Shown
 from brain._errors import InvalidInput, boundary
+from brain._streams import speaks_unicode
 
 if TYPE_CHECKING:
     from brain._brain import Brain
@@ -244,7 +245,8 @@ def read_text(text: str) -> str:
 
 
 def emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    # ASCII escapes where stdout cannot hold every character: the JSON stays exact.
+    typer.echo(json.dumps(data, ensure_ascii=not speaks_unicode(sys.stdout), indent=2))
 
 
 def arrange() -> None:

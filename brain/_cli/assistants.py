@@ -121,7 +121,8 @@ def _write(host: Host, entry: dict[str, Any]) -> None:
             "the generic host has no settings file to write; nothing was written",
             "copy the snippet `brain mcp-config generic` prints into your host's settings",
         )
-    current = where.read_text(encoding="utf-8") if where.exists() else None
+    where = assistants.settings_target(where)
+    current = assistants.settings_text(where)
     new = assistants.merged(current, where, entry)
     if current == new:
         out.print(f"{escape(str(where))} already runs brain this way; nothing changed.")

@@ -29,12 +29,29 @@ def init_vault(root: Path, now: datetime) -> bool:
     if (root / SETTINGS_FILE).is_file():
         return False
     if root.exists() and not root.is_dir():
-        raise InvalidInput(f"{root} is a file, not a folder")
-    if root.exists() and any(root.iterdir()):
+        raise InvalidInput(
+            f"{root} is a file, not a folder",
+            "move the file away, or make the vault elsewhere (`brain init PATH`) and name it "
+            "with --vault PATH or BRAIN_VAULT",
+        )
+    outer = enclosing_vault(root)
+    if outer is not None:
+        raise InvalidInput(
+            f"{root} is inside the vault {outer}",
+            "the outer vault would take this one's files for its own notes; choose a folder "
+            "outside it, or `brain partition create NAME` for a separate tree in that vault",
+        )
+    repository = root / ".git"
+    if root.exists() and any(p != repository for p in root.iterdir()):
         raise InvalidInput(
             f"{root} is not empty and is not a vault",
             f"choose an empty or new folder; to bring the notes in it into a vault, `brain "
             f"connect {root}` reads them as documents after you confirm",
+        )
+    if repository.exists() and not _repository_without_commits(repository):
+        raise InvalidInput(
+            f"{root} is a git repository with history, not a vault",
+            "choose an empty or new folder, or a clone of an empty repository",
         )
     source = template_dir()
     staging = root.parent / f".{root.name}.init-{os.getpid()}"
@@ -46,9 +63,31 @@ def init_vault(root: Path, now: datetime) -> bool:
     stamp_notes(staging / TEMPLATE_PARTITION, now)
     root.parent.mkdir(parents=True, exist_ok=True)
     if root.exists():
+        if repository.exists():  # a clone of an empty repository: the vault goes into it
+            os.replace(repository, staging / ".git")
         root.rmdir()
     os.replace(staging, root)
     return True
+
+
+def enclosing_vault(root: Path) -> Path | None:
+    """The vault that root would lie inside, if any."""
+    for folder in root.resolve().parents:
+        if (folder / SETTINGS_FILE).is_file():
+            return folder
+    return None
+
+
+def _repository_without_commits(git_dir: Path) -> bool:
+    """A .git folder (as `git init` or the clone of an empty repository leaves it) whose
+    branches hold no commit yet."""
+    if not git_dir.is_dir():
+        return False
+    heads = git_dir / "refs" / "heads"
+    if heads.is_dir() and any(p.is_file() for p in heads.rglob("*")):
+        return False
+    packed = git_dir / "packed-refs"
+    return not (packed.is_file() and "refs/heads/" in packed.read_text(encoding="utf-8"))
 
 
 def stamp_notes(folder: Path, now: datetime) -> None:
