@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import sqlite3
 import traceback
 from collections.abc import Callable, Iterator
 
@@ -61,17 +64,67 @@ class NotConfirmed(BrainError):
     """The person did not confirm at the terminal."""
 
 
+class MachineFault(BrainError):
+    """The machine refused a write or a read: a full disk, a read-only file, an I/O error."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+_SQLITE_FULL = 13  # SQLITE_FULL, the primary result code of "database or disk is full"
+_FULL_HINT = (
+    "free some space and run it again: what was written before is kept and brain catches up "
+    "its caches by itself; a note this command was writing may be saved already (`brain list`)"
+)
+
+
+def machine_fault(exc: BaseException, *, named: bool = True) -> MachineFault | None:
+    """What the machine refused, said in one line: an OSError, SQLite's errors of its files, or
+    tantivy's I/O error; None for anything else (a bug, which keeps its traceback). `named`:
+    the file is named (not to a model, which must not learn a private note's file name)."""
+    if isinstance(exc, BrokenPipeError):  # the reader went away: the entry point's to say
+        return None
+    if isinstance(exc, OSError) and exc.errno is not None:
+        path = exc.filename2 or exc.filename  # a rename's target, not its hidden temp file
+        where = f" {path}" if named and path else ""
+        if exc.errno in _FULL:
+            return MachineFault(f"the disk is full: no room to write{where}", _FULL_HINT)
+        hint = "check the vault's permissions" if exc.errno in _REFUSED else None
+        return MachineFault(f"{exc.strerror or os.strerror(exc.errno)}{where and ':'}{where}", hint)
+    if isinstance(exc, sqlite3.OperationalError):
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code == _SQLITE_FULL:
+            return MachineFault(
+                "the disk is full: no room for brain's caches (.brain/)", _FULL_HINT
+            )
+        return MachineFault(
+            f"brain's caches (.brain/) cannot be used: {exc}",
+            "is the disk full or read-only? once it is not, brain mends them by itself",
+        )
+    # tantivy (the full-text index) reports the file system's refusals as a ValueError.
+    if isinstance(exc, ValueError) and str(exc).startswith("An IO error occurred"):
+        if "(os error 28)" in str(exc):
+            return MachineFault("the disk is full: no room for brain's full-text index", _FULL_HINT)
+        return MachineFault(
+            f"brain's full-text index (.brain/fulltext): {exc if named else 'I/O error'}"
+        )
+    return None
+
+
 @contextlib.contextmanager
 def boundary(
     say: Callable[[str], None], *, debug: Callable[[str], None] | None = None
 ) -> Iterator[None]:
     """The one error boundary of every interface path (CLI commands, daemon sub-commands, the
-    fast path): a BrainError becomes one line, said by `say` on stderr, and exit code 2.
+    fast path): a BrainError, or what the machine refused (machine_fault: a full disk, a
+    read-only file), becomes one line, said by `say` on stderr, and exit code 2.
     `debug` (for `--debug`) is handed its traceback first; the exit code stays 2."""
     try:
         yield
-    except BrainError as exc:
+    except Exception as exc:
+        said = exc if isinstance(exc, BrainError) else machine_fault(exc)
+        if said is None:
+            raise
         if debug is not None:
             debug("".join(traceback.format_exception(exc)).rstrip())
-        say(str(exc))
+        say(str(said))
         raise SystemExit(2) from None

@@ -22,9 +22,11 @@ from brain._daemon.wire import (
     WireError,
     check_peer,
     connect_unix,
+    peer_pid,
     raise_error,
     receive,
     send,
+    stopped,
 )
 from brain._errors import BrainError
 from brain._vault.files import keep_private
@@ -40,6 +42,10 @@ class DaemonUnavailable(BrainError):
     """No daemon answers for this vault (none running, or it cannot start)."""
 
 
+class DaemonStopped(DaemonUnavailable):
+    """The daemon's process is stopped (SIGSTOP): it would answer nothing until continued."""
+
+
 class DaemonLost(BrainError):
     """The daemon went away after a request was sent: it may or may not have been done."""
 
@@ -51,6 +57,7 @@ class DaemonClient:
         self.sock = sock
         self.root = root
         self.waiting = waiting
+        self.pid = peer_pid(sock)
 
     @classmethod
     def connect(cls, root: Path, waiting: Waiting | None = None) -> DaemonClient:
@@ -66,7 +73,14 @@ class DaemonClient:
         except BrainError:
             sock.close()
             raise
-        return cls(sock, root, waiting)
+        client = cls(sock, root, waiting)
+        if stopped(client.pid):  # connected by the kernel, but it would never answer
+            sock.close()
+            raise DaemonStopped(
+                f"brain's daemon (pid {client.pid}) is stopped",
+                f"`kill -CONT {client.pid}` resumes it",
+            )
+        return client
 
     def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
         """Send one request and wait for its reply; a BrainError reply is raised here."""
@@ -75,10 +89,19 @@ class DaemonClient:
         except OSError as exc:
             raise DaemonUnavailable(f"the daemon closed the connection: {exc}") from None
         try:
-            if self.waiting is not None and op != "ping" and not _answers(self.sock, SLOW):
-                with self.waiting(self._busy(op)):
-                    reply = receive(self.sock)
-            else:
+            with contextlib.ExitStack() as told:
+                said = False
+                while not _answers(self.sock, SLOW):
+                    if stopped(self.pid):
+                        raise DaemonLost(
+                            f"brain's daemon (pid {self.pid}) was stopped while doing {op!r}; "
+                            "it does it when it continues",
+                            f"`kill -CONT {self.pid}` resumes it; then check with `brain list` "
+                            "whether it was done",
+                        )
+                    if self.waiting is not None and op != "ping" and not said:
+                        said = True
+                        told.enter_context(self.waiting(self._busy(op)))
                 reply = receive(self.sock)
         except (OSError, WireError) as exc:
             raise DaemonLost(
@@ -189,8 +212,12 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
 def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) -> DaemonClient:
     """Start the daemon (unless one runs) and connect to it, else DaemonUnavailable. A start
     that outlasts SLOW is told to `waiting`."""
-    with contextlib.suppress(DaemonUnavailable):
+    try:
         return DaemonClient.connect(root, waiting)
+    except DaemonStopped:
+        raise  # it holds its lock: a new one would not start
+    except DaemonUnavailable:
+        pass
     clean_stale(root)
     process = spawn(root)
     with contextlib.ExitStack() as told:
@@ -245,6 +272,8 @@ def connect_or_start(
         return None
     try:
         return DaemonClient.connect(root, waiting)
+    except DaemonStopped:
+        return None  # it answers nothing until continued: this process does the work
     except DaemonUnavailable:
         pass
     except BrainError:

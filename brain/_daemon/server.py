@@ -35,7 +35,7 @@ from brain._daemon.wire import (
     reply_ok,
     send,
 )
-from brain._errors import BrainError, InvalidInput
+from brain._errors import BrainError, InvalidInput, machine_fault
 
 if TYPE_CHECKING:
     from brain._brain import Brain
@@ -266,7 +266,10 @@ class Daemon:
             return reply_error(exc)
         except Exception as exc:  # a bug must not take the daemon down with it
             self.log(f"error in {op}: {''.join(traceback.format_exception(exc))}")
-            return reply_error(BrainError(f"internal error in {op}: {type(exc).__name__}"))
+            # A full disk or a read-only file is said as the CLI says it; a model is not told
+            # which file (it may be a private note's).
+            fault = machine_fault(exc, named=op != "mcp")
+            return reply_error(fault or BrainError(f"internal error in {op}: {type(exc).__name__}"))
 
     def _run(self, op: str, args: Any) -> Any:
         self.requests += 1

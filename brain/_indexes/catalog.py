@@ -227,7 +227,7 @@ class Catalog(Holding):
                 try:
                     self.commit()
                 except sqlite3.Error:
-                    self.db.execute("ROLLBACK")  # catch-up puts back what the files hold
+                    self.rollback()  # catch-up puts back what the files hold
                     raise
 
     def part_done(self) -> None:
@@ -250,9 +250,15 @@ class Catalog(Holding):
             for first in self.before_commit:
                 first()
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.rollback()
             raise
         self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already: a full disk (SQLITE_FULL)
+        rolls it back itself, and a second ROLLBACK would hide that error behind its own."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     def put_file(self, row: FileRow) -> None:
         self.db.execute(
@@ -400,7 +406,7 @@ class _Tx:
         db = self.catalog.db
         if self.outer:
             if kind is not None:
-                db.execute("ROLLBACK")
+                self.catalog.rollback()
                 return
             self.catalog.commit()
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import sqlite3
@@ -287,7 +288,11 @@ class VectorIndex:
             temp = self.folder / f".{INDEX_FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
             try:
                 with owner_only():
-                    faiss.write_index(self._index, str(temp))
+                    try:
+                        faiss.write_index(self._index, str(temp))
+                    except RuntimeError:  # faiss says only "write error": say it as a file's
+                        why = "the vector index could not be written (is the disk full?)"
+                        raise OSError(errno.EIO, why, os.fspath(self.index_file)) from None
                 with temp.open("rb+") as handle:
                     os.fsync(handle.fileno())
                 temp.replace(self.index_file)
