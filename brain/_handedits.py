@@ -51,6 +51,7 @@ class HandEdits:
         self.id_owners: dict[str, str] | None = None
         self._last_walk = -1e9
         self._names: dict[str, NamesByTitle] | None = None  # inside listing_once()
+        self._behind = False  # a watcher's catch-up failed: look, trust no watcher (fell_behind)
 
     def catch_up(self, *, force: bool = False, every: float = 0.0, defer: bool = False) -> CatchUp:
         """Bring the caches in step with hand edits, new files and deletions on disk.
@@ -64,6 +65,7 @@ class HandEdits:
         """
         if not self.capabilities.hand_edits:  # nobody edits a database's rows by hand
             return CatchUp()
+        force = force or self._behind
         if not force and every > 0:
             now = time.monotonic()
             if now - self._last_walk < every:
@@ -71,7 +73,15 @@ class HandEdits:
             self._last_walk = now
         started = time.perf_counter()
         look = catchup.look(self.store, self.caches.catalog, self.clock.now(), force=force)
-        return self._catch_up_with(look, started, defer)
+        result = self._catch_up_with(look, started, defer)
+        self._behind = False  # in step: a failure above leaves it behind, and says so
+        return result
+
+    def fell_behind(self) -> None:
+        """This process's watcher failed to catch up (a full disk, say): until a catch-up
+        succeeds, each one walks the files itself, trusting no watcher, so a read says what
+        fails instead of answering from caches that silently miss what changed."""
+        self._behind = True
 
     def _catch_up_with(self, look: catchup.Look, started: float, defer: bool) -> CatchUp:
         result = CatchUp()

@@ -125,6 +125,7 @@ class Watcher:
             self.brain.watched(True)  # in step with every file: the watcher is the catch-up
             self._report("walk aside", 0, started, found)
         except BrainError as exc:
+            self.brain.by_hand.fell_behind()
             self._failed(exc)
             self._sync({(VAULT, EVERYTHING)})
 
@@ -170,6 +171,8 @@ class Watcher:
                     self.brain.watched(True)
                 self._report("walk" if walk else "paths", 0 if walk else len(paths), started, found)
         except BrainError as exc:  # a bad moment (a folder gone, a busy lock) is not the end
+            if any(name == VAULT for name, _ in dirty):
+                self.brain.by_hand.fell_behind()  # its reads look at the files themselves
             self._failed(exc)
 
     def _report(self, how: str, paths: int, started: float, found: CatchUp) -> None:

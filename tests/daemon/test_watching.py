@@ -136,3 +136,22 @@ def test_watch_shows_a_skipped_file_once_not_at_every_sync(
     assert capsys.readouterr().out.count("skipped photo") == 1  # a new reason is shown
     render_syncs([SyncReport("other", added=["c.md"], skipped=list(photos))], told)
     assert capsys.readouterr().out.count("skipped photo") == 3  # another folder's own
+
+
+def test_reads_look_for_themselves_once_the_watcher_fell_behind(
+    vault: Path, clock: FixedClock
+) -> None:
+    """A live watcher is trusted to keep the caches in step. When its catch-up failed (a full
+    disk: docs/lab/probe-harsh.md), a read trusted it all the same and answered "nothing
+    relevant" of files it had never indexed; now reads walk until a catch-up succeeds."""
+    brain = open_vault(vault, clock=clock)
+    try:
+        brain.running().watched(True)  # as the daemon's watcher marks the caches
+        note = vault / "main/Knowledge/Inbox/Harbour.md"
+        note.write_text("The harbour lights are green tonight.\n")
+        assert brain.recall("harbour lights") == []  # trusted: its catch-up would bring it
+        brain._context.by_hand.fell_behind()  # what the watcher does when a catch-up fails
+        assert [h.title for h in brain.recall("harbour lights")][:1] == ["Harbour"]
+    finally:
+        brain.running().watched(False)
+        brain.close()
