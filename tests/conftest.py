@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from brain._brain import Brain, open_vault
 from brain._clock import FixedClock
+from brain._git import repo as gitvault
 from brain.testing import NO_AUTOSTART, fixed_clock, new_vault
 
 
@@ -39,6 +40,19 @@ def vault(tmp_path: Path, clock: FixedClock) -> Path:
 
 @pytest.fixture
 def brain(vault: Path, clock: FixedClock) -> Iterator[Brain]:
+    b = open_vault(vault, clock=clock)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def gbrain(vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Brain]:
+    """The test vault under git (`brain git enable`), committed as a git identity of its own."""
+    for key in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        monkeypatch.setenv(f"{key}_NAME", "Ada")
+        monkeypatch.setenv(f"{key}_EMAIL", "ada@example.org")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    gitvault.enable(vault)
     b = open_vault(vault, clock=clock)
     yield b
     b.close()

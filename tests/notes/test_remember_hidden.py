@@ -4,32 +4,17 @@ normal and then local-only (`brain set`), its first version stayed in git's hist
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from brain._brain import Brain, open_vault
+from brain._brain import Brain
 from brain._cli import _register, app
-from brain._clock import FixedClock
 from brain._errors import InvalidInput
-from brain._git import repo as gitvault
 from brain.testing import tree_digest
 
 _register()
-
-
-@pytest.fixture
-def gbrain(vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Brain]:
-    for key in ("GIT_AUTHOR", "GIT_COMMITTER"):
-        monkeypatch.setenv(f"{key}_NAME", "Ada")
-        monkeypatch.setenv(f"{key}_EMAIL", "ada@example.org")
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    gitvault.enable(vault)
-    b = open_vault(vault, clock=clock)
-    yield b
-    b.close()
 
 
 def _history(vault: Path) -> str:

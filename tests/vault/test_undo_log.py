@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from brain._brain import Brain, open_vault
+from brain._brain import Brain
 from brain._clock import FixedClock
 from brain._errors import NotFound
-from brain._git import repo as gitvault
 from brain._vault import forgotten
 from brain.testing import T0
-
-
-@pytest.fixture
-def gbrain(vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Brain]:
-    for key in ("GIT_AUTHOR", "GIT_COMMITTER"):
-        monkeypatch.setenv(f"{key}_NAME", "Ada")
-        monkeypatch.setenv(f"{key}_EMAIL", "ada@example.org")
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    gitvault.enable(vault)
-    b = open_vault(vault, clock=clock)
-    yield b
-    b.close()
 
 
 def _log(vault: Path, when: str) -> str:
