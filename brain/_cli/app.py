@@ -46,7 +46,7 @@ EXAMPLES = {
     "recall": 'brain recall "when is the launch"',
     "expand": "brain expand 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
     "list": "brain list --node Knowledge --status active",
-    "correct": 'brain correct 01JE2Z3K… "Actually, the launch is in April"',
+    "correct": 'brain correct 01JE2Z3K4M5N6P7Q8R9S0T1V2W "Actually, the launch is in April"',
     "forget": "brain forget 01JE2Z3K4M5N6P7Q8R9S0T1V2W",
 }
 _ORDER = [name for _panel, names in PANELS for name in names]
