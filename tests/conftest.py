@@ -19,6 +19,8 @@ from brain._clock import FixedClock
 from brain._git import repo as gitvault
 from brain.testing import NO_AUTOSTART, fixed_clock, new_vault
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(autouse=True)
 def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,12 +48,24 @@ def brain(vault: Path, clock: FixedClock) -> Iterator[Brain]:
 
 
 @pytest.fixture
-def gbrain(vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[Brain]:
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git identity of the tests' own, no system or user git settings, and this checkout's
+    brain for the merge drivers git starts."""
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(ROOT / ".no-home-for-git-tests"),
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def gbrain(vault: Path, clock: FixedClock, git_identity: None) -> Iterator[Brain]:
     """The test vault under git (`brain git enable`), committed as a git identity of its own."""
-    for key in ("GIT_AUTHOR", "GIT_COMMITTER"):
-        monkeypatch.setenv(f"{key}_NAME", "Ada")
-        monkeypatch.setenv(f"{key}_EMAIL", "ada@example.org")
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     gitvault.enable(vault)
     b = open_vault(vault, clock=clock)
     yield b

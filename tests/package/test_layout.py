@@ -76,16 +76,8 @@ def test_the_mcp_server_takes_a_model_view_and_changes_nothing_of_the_brain_hand
 
 
 def test_a_model_session_does_not_defer_the_commits_of_others(
-    vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+    vault: Path, clock: FixedClock, git_identity: None
 ) -> None:
-    for key, value in {
-        "GIT_AUTHOR_NAME": "Ada",
-        "GIT_AUTHOR_EMAIL": "ada@example.org",
-        "GIT_COMMITTER_NAME": "Ada",
-        "GIT_COMMITTER_EMAIL": "ada@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }.items():
-        monkeypatch.setenv(key, value)
     repo.enable(vault)
     brain = open_vault(vault, clock=clock)
     try:

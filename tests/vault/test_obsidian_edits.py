@@ -105,16 +105,7 @@ def test_a_note_whose_properties_were_removed_keeps_its_id(
 
 
 @pytest.fixture
-def repo(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for key, value in {
-        "GIT_AUTHOR_NAME": "Ada",
-        "GIT_AUTHOR_EMAIL": "ada@example.org",
-        "GIT_COMMITTER_NAME": "Ada",
-        "GIT_COMMITTER_EMAIL": "ada@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(ROOT / ".no-home-for-git-tests"),
-    }.items():
-        monkeypatch.setenv(key, value)
+def repo(vault: Path, git_identity: None) -> Path:
     gitvault.enable(vault)
     return vault
 

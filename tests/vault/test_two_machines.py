@@ -22,19 +22,7 @@ from brain.testing import T0
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A git identity and the worktree's brain for the merge drivers git starts."""
-    for key, value in {
-        "GIT_AUTHOR_NAME": "Ada",
-        "GIT_AUTHOR_EMAIL": "ada@example.org",
-        "GIT_COMMITTER_NAME": "Ada",
-        "GIT_COMMITTER_EMAIL": "ada@example.org",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PYTHONPATH": str(ROOT),
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("HOME", str(ROOT / ".no-home-for-git-tests"))
+pytestmark = pytest.mark.usefixtures("git_identity")
 
 
 def git(root: Path, *args: str) -> str:
