@@ -329,6 +329,11 @@ def ignored(rel: str, is_dir: bool, patterns: list[str]) -> bool:
     return verdict
 
 
+# An empty file is nothing to remember yet; a document it had is kept, for an editor that
+# saves in place truncates the file before it writes the text again.
+EMPTY = "empty (read once it holds text)"
+
+
 def scan(folder: Path, max_bytes: int, vault: Path) -> Scan:
     """Every file a connector would read, and every one it would skip with the reason."""
     files: list[FileEntry] = []
@@ -392,6 +397,9 @@ def _file(
         return None
     if st.st_size > cap:
         skipped.append((rel, f"larger than the {cap}-byte cap"))
+        return None
+    if st.st_size == 0:
+        skipped.append((rel, EMPTY))
         return None
     return FileEntry(rel, st.st_size, st.st_mtime_ns, fmt)
 

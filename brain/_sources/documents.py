@@ -205,8 +205,8 @@ def sync_connector(
     _exclude_forgotten(brain, state, decl.name, entry, report)
     found = found or conn.scan(decl.folder, decl.max_file_bytes, brain.root)
     report.skipped.extend(found.skipped)
-    # Documents of files that exist but cannot be read now are kept, not forgotten.
-    kept = {rel for rel, reason in found.skipped if reason.startswith("cannot")}
+    # Documents of files that exist but cannot be read now, or are empty, are kept.
+    kept = {rel for rel, why in found.skipped if why.startswith("cannot") or why == conn.EMPTY}
     # A folder of documents is a bulk import: the lock taken once, vectors encoded while
     # the files are written (indexes/pipeline.py). The state is saved after the block,
     # when every rename in it is durable: a record never names a note a crash lost.
@@ -345,6 +345,8 @@ def _read(decl: conn.Declared, item: conn.FileEntry) -> tuple[bytes | None, str]
         return None, f"not {encoding.upper()} text (bad byte at offset {exc.start})"
     if "\x00" in text[:8192]:
         return None, "binary (holds NUL bytes)"
+    if not text.removeprefix("\ufeff").strip():
+        return None, conn.EMPTY
     return data, ""
 
 

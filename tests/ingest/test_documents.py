@@ -460,3 +460,25 @@ def test_a_connector_whose_partition_is_gone_or_archived_is_not_read(
     assert report.state == "missing"
     assert "partition 'wrok' is not in the vault (connectors.other.partition" in report.reason
     assert not (brain.root / "wrok").exists()  # not made again in passing
+
+
+def test_an_empty_file_is_nothing_to_remember_yet(brain: Brain, folder: Path) -> None:
+    (folder / "empty.md").touch()
+    (folder / "blank.txt").write_text("\ufeff \n\n\t\n")
+    decl = attach(brain, folder)
+    found = conn.scan(folder, decl.max_file_bytes, brain.root)
+    assert "empty.md" not in [f.rel for f in found.files]  # the preview does not count it
+    [report] = brain.sync()
+    reasons = dict(report.skipped)
+    assert reasons["empty.md"] == reasons["blank.txt"] == conn.EMPTY
+    assert sorted(documents.documents_of(brain._context, "notes")) == ["guide.md", "sub/letter.txt"]
+    assert all(h.title != "empty" for h in brain.recall("Lisbon trip"))
+    # An editor saving in place empties the file for a moment: its document stays as it was.
+    (folder / "guide.md").write_text("")
+    [report] = brain.sync()
+    assert dict(report.skipped)["guide.md"] == conn.EMPTY and not report.removed
+    assert "Tomatoes want deep watering" in brain.recall("deep watering tomatoes")[0].snippet
+    (folder / "guide.md").write_text("# Garden guide\n\nRaised beds this year.\n")
+    [report] = brain.sync()
+    assert report.updated == ["guide.md"]
+    assert "Raised beds" in brain.recall("raised beds", k=1)[0].snippet
