@@ -158,15 +158,16 @@ def merged(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
 
 
 def settings_text(where: Path) -> str | None:
-    """The settings file's text; None when it does not exist yet."""
+    """The settings file's text; None when it does not exist yet. A byte-order mark (Windows
+    Notepad writes one) is read past; the file is written back without it."""
     if not where.exists():
         return None
     try:
-        return where.read_text(encoding="utf-8")
+        return where.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise InvalidInput(
             f"{where} is not UTF-8 text; nothing was written",
-            "save it as UTF-8 (without a byte-order mark), or paste the snippet yourself",
+            "save it as UTF-8, or paste the snippet yourself",
         ) from None
 
 

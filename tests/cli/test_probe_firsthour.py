@@ -113,3 +113,15 @@ def test_write_through_a_linked_settings_file_keeps_the_link(vault: Path, tmp_pa
     assert settings.is_symlink() and settings.resolve() == kept.resolve()
     assert "brain" in json.loads(kept.read_text())["mcpServers"]
     assert [p.read_text() for p in kept.parent.glob("*.bak")] == [original]
+
+
+def test_write_reads_past_a_byte_order_mark(vault: Path, tmp_path: Path) -> None:
+    home, settings, original = cursor_settings(tmp_path)
+    settings.write_bytes(b"\xef\xbb\xbf" + original.encode())  # as Windows Notepad saves it
+    code, shown = _write_in_pty(vault, home, "yes")
+    assert code == 0, shown
+    written = settings.read_bytes()
+    assert not written.startswith(b"\xef\xbb\xbf")
+    assert sorted(json.loads(written)["mcpServers"]) == ["brain", "files"]
+    [backup] = settings.parent.glob("*.bak")
+    assert backup.read_bytes() == b"\xef\xbb\xbf" + original.encode()
