@@ -28,7 +28,15 @@ TRAILER = "Brain-Op"
 UNDOES = "Brain-Undoes"
 # Never committed, whatever a pathspec says: caches and machine-local state, local-only notes.
 NEVER = (f"{CACHE_DIR}/", f"{LOCAL_ONLY}/", f"cold/{LOCAL_ONLY}/")
-IGNORED = ("/.brain/", "/local-only/", "/cold/local-only/")
+# Obsidian's window layout changes on every click and its trash holds notes the person
+# deleted: neither is a note's history. Its other settings are left for the person to version.
+IGNORED = (
+    "/.brain/",
+    "/local-only/",
+    "/cold/local-only/",
+    "/.obsidian/workspace*.json",
+    "/.trash/",
+)
 ATTRIBUTES_BEGIN = "# brain: merge drivers (managed by `brain git enable`)"
 ATTRIBUTES_END = "# brain: end"
 ATTRIBUTES = (

@@ -16,13 +16,16 @@ if TYPE_CHECKING:
     from brain._indexes.rows import ObjectRow
 
 # What an editor leaves in a file it has only just made, or is halfway through saving
-# (Obsidian writes in place: the file is empty between truncating and writing).
+# (Obsidian writes in place: the file is empty between truncating and writing, then holds
+# the first dashes of the front-matter's fence). Writing an id into it then would swap the
+# file under the editor, and the rest of its save would go to the old, unlinked file.
 EMPTY = "an empty file; it becomes a note (given an id) once it holds text"
+_HALF_FENCE = frozenset({"", "-", "--", "---"})
 
 
 def is_empty(note: Note) -> bool:
-    """Nothing to keep: no front-matter and no text."""
-    return not note.meta and not note.body.strip()
+    """Nothing to keep: no front-matter and no text but the start of a fence."""
+    return not note.meta and note.body.strip() in _HALF_FENCE
 
 
 def adopt(note: Note, now: datetime, known: ObjectRow | None = None) -> Note:

@@ -71,8 +71,18 @@ def test_init_git_makes_a_repository_with_ignores_drivers_and_a_first_commit(
     assert subjects(root) == ["brain: start the vault's history"]
     ignored = (root / ".gitignore").read_text()
     assert ".brain/" in ignored and "local-only/" in ignored and "cold/local-only/" in ignored
-    for rel in (".brain/x", "local-only/main/a.md", "cold/local-only/main/a.md.zst"):
+    for rel in (
+        ".brain/x",
+        "local-only/main/a.md",
+        "cold/local-only/main/a.md.zst",
+        ".obsidian/workspace.json",
+        ".obsidian/workspace-mobile.json",
+        ".trash/Deleted note.md",
+    ):
         assert git(root, "check-ignore", "--no-index", rel).strip() == rel
+    for rel in (".obsidian/app.json", ".obsidian/plugins/x/data.json"):  # the person's to decide
+        checked = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", rel])
+        assert checked.returncode == 1  # not ignored
     attributes = (root / ".gitattributes").read_text()
     assert "**/index.json merge=brain-regenerate" in attributes
     assert "**/LLM/Diary/*.md merge=brain-dated" in attributes

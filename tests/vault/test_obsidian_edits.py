@@ -80,6 +80,21 @@ def test_a_new_empty_note_is_left_alone_until_it_holds_text(brain: Brain, vault:
     assert brain.doctor().ok
 
 
+@pytest.mark.parametrize("half", ["-", "--", "---", "---\n", "---\ntitle: Lun"])
+def test_a_save_caught_halfway_through_its_front_matter_is_not_written_over(
+    brain: Brain, vault: Path, half: str
+) -> None:
+    lunch = vault / INBOX / "Lunch ideas.md"
+    lunch.write_text(half)  # Obsidian writes in place: the first bytes are on disk, not the rest
+    brain._context.catch_up(force=True)
+    assert lunch.read_text() == half  # the same file, untouched: the editor's save goes on
+    assert "Lunch ideas" not in _titles(brain).values()
+    lunch.write_text("---\ntitle: Lunch ideas\ntags: [food]\n---\nTacos on Tuesday.\n")
+    brain._context.catch_up(force=True)
+    assert list(_titles(brain).values()).count("Lunch ideas") == 1
+    assert _meta(lunch)["tags"] == ["food"] and brain.doctor().ok
+
+
 @pytest.mark.parametrize("emptied", [False, True])
 def test_a_note_whose_properties_were_removed_keeps_its_id(
     brain: Brain, vault: Path, emptied: bool
