@@ -97,7 +97,7 @@ def commit(vault: VaultOpt = None) -> None:
 
 @_git_command("merge-driver", hidden=True)
 def merge_driver(
-    kind: Annotated[str, typer.Argument(help="regenerate | dated")],
+    kind: Annotated[str, typer.Argument(help="regenerate | dated | note")],
     base: Annotated[Path, typer.Argument(help="%O: the common ancestor's version.")],
     ours: Annotated[Path, typer.Argument(help="%A: our version; the result is written here.")],
     theirs: Annotated[Path, typer.Argument(help="%B: their version.")],
@@ -105,7 +105,10 @@ def merge_driver(
 ) -> None:
     """Called by git during a merge (configured by `brain git enable`)."""
     from brain._git.merge import merge_driver as run
+    from brain._upkeep.concurrent import merge_note
 
+    if kind == "note":  # corrections on both sides: a merge that needs the notes' rules
+        raise typer.Exit(merge_note(base, ours, theirs, path, Path.cwd()))
     raise typer.Exit(run(kind, base, ours, theirs, path, Path.cwd()))
 
 
