@@ -72,13 +72,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         )
     for path in report.conflicts:
         out.print(f"[red]conflict[/red] {escape(path)}")
+    for path in report.in_merge:
+        out.print(f"in {report.busy}, staged {escape(path)}")
     for path in report.pending:
         out.print(f"[yellow]brain, not committed yet[/yellow] {escape(path)}")
     if report.pending_error:
         out.print(f"[yellow]last commit failed:[/yellow] {escape(report.pending_error)}")
     for path in report.by_hand:
         out.print(f"changed by hand, left for you {escape(path)}")
-    if not (report.conflicts or report.pending or report.by_hand):
+    if not (report.conflicts or report.pending or report.by_hand or report.in_merge):
         out.print("[green]Nothing uncommitted.[/green]")
 
 

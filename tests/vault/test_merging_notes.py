@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from brain._brain import open_vault
+from brain._cli import _register, app
 from brain._clock import FixedClock
 from brain._git import repo as gitvault
 from brain.testing import T0
 
 pytestmark = pytest.mark.usefixtures("git_identity")
+_register()
 
 
 def git(root: Path, *args: str, check: bool = True) -> str:
@@ -133,3 +137,29 @@ def test_a_relation_to_a_dated_note_whose_id_a_merge_dropped_still_resolves(
         assert not brain.doctor().dangling
     brain.close()
     assert git(a, "status", "--porcelain") == ""
+
+
+def test_git_status_during_a_merge_names_what_the_merge_staged(
+    machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge's staged files were listed as "changed by hand, left for you"."""
+    a, b = machines
+    for root, said in ((a, "A's goal"), (b, "B's goal")):
+        goals = root / "main/Master/Goals.md"
+        goals.write_text(goals.read_text() + f"\n{said}\n")
+        git(root, "commit", "-q", "-am", "by hand")
+    brain = open_vault(a, clock=at(0))
+    brain.remember("Heron launches on May 5", title="Heron launch", node="Projects")
+    brain.close()
+    push(a)
+    git(b, "-c", "pull.rebase=false", "pull", "-q", "--no-edit", "origin", "main", check=False)
+    (b / "loose.md").write_text("a file of the person's own\n")
+    monkeypatch.setenv("BRAIN_VAULT", str(b))
+    said = CliRunner().invoke(app, ["git", "status", "--json"])
+    assert said.exit_code == 0, said.output
+    report = json.loads(said.stdout)
+    assert report["busy"] == "a merge" and report["conflicts"] == ["main/Master/Goals.md"]
+    assert "main/Projects/Heron launch.md" in report["in_merge"]
+    assert report["by_hand"] == ["loose.md"]
+    said = CliRunner().invoke(app, ["git", "status"])
+    assert "in a merge, staged main/Projects/Heron launch.md" in said.stdout
