@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -405,12 +406,12 @@ class Brain:
 
 
 def open_vault(
-    root: Path,
+    root: str | PathLike[str],
     *,
     clock: Clock | None = None,
     partition: str | None = None,
     embedder: Embedder | str | None = "settings",
-    model_cache: Path | None = None,
+    model_cache: str | PathLike[str] | None = None,
     sparse: SparseEncoder | str | None = "settings",
     steps: Steps | None = None,
     lazily: bool = False,
@@ -421,28 +422,29 @@ def open_vault(
     `steps` is told how far a long job is (the first build of the caches, an embedding).
     `lazily`: the caches open (a build, a catch-up) on the first use, not now.
     """
-    loaded = settings_mod.load(root)
+    vault = Path(root)  # a str or any PathLike too
+    loaded = settings_mod.load(vault)
     clock = clock or SystemClock()
 
     def opener() -> Context:
         return open_context(
-            root,
+            vault,
             clock=clock,
             partition=partition,
             embedder=embedder,
-            model_cache=model_cache,
+            model_cache=Path(model_cache) if model_cache is not None else None,
             sparse=sparse,
             steps=steps,
             loaded=loaded,
         )
 
-    opening = Opening(opener, root, loaded, clock, partition or loaded.default_partition)
+    opening = Opening(opener, vault, loaded, clock, partition or loaded.default_partition)
     if not lazily:
         opening.context()
     return Brain(opening)
 
 
-def init_vault(root: Path, *, clock: Clock | None = None) -> bool:
+def init_vault(root: str | PathLike[str], *, clock: Clock | None = None) -> bool:
     """Create a vault at `root` from the template (as `brain init`); False, with nothing
     changed, when one is already there."""
-    return template.init_vault(root, (clock or SystemClock()).now())
+    return template.init_vault(Path(root), (clock or SystemClock()).now())

@@ -72,13 +72,15 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         )
     for path in report.conflicts:
         out.print(f"[red]conflict[/red] {escape(path)}")
+    for path in report.in_merge:
+        out.print(f"in {report.busy}, staged {escape(path)}")
     for path in report.pending:
         out.print(f"[yellow]brain, not committed yet[/yellow] {escape(path)}")
     if report.pending_error:
         out.print(f"[yellow]last commit failed:[/yellow] {escape(report.pending_error)}")
     for path in report.by_hand:
         out.print(f"changed by hand, left for you {escape(path)}")
-    if not (report.conflicts or report.pending or report.by_hand):
+    if not (report.conflicts or report.pending or report.by_hand or report.in_merge):
         out.print("[green]Nothing uncommitted.[/green]")
 
 
@@ -97,7 +99,7 @@ def commit(vault: VaultOpt = None) -> None:
 
 @_git_command("merge-driver", hidden=True)
 def merge_driver(
-    kind: Annotated[str, typer.Argument(help="regenerate | dated")],
+    kind: Annotated[str, typer.Argument(help="regenerate | dated | note")],
     base: Annotated[Path, typer.Argument(help="%O: the common ancestor's version.")],
     ours: Annotated[Path, typer.Argument(help="%A: our version; the result is written here.")],
     theirs: Annotated[Path, typer.Argument(help="%B: their version.")],
@@ -105,7 +107,10 @@ def merge_driver(
 ) -> None:
     """Called by git during a merge (configured by `brain git enable`)."""
     from brain._git.merge import merge_driver as run
+    from brain._upkeep.concurrent import merge_note
 
+    if kind == "note":  # corrections on both sides: a merge that needs the notes' rules
+        raise typer.Exit(merge_note(base, ours, theirs, path, Path.cwd()))
     raise typer.Exit(run(kind, base, ours, theirs, path, Path.cwd()))
 
 

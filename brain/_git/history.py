@@ -214,6 +214,7 @@ class GitStatus:
     pending_error: str | None = None  # why the last commit attempt failed
     by_hand: tuple[str, ...] = ()  # changed by hand: brain leaves them for the person
     conflicts: tuple[str, ...] = ()
+    in_merge: tuple[str, ...] = ()  # staged by the merge (or rebase …) in progress
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -226,6 +227,7 @@ class GitStatus:
             "pending_error": self.pending_error,
             "by_hand": list(self.by_hand),
             "conflicts": list(self.conflicts),
+            "in_merge": list(self.in_merge),
         }
 
 
@@ -240,17 +242,26 @@ def status(root: Path, settings: Settings) -> GitStatus:
     pending = Pending.load(root)
     waiting = sorted(p for p in pending.paths if p in found)
     conflicts = sorted(p for p, code in found.items() if code in UNMERGED)
-    by_hand = sorted(p for p in found if p not in pending.paths and p not in conflicts)
+    busy = merging(root)
+    # What the merge staged (changed in the index, not since in the work tree) is the merge's,
+    # not the person's: `git commit` finishes it once the conflicts are resolved.
+    in_merge = sorted(
+        p
+        for p, code in found.items()
+        if busy and code[0] not in " ?" and code[1] == " " and p not in conflicts
+    )
+    by_hand = sorted(p for p in found if p not in {*pending.paths, *conflicts, *in_merge})
     return GitStatus(
         True,
         enabled,
         branch,
         head,
-        merging(root),
+        busy,
         tuple(waiting),
         pending.error,
         tuple(by_hand),
         tuple(conflicts),
+        tuple(in_merge),
     )
 
 

@@ -5,7 +5,9 @@ git calls `python -m brain git merge-driver <kind> %O %A %B %P` and reads the re
   keeps our side and flags the vault; the next brain command rewrites them from the merged notes.
 - `dated` (Sessions, Diary, Logs): a union of the `## HH:MM:SSZ` blocks in time order (a block
   one side removed stays removed); named sections (a daily log's `## Created (3)`) merge their
-  lines. Both clones reach the same bytes whichever way they merge.
+  lines. Both clones reach the same bytes whichever way they merge. When each side made the
+  day's note with an id of its own, the older id is kept and the other is listed in
+  `merged_ids`; relations to it are repointed after the merge (`aftermerge`).
 Anything that does not parse falls back to git's own line merge, conflict markers and all.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from brain._errors import BrokenNote, InvalidInput
+from brain._git import aftermerge
 from brain._vault import notefile
 
 KINDS = ("regenerate", "dated")
@@ -37,13 +40,18 @@ def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel: str, cwd:
     texts = [p.read_text(encoding="utf-8") if p.exists() else "" for p in (base, ours, theirs)]
     try:
         merged = merge_dated(*texts, rel=rel)
+        ids = {notefile.parse(t, rel).id for t in texts[1:]}
     except (BrokenNote, UnicodeDecodeError):
-        return _line_merge(base, ours, theirs)
+        return line_merge(base, ours, theirs)
+    kept = notefile.parse(merged, rel).id
+    for gone in sorted(i for i in ids if i and i != kept):
+        # Relations made on the other side to the id the merge did not keep.
+        aftermerge.leave(cwd, {"kind": "alias", "gone": gone, "kept": kept or "", "path": rel})
     ours.write_text(merged, encoding="utf-8")
     return 0
 
 
-def _line_merge(base: Path, ours: Path, theirs: Path) -> int:
+def line_merge(base: Path, ours: Path, theirs: Path) -> int:
     labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
     done = subprocess.run(
         ["git", "merge-file", *labels, str(ours), str(base), str(theirs)], check=False
@@ -123,4 +131,12 @@ def _meta(a: dict[str, Any] | Any, b: dict[str, Any] | Any) -> dict[str, Any]:
     ]
     if tags:
         meta["tags"] = tags
+    # The id the merge does not keep stays findable: its relations are repointed, and the
+    # note says which ids it took in.
+    merged = {str(i) for m in (a, b) for i in m.get("merged_ids") or []}
+    if str(second.get("id", "")) != str(first.get("id", "")):
+        merged.add(str(second.get("id", "")))
+    merged.discard("")
+    if merged:
+        meta["merged_ids"] = sorted(merged)
     return meta

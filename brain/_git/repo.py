@@ -40,6 +40,7 @@ IGNORED = (
 ATTRIBUTES_BEGIN = "# brain: merge drivers (managed by `brain git enable`)"
 ATTRIBUTES_END = "# brain: end"
 ATTRIBUTES = (
+    "*.md merge=brain-note",  # first: the lines below override it for their files
     "**/index.json merge=brain-regenerate",
     "**/Insights/Graph.md merge=brain-regenerate",
     "**/Memory/Sessions/*.md merge=brain-dated",
@@ -141,6 +142,7 @@ def enable(root: Path) -> str:
 _DRIVERS = (
     ("brain-regenerate", "regenerate", "brain: regenerated files"),
     ("brain-dated", "dated", "brain: dated notes (union of blocks)"),
+    ("brain-note", "note", "brain: notes (corrections made on both sides)"),
 )
 
 

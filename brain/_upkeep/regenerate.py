@@ -7,7 +7,7 @@ from brain._context import Context
 from brain._git import seen
 from brain._git.repo import REGENERATE_FLAG, merging
 from brain._indexes.rows import Settled
-from brain._upkeep import graph
+from brain._upkeep import concurrent, graph
 from brain._vault.files import remove_file
 
 
@@ -19,7 +19,8 @@ def rebuild_node_indexes(brain: Context) -> Settled:
 
 
 def regenerate_after_merge(brain: Context) -> bool:
-    """Rewrite index.json files and Graph.md that a merge kept from one side; once."""
+    """Rewrite index.json files and Graph.md that a merge kept from one side, and finish what
+    the merge drivers left (`concurrent.settle`); once."""
     flag = brain.root / REGENERATE_FLAG
     if not brain.changes.enabled or not flag.exists() or merging(brain.root):
         return False
@@ -28,11 +29,12 @@ def regenerate_after_merge(brain: Context) -> bool:
         brain.catch_up(force=True)
         if commit is not None:  # the walk saw the merge: its own commit follows it
             seen.mark(brain.root, commit)
+        kept = concurrent.settle(brain)  # what the merge drivers left for after the merge
         rebuild_node_indexes(brain)
         for partition in brain.store.partitions():
             graph.write_graph(brain.at(partition))
         remove_file(flag)
-        op.said = "regenerate index.json and Graph.md after a merge"
+        op.said = "; ".join(["regenerate index.json and Graph.md after a merge", *kept])
     return True
 
 

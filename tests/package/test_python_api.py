@@ -76,3 +76,24 @@ def test_every_member_of_a_brain_is_documented_as_api_or_as_internal() -> None:
 
     members = [name for name in dir(brain.Brain) if not name.startswith("_")]
     assert [m for m in members if named(m, api) == named(m, internal)] == []
+
+
+def test_a_vault_is_opened_from_a_str_path_as_from_a_path(tmp_path: Path) -> None:
+    """`brain.open_vault("~/brain")` raised a TypeError traceback: the API wanted a `Path`."""
+    where = str(tmp_path / "vault")
+    assert brain.init_vault(where)
+    with brain.open_vault(where, embedder=None, sparse=None) as memory:
+        note = memory.remember("The launch moved to May", title="Launch")
+        assert memory.root == Path(where)
+    with brain.open_vault(_Where(where), embedder=None, sparse=None) as memory:
+        assert memory.expand(note.id, touch=False).title == "Launch"
+
+
+class _Where:
+    """A path-like object that is not a `Path`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return self.path
