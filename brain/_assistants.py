@@ -59,7 +59,8 @@ def host(name: str, platform: str, home: Path, env: Mapping[str, str]) -> Host:
 
 def brain_command(argv0: str, executable: str, is_file: Callable[[Path], bool]) -> list[str]:
     """The absolute command that runs this `brain`: the script that was run, else the one
-    installed beside this Python, else this Python with `-m brain`."""
+    installed beside this Python, else this Python with `-P -m brain` (`-P`: a host that starts
+    it in a folder holding some other `brain/` package still runs this one)."""
     script = Path(argv0)
     if script.name in ("brain", "brain.exe") and is_file(script):
         return [str(script.absolute())]
@@ -68,7 +69,7 @@ def brain_command(argv0: str, executable: str, is_file: Callable[[Path], bool]) 
         beside = python.with_name(name)
         if is_file(beside):
             return [str(beside)]
-    return [str(python), "-m", "brain"]
+    return [str(python), "-P", "-m", "brain"]
 
 
 def claude_mcp_add(command: Sequence[str], vault: Path) -> str:

@@ -72,7 +72,22 @@ def test_the_brain_command_is_the_script_that_runs(tmp_path: Path) -> None:
     assert assistants.brain_command(str(script), str(python), Path.is_file) == [str(script)]
     assert assistants.brain_command("-m", str(python), Path.is_file) == [str(script)]
     alone = tmp_path / "other" / "python"
-    assert assistants.brain_command("-m", str(alone), Path.is_file) == [str(alone), "-m", "brain"]
+    command = assistants.brain_command("-m", str(alone), Path.is_file)
+    assert command == [str(alone), "-P", "-m", "brain"]
+
+
+def test_a_host_starting_brain_beside_another_brain_package_runs_brain(tmp_path: Path) -> None:
+    impostor = tmp_path / "project" / "brain"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("")
+    (impostor / "__main__.py").write_text("print('not brain')\n")
+    command = assistants.brain_command("-m", sys.executable, lambda _: False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ran = subprocess.run(
+        [*command, "--version"], cwd=impostor.parent, capture_output=True, text=True, env=env
+    )
+    assert ran.returncode == 0 and "not brain" not in ran.stdout, ran.stdout + ran.stderr
+    assert ran.stdout.strip().startswith("brain ")
 
 
 def test_merging_keeps_every_other_server_and_key(tmp_path: Path) -> None:
