@@ -43,6 +43,7 @@ class DoctorReport:
     rebuilt: str | None = None  # when and why the caches last rebuilt themselves (no problem)
     unread: tuple[str, ...] = ()  # Markdown files outside every partition: never read (no problem)
     fields: tuple[str, ...] = ()  # brain's own fields holding what brain cannot use (hand edits)
+    not_files: tuple[str, ...] = ()  # named as notes but no file (a folder): skipped by every walk
 
     @property
     def ok(self) -> bool:
@@ -59,6 +60,7 @@ class DoctorReport:
             or self.copies
             or self.leftovers
             or self.fields
+            or self.not_files
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -79,6 +81,7 @@ class DoctorReport:
             "rebuilt": self.rebuilt,
             "unread": list(self.unread),
             "fields": list(self.fields),
+            "not_files": list(self.not_files),
         }
 
 
@@ -144,7 +147,22 @@ def examine(brain: Context) -> DoctorReport:
         rebuilt,
         tuple(_unread(brain)),
         tuple(odd for note in parsed for odd in _odd_fields(note)),
+        tuple(_not_files(brain)),
     )
+
+
+def _not_files(brain: Context) -> list[str]:
+    """A note file replaced by a folder of its name (an editor, a script, a slip): brain
+    reads no note there, so it is said with what to do; nothing is moved or removed."""
+    said = []
+    for rel in brain.store.not_files():
+        what = "a folder" if brain.store.stat_folder(rel) is not None else "not a regular file"
+        said.append(
+            f"{rel}: {what} where a note file of that name belongs; no note is read there. "
+            "Rename it (what is inside stays where it is), then put the note back (under git: "
+            f"`git log -- '{rel}'` shows its last text)"
+        )
+    return said
 
 
 def _a_time(text: str) -> bool:

@@ -74,14 +74,20 @@ def start(vault: VaultOpt = None) -> None:
 @command("stop", group=daemon_app)
 def stop(vault: VaultOpt = None) -> None:
     """Stop the daemon of this vault (clients fall back to working in their own process)."""
-    from brain._daemon.client import DaemonClient, clean_stale, running_pid
+    from brain._daemon.client import DaemonClient, DaemonStopped, clean_stale, running_pid
 
     root, _how = vault_path(vault)
     pid = running_pid(root)
     try:
-        client = DaemonClient.connect(root)
+        client = DaemonClient.connect(root, agree=False)
         client.call("stop")
         client.close()
+    except DaemonStopped:
+        # A stopped process acts on no signal but SIGKILL until continued: asked to end, it
+        # is continued to do so (and ends the job it was stopped in first).
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGCONT)
     except BrainError:
         if pid is None:
             cleaned = clean_stale(root)
@@ -100,13 +106,16 @@ def stop(vault: VaultOpt = None) -> None:
 @command("status", group=daemon_app)
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Whether the daemon runs: pid, uptime, vault, memory, requests served, model loaded."""
-    from brain._daemon.client import DaemonClient
+    from brain._daemon.client import DaemonClient, DaemonStopped, running_pid
 
     root, _how = vault_path(vault)
     try:
-        client = DaemonClient.connect(root)
+        client = DaemonClient.connect(root, agree=False)
         info = client.call("status")
         client.close()
+    except DaemonStopped:
+        _stopped(root, running_pid(root), as_json)
+        raise typer.Exit(1) from None
     except BrainError:
         if as_json:
             emit_json({"running": False, "vault": str(root)})
@@ -137,6 +146,18 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         held = info.get("briefs_held")
         briefs = "read from the catalog" if held is None else f"{held} in memory"
         out.print(f"  briefs    {briefs}")
+
+
+def _stopped(root: Path, pid: int | None, as_json: bool) -> None:
+    """Say that the daemon is there but stopped (SIGSTOP, Ctrl-Z, a debugger)."""
+    if as_json:
+        emit_json({"running": True, "stopped": True, "pid": pid, "vault": str(root)})
+        return
+    out.print(
+        f"Daemon (pid {pid}) for {escape(str(root))} is stopped: it answers nothing until "
+        "continued, and commands work in their own process meanwhile."
+    )
+    out.print(f"  `kill -CONT {pid}` resumes it; `brain daemon stop` ends it.")
 
 
 @command("run", group=daemon_app, hidden=True)

@@ -320,6 +320,7 @@ def doctor(
             ("[yellow]leftover[/yellow]", report.leftovers, " (a killed write's; `brain sleep`)"),
             ("unread  ", report.unread, UNREAD),
             ("[yellow]field[/yellow]   ", report.fields, ""),
+            ("[red]not file[/red]", report.not_files, ""),
         ]
         for label, items, why in findings:
             for item in items:

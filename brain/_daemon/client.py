@@ -30,6 +30,7 @@ from brain._daemon.wire import (
 )
 from brain._errors import BrainError
 from brain._vault.files import keep_private
+from brain._version import build
 
 START_WAIT = 30.0  # seconds a client waits for a daemon it started to answer
 SLOW = 1.0  # seconds a client waits in silence before it says why (no wait unsaid past 2 s)
@@ -42,7 +43,12 @@ class DaemonUnavailable(BrainError):
     """No daemon answers for this vault (none running, or it cannot start)."""
 
 
-class DaemonStopped(DaemonUnavailable):
+class DaemonInTheWay(DaemonUnavailable):
+    """A daemon holds this vault but will not serve this process, and a new one would not
+    start beside it: this process does the work itself."""
+
+
+class DaemonStopped(DaemonInTheWay):
     """The daemon's process is stopped (SIGSTOP): it would answer nothing until continued."""
 
 
@@ -60,8 +66,11 @@ class DaemonClient:
         self.pid = peer_pid(sock)
 
     @classmethod
-    def connect(cls, root: Path, waiting: Waiting | None = None) -> DaemonClient:
-        """Connect to the running daemon (checking it is this user's), else DaemonUnavailable."""
+    def connect(
+        cls, root: Path, waiting: Waiting | None = None, *, agree: bool = True
+    ) -> DaemonClient:
+        """Connect to the running daemon (checking it is this user's), else DaemonUnavailable.
+        With `agree`, only to one that runs the same code as this process (`_agree`)."""
         path = socket_path(root)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -80,7 +89,36 @@ class DaemonClient:
                 f"brain's daemon (pid {client.pid}) is stopped",
                 f"`kill -CONT {client.pid}` resumes it",
             )
+        if agree:
+            try:
+                client._agree()
+            except BaseException:
+                sock.close()
+                raise
         return client
+
+    def _agree(self) -> None:
+        """Make sure the daemon runs the same code as this process: an upgrade (or an edit of
+        a checkout) since it started would have it refuse what a newer command sends, or
+        answer as the older code did. A daemon whose code is no longer what is installed
+        steps down, and DaemonUnavailable, once it is gone, has a fresh one started; one
+        that runs what is installed leaves this older process to do its work itself."""
+        mine = build()
+        info = self.call("ping", {"build": mine})
+        theirs = info.get("build")
+        if theirs == mine:
+            return
+        if theirs is None:  # a daemon from before builds were compared: older code
+            self.call("stop")
+        elif not info.get("stepping_down"):
+            raise DaemonInTheWay(
+                f"brain's daemon (pid {self.pid}) runs the brain installed now, and this "
+                "process other code (older, or another copy of brain)",
+                "a command started now uses the daemon; this one works in its own process",
+            )
+        self.sock.close()
+        _gone(self.root, self.pid, self.waiting)
+        raise DaemonUnavailable(f"brain's daemon (pid {self.pid}) ran other code; it stepped down")
 
     def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
         """Send one request and wait for its reply; a BrainError reply is raised here."""
@@ -121,7 +159,7 @@ class DaemonClient:
         """What the daemon is busy with, asked on a connection of its own (a ping is answered
         beside the work)."""
         try:
-            other = DaemonClient.connect(self.root)
+            other = DaemonClient.connect(self.root, agree=False)
             try:
                 info = other.call("ping")
             finally:
@@ -139,6 +177,21 @@ def _answers(sock: socket.socket, seconds: float) -> bool:
     """Whether a reply begins to arrive within `seconds`."""
     ready, _, _ = select.select([sock], [], [], seconds)
     return bool(ready)
+
+
+def _gone(root: Path, pid: int | None, waiting: Waiting | None) -> None:
+    """Wait for a daemon stepping down to let go of the vault (it ends the job it is doing
+    first); DaemonInTheWay if it still holds it after START_WAIT."""
+    deadline = time.monotonic() + START_WAIT
+    slow: float | None = time.monotonic() + SLOW
+    with contextlib.ExitStack() as told:
+        while running_pid(root) is not None:
+            if time.monotonic() > deadline:
+                raise DaemonInTheWay(f"brain's daemon (pid {pid}) did not step down in time")
+            if waiting is not None and slow is not None and time.monotonic() > slow:
+                slow = None
+                told.enter_context(waiting(f"waiting for brain's old daemon (pid {pid}) to exit"))
+            time.sleep(0.02)
 
 
 def clean_stale(root: Path) -> bool:
@@ -214,7 +267,7 @@ def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) 
     that outlasts SLOW is told to `waiting`."""
     try:
         return DaemonClient.connect(root, waiting)
-    except DaemonStopped:
+    except DaemonInTheWay:
         raise  # it holds its lock: a new one would not start
     except DaemonUnavailable:
         pass
@@ -238,6 +291,8 @@ def _started(
     while True:
         try:
             return DaemonClient.connect(root, waiting)
+        except DaemonInTheWay:
+            raise
         except DaemonUnavailable:
             pass
         if waiting is not None and slow is not None and time.monotonic() > slow:
@@ -272,8 +327,8 @@ def connect_or_start(
         return None
     try:
         return DaemonClient.connect(root, waiting)
-    except DaemonStopped:
-        return None  # it answers nothing until continued: this process does the work
+    except DaemonInTheWay:
+        return None  # stopped, or running newer code: this process does the work
     except DaemonUnavailable:
         pass
     except BrainError:

@@ -36,6 +36,7 @@ from brain._daemon.wire import (
     send,
 )
 from brain._errors import BrainError, InvalidInput, machine_fault
+from brain._version import build, fingerprint
 
 if TYPE_CHECKING:
     from brain._brain import Brain
@@ -251,7 +252,8 @@ class Daemon:
             return reply_error(InvalidInput("request field 'op' must be a string"))
         if op == "ping":
             root = os.fspath(self.brain.root)
-            return reply_ok({"pid": os.getpid(), "vault": root, "doing": self.doing})
+            info = {"pid": os.getpid(), "vault": root, "doing": self.doing, "build": build()}
+            return reply_ok({**info, **self._compare(message.get("args"))})
         if op == "status":
             vault = self._vault_status()  # first: it takes brain.yaml afresh
             return reply_ok({**self.status(), **vault})
@@ -270,6 +272,16 @@ class Daemon:
             # which file (it may be a private note's).
             fault = machine_fault(exc, named=op != "mcp")
             return reply_error(fault or BrainError(f"internal error in {op}: {type(exc).__name__}"))
+
+    def _compare(self, args: Any) -> dict[str, Any]:
+        """A client that runs other code (client.DaemonClient._agree): if the code installed
+        is no longer what this daemon runs, it steps down, and the client starts a fresh one."""
+        theirs = args.get("build") if isinstance(args, dict) else None
+        if theirs is None or theirs == build() or fingerprint() == build():
+            return {}
+        self.log(f"brain's code changed since this daemon started ({build()} -> {theirs}); exiting")
+        self.stopping.set()
+        return {"stepping_down": True}
 
     def _run(self, op: str, args: Any) -> Any:
         self.requests += 1
@@ -291,6 +303,7 @@ class Daemon:
             "pid": os.getpid(),
             "vault": os.fspath(self.brain.root),
             "protocol": VERSION,
+            "build": build(),
             "uptime_seconds": round(time.time() - self.started, 3),
             "memory_bytes": rss(),
             "requests": self.requests,
@@ -376,6 +389,7 @@ def run(root: Path, log: Log) -> int:
     """Be the daemon of this vault until stopped or idle; 3 if another one already runs."""
     from brain._brain import open_vault
 
+    build()  # the code as it is now, the code this process loaded (a later upgrade: _compare)
     claimed = claim(pid_path(root))
     if claimed is None:
         log("another daemon already runs for this vault")

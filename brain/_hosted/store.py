@@ -129,6 +129,9 @@ class PgStore:
     def links(self) -> list[tuple[str, str]]:
         return []  # rows hold no symbolic links
 
+    def not_files(self) -> list[str]:
+        return []  # nor folders named as notes
+
     def stat_note(self, rel: str) -> os.stat_result | None:
         row = self.db.execute(
             "SELECT length(data), stamp FROM vault_files WHERE path=?", (clean(rel),)

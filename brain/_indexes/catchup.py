@@ -218,7 +218,17 @@ def watched(catalog: CatalogPort) -> bool:
     if not mark:
         return False
     pid = mark.partition(" ")[0]
-    return pid.isdigit() and process_mark(int(pid)) == mark
+    return pid.isdigit() and process_mark(int(pid)) == mark and not halted(int(pid))
+
+
+def halted(pid: int) -> bool:
+    """Whether a process is stopped (SIGSTOP, Ctrl-Z, a debugger) or dead but not reaped:
+    its watcher sees no edit until it runs again (read from /proc; False where there is none)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in (["T"], ["t"], ["Z"], ["X"])
 
 
 def record_folders(catalog: CatalogPort, check: FolderCheck) -> None:

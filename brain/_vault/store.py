@@ -177,6 +177,29 @@ class NoteStore:
                 found += self._links_below(child)
         return found
 
+    def not_files(self) -> list[str]:
+        """What is named as a note (`*.md`, `*.md.zst` in the cold tier) but is no file: a
+        folder (a note replaced by one), a pipe, a device. Walks pass them by; doctor names
+        them. Links are left to `links()`."""
+        roots = [(r, ".md") for p in self.partitions() for r in (p, f"{LOCAL_ONLY}/{p}")]
+        found: list[str] = []
+        for rel, suffix in [*roots, (COLD_DIR, ".md.zst")]:
+            if not self._linked(rel):
+                found += self._not_files_below(rel, suffix)
+        return sorted(found)
+
+    def _not_files_below(self, rel: str, suffix: str) -> list[str]:
+        found = []
+        for entry in self.entries(rel):
+            child = f"{rel}/{entry.name}"
+            if entry.is_symlink() or aside(child, self.aside):
+                continue
+            if entry.name.endswith(suffix) and not entry.is_file(follow_symlinks=False):
+                found.append(child)
+            if entry.is_dir(follow_symlinks=False):
+                found += self._not_files_below(child, suffix)
+        return found
+
     def _linked(self, rel: str) -> bool:
         """Whether any folder on the way from the vault root to rel is a symbolic link."""
         parts = rel.split("/")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +14,8 @@ import pytest
 
 from brain._daemon.client import DaemonClient, DaemonLost, running_pid
 from brain._daemon.wire import stopped
+from brain._indexes import catchup
+from brain._indexes.catalog import Catalog
 from tests.daemon.conftest import ROOT, brain, env, until
 
 
@@ -54,3 +58,62 @@ def test_a_call_sent_to_a_daemon_then_stopped_says_so(daemon: Path) -> None:
         os.kill(pid, signal.SIGCONT)
         client.close()
     assert f"kill -CONT {pid}" in str(lost.value)
+
+
+def _stop(pid: int) -> None:
+    os.kill(pid, signal.SIGSTOP)
+    until(lambda: stopped(pid), "the daemon to stop")
+
+
+def test_status_says_a_stopped_daemon_is_there(daemon: Path) -> None:
+    pid = running_pid(daemon)
+    assert pid is not None
+    _stop(pid)
+    try:
+        said = _run(daemon, "daemon", "status")
+        as_json = _run(daemon, "daemon", "status", "--json")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert said.returncode == 1
+    assert f"(pid {pid})" in said.stdout and "is stopped" in said.stdout
+    assert f"kill -CONT {pid}" in said.stdout
+    assert json.loads(as_json.stdout) == {
+        "running": True,
+        "stopped": True,
+        "pid": pid,
+        "vault": str(daemon),
+    }
+
+
+def test_stop_ends_a_stopped_daemon(daemon: Path) -> None:
+    pid = running_pid(daemon)
+    assert pid is not None
+    _stop(pid)
+    try:
+        stopping = _run(daemon, "daemon", "stop")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)  # a hung `stop` leaves no stopped daemon behind
+    assert stopping.returncode == 0, stopping.stderr
+    assert running_pid(daemon) is None
+
+
+def test_a_hand_edit_made_while_the_daemon_is_stopped_is_seen(daemon: Path) -> None:
+    assert brain(daemon, "remember", "the lighthouse keeper's log").returncode == 0
+    pid = running_pid(daemon)
+    assert pid is not None
+    catalog = Catalog(daemon / ".brain" / "catalog.sqlite")
+    try:  # its watcher follows the files: other processes trust it while it lives
+        until(lambda: catchup.watched(catalog), "the daemon's watcher to follow the vault")
+    finally:
+        catalog.close()
+    note = next((daemon / "main").rglob("the lighthouse keeper's log.md"))
+    _stop(pid)
+    try:
+        with note.open("a") as text:
+            text.write("\nA storm petrel landed on the rail.\n")
+        found = _run(daemon, "recall", "petrel")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert found.returncode == 0, found.stderr
+    assert "the lighthouse keeper's log" in found.stdout

@@ -204,6 +204,29 @@ def test_doctor_json_lists_links(
     ]
 
 
+def test_a_note_replaced_by_a_folder_is_named_by_doctor_and_left_alone(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brain = open_vault(vault)
+    note = brain.remember("the kelp forest sways")
+    brain.close()
+    path = vault / note.path
+    path.unlink()
+    path.mkdir()  # an editor or a script made a folder of the note's name
+    (path / "sketch.png").write_bytes(b"not a note")
+    (path / "kept.md").write_text("---\ntitle: Kept\n---\nA note inside it.\n")
+    monkeypatch.setenv("BRAIN_VAULT", str(vault))
+    said = CliRunner().invoke(app, ["doctor"])
+    assert said.exit_code == 1
+    assert f"{note.path}: a folder where a note file of that name belongs" in said.stdout
+    assert "git log" in said.stdout
+    assert "All well" not in said.stdout
+    found = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
+    assert [line.partition(":")[0] for line in found["not_files"]] == [note.path]
+    assert (path / "sketch.png").read_bytes() == b"not a note"  # nothing moved or removed
+    assert "Kept" in CliRunner().invoke(app, ["list"]).stdout  # the note inside is read
+
+
 def test_an_alias_in_brain_yaml_is_refused_by_name(vault: Path) -> None:
     with (vault / "brain.yaml").open("a") as settings:
         settings.write("extra: &x [1, 2]\nmore: *x\n")
