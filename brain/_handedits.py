@@ -17,6 +17,7 @@ from brain._indexes.catchup import CatchUp
 from brain._indexes.copies import Holders
 from brain._indexes.ports import CachesPort, Capabilities, LockPort, NodeIndexPort, NotesPort
 from brain._model import normalise_title
+from brain._processes import process_mark
 
 NamesByTitle = dict[str, list[str]]  # a folder's note file names by normalised title
 
@@ -146,11 +147,11 @@ class HandEdits:
         """This process's watcher follows the vault from now on (after its own full walk),
         or stopped: while on, other processes' catch-ups trust it instead of looking."""
         catalog = self.caches.catalog
-        mark = catchup.process_mark(os.getpid()) if on else None
+        mark = process_mark(os.getpid()) if on else None
         if mark:
             if catalog.info(catchup.WATCHER) != mark:  # no write when it is there
                 catalog.set_info(catchup.WATCHER, mark)
-        elif catalog.info(catchup.WATCHER) == catchup.process_mark(os.getpid()):
+        elif catalog.info(catchup.WATCHER) == process_mark(os.getpid()):
             catalog.drop_info(catchup.WATCHER)
 
     def paths(self, rels: Iterable[str], *, defer: bool = False) -> CatchUp:

@@ -26,9 +26,9 @@ from brain._daemon.wire import (
     raise_error,
     receive,
     send,
-    stopped,
 )
 from brain._errors import BrainError
+from brain._processes import stopped
 from brain._vault.files import keep_private
 from brain._version import build
 

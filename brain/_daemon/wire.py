@@ -121,18 +121,6 @@ def peer_pid(sock: socket.socket) -> int | None:
     return int(struct.unpack("3i", creds)[0])
 
 
-def stopped(pid: int | None) -> bool:
-    """Whether a process is stopped (SIGSTOP, Ctrl-Z, a debugger): it answers nothing until
-    it is continued. Read from /proc, so False where there is none."""
-    if pid is None:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] in (["T"], ["t"])
-
-
 def check_peer(sock: socket.socket, uid: int | None = None) -> None:
     """Refuse a peer that is not this user (the daemon's and the client's own check)."""
     want = os.getuid() if uid is None else uid

@@ -6,7 +6,6 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain._errors import BrokenNote
@@ -16,6 +15,7 @@ from brain._indexes.folders import FolderCheck, by_folders
 from brain._indexes.ports import CachesPort, CatalogPort, NotesPort
 from brain._indexes.rows import stamp_matches
 from brain._model import LOCAL_ONLY, Note, content_hash, iso, parse_iso
+from brain._processes import process_mark, stopped
 from brain._vault.paths import COLD_DIR
 from brain._vault.store import RESERVED_TOP
 
@@ -201,16 +201,6 @@ def record_walk(
 WATCHER = "watcher"  # info key: the live process whose watcher keeps the caches in step
 
 
-def process_mark(pid: int) -> str | None:
-    """A process named so that a later process of the same pid is not taken for it: pid
-    and start time (Linux's /proc); None where that cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return None
-    return f"{pid} {fields[19]}" if len(fields) > 19 else None
-
-
 def watched(catalog: CatalogPort) -> bool:
     """Whether a live watcher (the daemon's) keeps the caches in step with the files: then
     it is authoritative and a catch-up has nothing to look for (within its quiet spell)."""
@@ -218,17 +208,7 @@ def watched(catalog: CatalogPort) -> bool:
     if not mark:
         return False
     pid = mark.partition(" ")[0]
-    return pid.isdigit() and process_mark(int(pid)) == mark and not halted(int(pid))
-
-
-def halted(pid: int) -> bool:
-    """Whether a process is stopped (SIGSTOP, Ctrl-Z, a debugger) or dead but not reaped:
-    its watcher sees no edit until it runs again (read from /proc; False where there is none)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[:1]
-    except OSError:
-        return False
-    return state in (["T"], ["t"], ["Z"], ["X"])
+    return pid.isdigit() and process_mark(int(pid)) == mark and not stopped(int(pid), or_dead=True)
 
 
 def record_folders(catalog: CatalogPort, check: FolderCheck) -> None:

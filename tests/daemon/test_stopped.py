@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from brain._daemon.client import DaemonClient, DaemonLost, running_pid
-from brain._daemon.wire import stopped
 from brain._indexes import catchup
 from brain._indexes.catalog import Catalog
+from brain._processes import stopped
 from tests.daemon.conftest import ROOT, brain, env, until
 
 

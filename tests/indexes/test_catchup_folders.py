@@ -17,6 +17,7 @@ from brain import Brain, open_vault
 from brain._clock import FixedClock
 from brain._indexes import catchup
 from brain._indexes.catalog import Catalog
+from brain._processes import process_mark
 from brain._vault.store import NoteStore
 from tests.daemon.test_watching import WAIT, eventually
 
@@ -217,7 +218,7 @@ def test_a_watchers_mark_from_a_process_gone_is_not_trusted(brain: Brain) -> Non
     catalog = brain._context.caches.catalog
     catalog.set_info(catchup.WATCHER, "999999999 12345")
     assert not catchup.watched(catalog)
-    mark = catchup.process_mark(os.getpid())
+    mark = process_mark(os.getpid())
     assert mark is not None
     pid, start = mark.split()
     catalog.set_info(catchup.WATCHER, f"{pid} {int(start) + 1}")  # the same pid, another process
