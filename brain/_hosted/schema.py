@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from brain._errors import BrainError
 from brain._hosted import roles
 from brain._hosted.roles import ROLE
-from brain._indexes import glyphs
+from brain._indexes import glued, glyphs
 
 if TYPE_CHECKING:
     import psycopg
@@ -173,17 +173,44 @@ def _version_5() -> list[str]:
     # Each text's CJK characters and emoji as words of their own (brain/_indexes/glyphs.py),
     # a generated column: adding it computes the rows already written, none is left stale.
     return [
-        glyphs.SQL_FUNCTION,
+        glyphs.SQL_FUNCTION_5,
         "ALTER TABLE texts ADD COLUMN IF NOT EXISTS glyphs tsvector GENERATED ALWAYS AS "
         "(to_tsvector('simple', brain_glyphs(title || ' ' || body))) STORED",
         "CREATE INDEX IF NOT EXISTS texts_glyphs ON texts USING gin (glyphs)",
     ]
 
 
+def _version_6() -> list[str]:
+    # Generated columns, so adding them computes the rows already written. `words`: the
+    # English words of a text whose Latin is glued to CJK or Thai or is fullwidth
+    # (brain/_indexes/glued.py), weighted as `tsv`; NULL for every other text, whose `tsv`
+    # holds its words already. `glyph_terms`: version 5's `glyphs` and the letters of Thai,
+    # Lao, Khmer and Myanmar, a flag whole; `glyphs` stays for the servers of version 5.
+    return [
+        glued.SQL_FUNCTION,
+        "ALTER TABLE texts ADD COLUMN IF NOT EXISTS words tsvector GENERATED ALWAYS AS (CASE "
+        "WHEN brain_apart(title) <> title OR brain_apart(body) <> body THEN "
+        "setweight(to_tsvector('english', brain_apart(title)), 'A') || "
+        "setweight(to_tsvector('english', brain_apart(body)), 'B') END) STORED",
+        "CREATE INDEX IF NOT EXISTS texts_words ON texts USING gin (words)",
+        glyphs.SQL_FUNCTION,
+        "ALTER TABLE texts ADD COLUMN IF NOT EXISTS glyph_terms tsvector GENERATED ALWAYS AS "
+        "(to_tsvector('simple', brain_glyph_terms(title || ' ' || body))) STORED",
+        "CREATE INDEX IF NOT EXISTS texts_glyph_terms ON texts USING gin (glyph_terms)",
+    ]
+
+
 TENANT_TABLES = (*_BEFORE_3, "write_marks")  # every table whose rows are one tenant's
 
 # Version → its statements; a new version never edits an old one.
-MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3, 4: _version_4, 5: _version_5}
+MIGRATIONS = {
+    1: _version_1,
+    2: _version_2,
+    3: _version_3,
+    4: _version_4,
+    5: _version_5,
+    6: _version_6,
+}
 # A rolling upgrade runs servers of two versions on one database. A version that only adds
 # (a table, a nullable column, an index, a function) leaves the database usable by the servers
 # before it: it names here the oldest server version that still runs on it. A version not named
@@ -191,8 +218,8 @@ MIGRATIONS = {1: _version_1, 2: _version_2, 3: _version_3, 4: _version_4, 5: _ve
 # Version 3 changed every policy (a server of 2 would see nothing): it names none. Version 4
 # only adds a table a server of 3 never reads (its writes do not count for the replicas:
 # turn `--db-read` on once no server of 3 is left; docs/hosted.md, "Read replicas"). Version 5
-# only adds a generated column older servers neither write nor read.
-SERVES_FROM: dict[int, int] = {4: 3, 5: 3}
+# only adds a generated column older servers neither write nor read; so does version 6.
+SERVES_FROM: dict[int, int] = {4: 3, 5: 3, 6: 3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

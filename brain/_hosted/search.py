@@ -9,12 +9,16 @@ from typing import Any
 
 from brain._hosted.schema import VECTOR_DIMS, HostedError
 from brain._hosted.sql import TenantDatabase
-from brain._indexes import glyphs
+from brain._indexes import glued, glyphs
 from brain._indexes.fulltext import Filters, TextDoc
 from brain._indexes.where import filter_sql
 from brain._terms import content_words
 
 _WORD = re.compile(r"\w+")
+# A text's English words: `words`, where its Latin is glued to CJK or Thai (glued.py), else
+# `tsv`; the match in the form each column's GIN index serves.
+_ENGLISH = "coalesce(t.words, t.tsv)"
+_ENGLISH_MATCH = "(t.words @@ q OR (t.words IS NULL AND t.tsv @@ q))"
 
 # Up to this many vectors a tenant's search scores every one of them (docs/hosted.md: measured
 # at 1M rows, where it is both exact and faster than a filtered HNSW scan).
@@ -29,7 +33,7 @@ def or_query(query: str) -> str:
 
 
 def glyph_query(terms: Sequence[str]) -> str:
-    """Glyph terms as a tsquery of the `glyphs` column (encoded as it holds them)."""
+    """Glyph terms as a tsquery of the `glyph_terms` column (encoded as it holds them)."""
     return " | ".join(f"'{glyphs.encoded(t)}'" for t in dict.fromkeys(terms))
 
 
@@ -91,21 +95,22 @@ class PgFullText:
         self, query: str, k: int, filters: Filters, weighed_in: Filters | None = None
     ) -> list[tuple[str, float]]:
         """Ranked by cover density over 1 + log(length), as BM25 favours the shorter text; a
-        title word (weight A) counts more than a body word (B). A query's glyphs are matched in
-        the `glyphs` column and their rank added. `weighed_in` changes nothing: cover density
+        title word (weight A) counts more than a body word (B), in `words` where a text has
+        them (glued.py), else in `tsv`. A query's glyphs are matched in the `glyph_terms`
+        column and their rank added. `weighed_in` changes nothing: cover density
         reads each text alone, with no count of the others, so no other memory weighs a rank."""
         terms, marks = or_query(query), glyphs.asked(query)
         if not (terms or marks) or k <= 0:
             return []
         where, params = filter_sql(filters, "o.id")
-        asked = []  # (the tsquery, its configuration, the column it asks, its name)
-        if terms:  # alone: the query as it always was, scored the same
-            asked.append((terms, "english", "tsv", "q"))
+        asked = []  # (the tsquery, its configuration, the column it asks, its match, its name)
+        if terms:  # alone: the query as it always was, scored the same, but for glued words
+            asked.append((terms, "english", _ENGLISH, _ENGLISH_MATCH, "q"))
         if marks:
-            asked.append((glyph_query(marks), "simple", "glyphs", "g"))
-        queries = ", ".join(f"to_tsquery('{config}', ?) {name}" for _, config, _, name in asked)
-        score = " + ".join(f"ts_rank_cd(t.{column}, {name}, 1)" for _, _, column, name in asked)
-        found = " OR ".join(f"t.{column} @@ {name}" for _, _, column, name in asked)
+            asked.append((glyph_query(marks), "simple", "t.glyph_terms", "t.glyph_terms @@ g", "g"))
+        queries = ", ".join(f"to_tsquery('{config}', ?) {name}" for _, config, *_, name in asked)
+        score = " + ".join(f"ts_rank_cd({column}, {name}, 1)" for _, _, column, _, name in asked)
+        found = " OR ".join(match for *_, match, _ in asked)
         rows = self.db.execute(
             f"SELECT t.id, {score} AS score FROM texts t JOIN objects o ON o.id = t.id, "
             f"{queries} WHERE ({found}) AND ({where}) ORDER BY score DESC, t.id LIMIT ?",
@@ -116,12 +121,12 @@ class PgFullText:
     def share(self, word: str, filters: Filters) -> float:
         """As `FullText.share`: the fraction of the memories these filters let through whose
         body (the B-weighted lexemes) holds this word."""
-        words = [w for w in content_words(word) if _WORD.fullmatch(w)]
+        words = [w for w in content_words(glued.apart(word)) if _WORD.fullmatch(w)]
         if not words:
             return 0.0
         where, params = filter_sql(filters, "o.id")
         row = self.db.execute(
-            "SELECT count(*), count(*) FILTER (WHERE t.tsv @@ to_tsquery('english', ?)) "
+            f"SELECT count(*), count(*) FILTER (WHERE {_ENGLISH} @@ to_tsquery('english', ?)) "
             f"FROM texts t JOIN objects o ON o.id = t.id WHERE ({where})",
             (" & ".join(f"'{w}':B" for w in words), *params),
         ).fetchone()
@@ -132,7 +137,7 @@ class PgFullText:
         self, stems: Sequence[str], within: Filters | None = None
     ) -> tuple[int, dict[str, int]]:
         """As `FullText.doc_freqs`, each stem matched by PostgreSQL's English stemmer, each
-        glyph in the `glyphs` column."""
+        glyph in the `glyph_terms` column."""
         plain = [s for s in dict.fromkeys(stems) if _WORD.fullmatch(s) or glyphs.is_glyph(s)]
         counts = "".join(f", count(*) FILTER (WHERE {_holds(s)})" for s in plain)
         among, params = "texts", list[Any]()  # within: among what the filters let through
@@ -159,8 +164,8 @@ class PgFullText:
 def _holds(term: str) -> str:
     """The condition of a text holding a term (its lexeme a parameter: `_lexeme`)."""
     if glyphs.is_glyph(term):
-        return "glyphs @@ to_tsquery('simple', ?)"
-    return "tsv @@ to_tsquery('english', ?)"
+        return "glyph_terms @@ to_tsquery('simple', ?)"
+    return "coalesce(words, tsv) @@ to_tsquery('english', ?)"
 
 
 def _lexeme(term: str) -> str:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from brain._errors import BrainError
-from brain._indexes import glyphs
+from brain._indexes import glued, glyphs
 from brain._terms import words
 from brain._vault.files import owner_only
 
-SCHEMA_VERSION = "2"  # 2: the `glyphs` field (brain/_indexes/glyphs.py)
+SCHEMA_VERSION = "3"  # 2: the `glyphs` field; 3: words apart (glued.py), Thai…, flags whole
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,10 @@ class FullText:
                         status=doc.status,
                         visibility=doc.visibility,
                         kind=doc.kind,
-                        title=doc.title,
-                        body=doc.body,
+                        title=glued.apart(doc.title),
+                        body=glued.apart(doc.body),
+                        written_title=doc.title.encode(),
+                        written_body=doc.body.encode(),
                         glyphs=" ".join(glyphs.glyphs(f"{doc.title}\n{doc.body}")),
                     )
                 )
@@ -184,7 +186,7 @@ class FullText:
         out = {}
         for _score, address in result.hits:
             doc = self._doc(searcher, address)
-            out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+            out[str(doc["id"][0])] = _written(doc)
         return out
 
     def compact(self, docs: Sequence[TextDoc] | None = None) -> None:
@@ -222,7 +224,7 @@ class FullText:
     def share(self, word: str, filters: Filters) -> float:
         """The fraction of the memories these filters let through whose body holds this word
         (0 when none pass)."""
-        t, plain = self._t, " ".join(words(word))
+        t, plain = self._t, " ".join(words(glued.apart(word)))
         if not plain:
             return 0.0
         allowed = [(t.Occur.Must, t.Query.all_query()), *self._filter_clauses(filters)]
@@ -386,14 +388,15 @@ class FullText:
         searcher = self.index.searcher()
         for _score, address in searcher.search(t.Query.boolean_query(terms), len(wanted)).hits:
             doc = self._doc(searcher, address)
-            out[str(doc["id"][0])] = {"title": str(doc["title"][0]), "body": str(doc["body"][0])}
+            out[str(doc["id"][0])] = _written(doc)
         return out
 
 
 def stems(text: str) -> list[str]:
     """The text's terms as the index holds them (tantivy's `en_stem`: simple tokens, long ones
-    dropped, lowercased, English stems), so a word is matched as BM25 matches it."""
-    return list(_analyzer().analyze(text))
+    dropped, lowercased, English stems; words apart: glued.py), so a word is matched as BM25
+    matches it."""
+    return list(_analyzer().analyze(glued.apart(text)))
 
 
 @functools.cache
@@ -414,6 +417,11 @@ def _fields(term: str) -> tuple[str, ...]:
     return ("glyphs",) if glyphs.is_glyph(term) else ("title", "body")
 
 
+def _written(doc: Any) -> dict[str, str]:
+    """A stored document's title and body as written (the fields index them `glued.apart`)."""
+    return {"title": doc["written_title"][0].decode(), "body": doc["written_body"][0].decode()}
+
+
 def _idf(total: int, found: int) -> float:
     """BM25's idf as tantivy computes it."""
     return math.log(1 + max(total - found + 0.5, 0.0) / (found + 0.5))
@@ -429,8 +437,10 @@ def _schema(tantivy: Any) -> Any:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     for name in ("partition", "nodes", "status", "visibility", "kind"):
         builder.add_text_field(name, stored=False, tokenizer_name="raw")
-    builder.add_text_field("title", stored=True, tokenizer_name="en_stem")
-    builder.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    # Title and body indexed as glued.apart reads them, kept as written (bytes: stored alone).
+    for name in ("title", "body"):
+        builder.add_text_field(name, stored=False, tokenizer_name="en_stem")
+        builder.add_bytes_field(f"written_{name}", stored=True)
     # Title and body's glyph terms, space-separated (glyphs.py): counts, no positions.
     builder.add_text_field("glyphs", stored=False, tokenizer_name="whitespace", index_option="freq")
     return builder.build()

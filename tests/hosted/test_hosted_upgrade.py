@@ -102,24 +102,34 @@ def test_a_database_made_before_the_rule_reads_as_serving_only_its_own_version(
     assert init(db) == N  # and init adds the column back without applying anything
 
 
-def test_texts_written_before_the_glyphs_column_are_found_by_theirs_after_init(
+def test_texts_written_before_the_glyph_and_word_columns_are_found_by_them_after_init(
     pg_dsn: str, vault: Path, clock: FixedClock
 ) -> None:
-    """Version 5's glyphs are a generated column: adding it computes every row already
-    written, so a database brought up to it serves none stale (brain/_indexes/glyphs.py)."""
+    """Versions 5 and 6 add generated columns (glyphs; words apart, glyph_terms): adding one
+    computes every row already written, so a database brought up to them serves none stale
+    (brain/_indexes/glyphs.py, glued.py)."""
     db = fresh_database(pg_dsn)
     init(db)
     seeding = open_vault(vault, clock=clock)
     seeding.remember("東京の天気は今日は晴れです。桜がきれいでした。", title="Tokyo diary")
+    seeding.remember("Pythonでデータ分析をしました。", title="Data analysis")
+    seeding.remember("ฉันชอบแมวมากที่สุด", title="Cats")
     seeding.close()
     pushed(db, vault, clock, user="alice").close()
     with psycopg.connect(db, autocommit=True) as conn:  # the database as version 4 left it
-        conn.execute("ALTER TABLE texts DROP COLUMN glyphs")
-        conn.execute("DROP FUNCTION brain_glyphs(text)")
-        conn.execute("DELETE FROM brain_migrations WHERE version = 5")
-    assert init(db) == 5
+        for column in ("glyphs", "words", "glyph_terms"):
+            conn.execute(f"ALTER TABLE texts DROP COLUMN {column}")
+        for function in ("brain_glyphs", "brain_apart", "brain_glyph_terms"):
+            conn.execute(f"DROP FUNCTION {function}(text)")
+        conn.execute("DELETE FROM brain_migrations WHERE version >= 5")
+    assert init(db) == N == 6
     brain = open_tenant(db, "alice", clock=clock)
     try:
-        assert [hit.title for hit in brain.recall("桜", mode="text")] == ["Tokyo diary"]
+        for query, title in (("桜", "Tokyo diary"), ("python", "Data analysis"), ("แมว", "Cats")):
+            hit = brain.recall(query, mode="text")[0]  # its neighbours after it
+            assert (hit.title, hit.band) == (title, "strong"), query
+        with psycopg.connect(db) as conn:  # version 5's column, for its servers: computed too
+            row = conn.execute("SELECT count(*) FROM texts WHERE glyphs <> ''::tsvector")
+            assert row.fetchone() == (2,)
     finally:
         brain.close()
