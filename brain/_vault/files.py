@@ -18,6 +18,7 @@ from typing import cast
 
 from brain._errors import VaultBusy
 from brain._model import Steps
+from brain._processes import described, lock_holders
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
@@ -195,6 +196,12 @@ def _tighten(path: Path) -> None:
         pass  # gone meanwhile (a merged segment), or not ours to change: nothing to do
 
 
+def _busy_hint(path: Path, holders: list[str]) -> str:
+    if any(h.endswith(", stopped") for h in holders):
+        return "a stopped process holds it: `kill -CONT PID` lets it finish, or end it"
+    return f"try again when it is done (lock file {path})"
+
+
 class WriterLock:
     """An OS lock on a file under `.brain/`: one writing process per vault at a time.
 
@@ -260,11 +267,13 @@ class WriterLock:
                 except BlockingIOError:
                     waited = time.monotonic() - began
                     if waited > self.timeout:
+                        holders = [described(pid) for pid in lock_holders(fd)]
                         os.close(fd)
+                        who = f" ({'; '.join(holders)})" if holders else ""
                         raise VaultBusy(
-                            f"another brain process has held the vault lock for "
-                            f"{self.timeout:.0f} s",
-                            f"lock file {self.path}",
+                            f"another brain process{who} has held the vault lock for "
+                            f"{self.timeout:g} s",
+                            _busy_hint(self.path, holders),
                         ) from None
                     if not said and waited > self.SLOW and self.steps is not None:
                         said = True
