@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brain._errors import BrainError, BrokenNote
@@ -18,6 +19,7 @@ from brain._sources import documents
 from brain._upkeep import dictionaries
 from brain._vault import leftovers
 from brain._vault.archive import is_archived
+from brain._vault.paths import COLD_DIR
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -44,6 +46,7 @@ class DoctorReport:
     unread: tuple[str, ...] = ()  # Markdown files outside every partition: never read (no problem)
     fields: tuple[str, ...] = ()  # brain's own fields holding what brain cannot use (hand edits)
     not_files: tuple[str, ...] = ()  # named as notes but no file (a folder): skipped by every walk
+    cold_text: tuple[str, ...] = ()  # plain Markdown in the cold tier: never read
 
     @property
     def ok(self) -> bool:
@@ -61,6 +64,7 @@ class DoctorReport:
             or self.leftovers
             or self.fields
             or self.not_files
+            or self.cold_text
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -82,6 +86,7 @@ class DoctorReport:
             "unread": list(self.unread),
             "fields": list(self.fields),
             "not_files": list(self.not_files),
+            "cold_text": list(self.cold_text),
         }
 
 
@@ -148,6 +153,7 @@ def examine(brain: Context) -> DoctorReport:
         tuple(_unread(brain)),
         tuple(odd for note in parsed for odd in _odd_fields(note)),
         tuple(_not_files(brain)),
+        tuple(_cold_text(brain)),
     )
 
 
@@ -162,6 +168,25 @@ def _not_files(brain: Context) -> list[str]:
             "Rename it (what is inside stays where it is), then put the note back (under git: "
             f"`git log -- '{rel}'` shows its last text)"
         )
+    return said
+
+
+def _cold_text(brain: Context) -> list[str]:
+    """Plain `.md` files in the cold tier (a cold note unpacked by hand to read or edit it):
+    the cold tier is read only as `.md.zst` frames, so their text is in no note."""
+    if not brain.capabilities.hand_edits:
+        return []
+    said = []
+    for folder, dirs, names in os.walk(brain.root / COLD_DIR):
+        dirs.sort()
+        for name in sorted(n for n in names if n.endswith(".md")):
+            rel = (Path(folder) / name).relative_to(brain.root).as_posix()
+            hot = rel.removeprefix(f"{COLD_DIR}/")
+            said.append(
+                f"{rel}: a plain Markdown file in the cold tier, which brain reads only as "
+                "`.md.zst` frames: no note holds its text. To edit a cold note, `brain tier move "
+                f"ID hot` first; to keep this file as it is, move it to {hot}"
+            )
     return said
 
 

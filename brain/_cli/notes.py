@@ -321,6 +321,7 @@ def doctor(
             ("unread  ", report.unread, UNREAD),
             ("[yellow]field[/yellow]   ", report.fields, ""),
             ("[red]not file[/red]", report.not_files, ""),
+            ("[yellow]cold[/yellow]    ", report.cold_text, ""),
         ]
         for label, items, why in findings:
             for item in items:

@@ -314,3 +314,21 @@ def test_local_only_and_private_notes_never_leave_the_machine(cold: Brain) -> No
         assert tracked.returncode == 1, "dictionaries travel with git"
     back = cold.tier_move(rows["Secret"].id, "hot")
     assert back is not None and back.target == "local-only/main/Knowledge/Inbox/quasarbloom 0.md"
+
+
+def test_doctor_names_a_cold_note_unpacked_by_hand(cold: Brain, cli: CliRunner) -> None:
+    [kept] = fill(cold, 1)
+    move = cold.tier_move(kept, "cold")
+    assert move is not None
+    frame = cold.root / move.target
+    unpacked = frame.with_name(frame.name.removesuffix(".zst"))  # `zstd -d` beside the frame
+    unpacked.write_bytes(zstandard.ZstdDecompressor().decompress(frame.read_bytes()))
+    report = cold.doctor()
+    assert not report.ok
+    [said] = report.cold_text
+    hot = move.target.removeprefix("cold/").removesuffix(".zst")
+    assert said.startswith(unpacked.relative_to(cold.root).as_posix()) and hot in said
+    result = cli.invoke(app, ["doctor", "--vault", str(cold.root)])
+    assert result.exit_code == 1 and "tier move" in result.output
+    unpacked.unlink()
+    assert cold.doctor().ok
