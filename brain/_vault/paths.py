@@ -48,6 +48,8 @@ def check_node(node: str) -> str:
         raise InvalidInput("node is empty")
     for part in parts:
         check_segment(part, f"node {node!r}: its part")
+    if parts[0] == "~":  # a shell reads `brain list --node ~` as the home folder
+        raise InvalidInput(f"node {node!r} may not start with a '~' folder")
     if parts[0] == COLD_DIR:
         raise InvalidInput(f"node {node!r} is reserved for the cold tier")
     return "/".join(parts)

@@ -108,6 +108,7 @@ def test_bad_input_is_a_clear_tool_error_and_changes_nothing(brain: Brain, vault
         # a hint that names the command line is told as the person's, not the model's to run
         assert "(for the person, at their terminal: check the id with `brain list`)" in unknown
         assert "node" in await refused(client, "remember", {"text": "x", "node": "../up"})
+        assert "'~'" in await refused(client, "remember", {"text": "x", "node": "~/Notes"})
         assert "out of order" in await refused(client, "diary", {"text": "early"})
 
     run(brain, scenario)
