@@ -15,7 +15,7 @@ repointed to the one it kept.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from brain._context import Context
 from brain._errors import BrokenNote
@@ -83,6 +83,37 @@ def settle(brain: Context) -> list[str]:
                 said.append(f"repoint {moved} relation(s) from {entry['gone']} to {entry['kept']}")
     aftermerge.done(brain.root)
     return said
+
+
+def drop_twins(brain: Context) -> list[str]:
+    """Corrections made on different days: each machine kept the note's original as its own
+    `<name> (superseded <day>)` file, the same bytes twice. The earliest named one stays, its
+    twins go, before a walk would take one for a copy and give it an id of its own (callers
+    hold the lock, in an operation, before the walk). Both clones drop the same file."""
+    dropped = []
+    for entry in aftermerge.left(brain.root):
+        if entry.get("kind") != "version":
+            continue
+        where = PurePosixPath(entry.get("path", ""))
+        try:
+            original = notefile.parse(entry.get("text", ""), str(where)).supersedes
+        except BrokenNote:
+            continue
+        prefix = f"{where.stem} (superseded "
+        names = [n for n in brain.store.names(str(where.parent)) if n.startswith(prefix)]
+        kept: bytes | None = None
+        for name in sorted(names, key=lambda n: PurePosixPath(n).stem):
+            rel = str(where.parent / name)
+            try:
+                data = brain.store.read_bytes(rel)
+                if kept is None and original and brain.store.parse(rel, data).id == original:
+                    kept = data
+                elif data == kept:
+                    brain.store.delete(rel)
+                    dropped.append(rel)
+            except (BrokenNote, FileNotFoundError, IsADirectoryError):
+                continue
+    return dropped
 
 
 def _place(brain: Context, rel: str, text: str) -> Note | None:
