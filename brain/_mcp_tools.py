@@ -152,6 +152,8 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
             "relations": [r.to_yaml() for r in brain.shown_relations(note)],
             "body": body[:MAX_EXPAND_CHARS],
             "truncated": len(body) > MAX_EXPAND_CHARS,
+            # An id a merge of two machines' notes did not keep gives the note that took it in.
+            **({"merged_from": note_id} if note_id.split("#", 1)[0] != note.id else {}),
         }
 
     @tool(read_only=True)

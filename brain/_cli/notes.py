@@ -211,9 +211,14 @@ def expand(
     data = backend.expand(note_id, partition)
     links = backend.links(data["id"])
     backend.close()
+    # An id a merge of two machines' notes did not keep: the note that took it in, said so.
+    merged = {"merged_from": note_id} if note_id.split("#", 1)[0] != data["id"] else {}
     if as_json:
-        emit_json({**data, "relations": links})
+        emit_json({**data, **merged, "relations": links})
         return
+    if merged:
+        said = f"{note_id} was merged into {data['id']} (made on two machines)"
+        out.print(f"[dim]{escape(said)}[/dim]")
     note = note_from_json(data)
     title, path = escape(shown(note.title)), escape(shown(note.path))
     out.print(f"[bold]{title}[/bold]  [dim]{note.id} · {path}[/dim]")

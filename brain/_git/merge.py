@@ -59,6 +59,16 @@ def line_merge(base: Path, ours: Path, theirs: Path) -> int:
     return 0 if done.returncode == 0 else 1
 
 
+def merges_cleanly(base: Path, ours: Path, theirs: Path) -> bool:
+    """Whether git's line merge of the three has no conflict (nothing is written)."""
+    done = subprocess.run(
+        ["git", "merge-file", "-p", "-q", str(ours), str(base), str(theirs)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
 def merge_dated(base: str, ours: str, theirs: str, *, rel: str = "note.md") -> str:
     """Three-way merge of a dated note: blocks as sets, in time order."""
     notes = [notefile.parse(t, rel) if t.strip() else None for t in (base, ours, theirs)]

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from brain._errors import InvalidInput
-from brain._model import Note, is_id, iso, new_id
+from brain._model import Note, Status, is_id, iso, new_id
 from brain._vault.paths import file_stem
 
 if TYPE_CHECKING:
@@ -52,6 +52,9 @@ def adopt(note: Note, now: datetime, known: ObjectRow | None = None) -> Note:
     return replace(note, meta=meta, raw_front=None)  # its BOM and line ends kept
 
 
+_HISTORY = re.compile(r" \(superseded \d{4}-\d\d-\d\d\)( \d+)?")
+
+
 def renamed_title(note: Note, before: str) -> str | None:
     """The title a note renamed by hand takes: its new file name, when its old one was its
     title's (Obsidian shows a note's file name as its title, and renaming there renames the
@@ -59,6 +62,9 @@ def renamed_title(note: Note, before: str) -> str | None:
     old, new = PurePosixPath(before), PurePosixPath(note.path)
     if old.stem == new.stem or not new.name.endswith(".md") or not old.name.endswith(".md"):
         return None  # moved to another folder, or a cold file
+    aside = new.stem.startswith(old.stem) and _HISTORY.fullmatch(new.stem[len(old.stem) :])
+    if note.status == Status.SUPERSEDED and aside:
+        return None  # a correction moved it aside (pulled from another clone): not a rename
     try:
         stem = file_stem(note.title)
     except InvalidInput:  # a title with no characters usable in a file name

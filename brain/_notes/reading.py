@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from brain._errors import InvalidInput
 from brain._indexes.catalog import ObjectRow
 from brain._model import KINDS, STATUSES, Note, Status
+from brain._notes.merged import kept_id
 from brain._vault.archive import is_archived
 from brain._vault.paths import check_node
 
@@ -75,8 +76,10 @@ def _status(status: str | None) -> str | None:
 
 
 def expand(brain: Context, note_id: str, *, touch: bool = True) -> Note:
-    """The whole note, read for use: this counts as a touch (it keeps the note alive)."""
+    """The whole note, read for use: this counts as a touch (it keeps the note alive). An id
+    a merge of two machines' notes did not keep gives the note that took it in."""
     brain.catch_up()
+    note_id = kept_id(brain, note_id)
     note = brain.get(note_id)
     # History stays byte for byte as it was; an archived partition is read-only.
     if not touch or note.status == Status.SUPERSEDED or is_archived(brain.store, note.partition):

@@ -11,6 +11,7 @@ from brain._indexes.catalog import RelationRow
 from brain._indexes.ports import CatalogReads
 from brain._model import RELATION_TYPES, Note, Relation, Status
 from brain._notes.corrections import current
+from brain._notes.merged import kept_id
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -61,10 +62,12 @@ def relate(brain: Context, src: str, kind: str, dst: str, weight: float | None) 
     check_type(kind)
     if weight is not None and not 0.0 <= weight <= 1.0:
         raise InvalidInput(f"--weight must be between 0 and 1, not {weight}")
-    if src.split("#", 1)[0] == dst.split("#", 1)[0]:
-        raise InvalidInput(f"a note cannot be related to itself ({src})")
     with brain.lock.hold():
         brain.catch_up()
+        # An id a merge of two machines' notes did not keep: the note that took it in.
+        src, dst = kept_id(brain, src), kept_id(brain, dst)
+        if src.split("#", 1)[0] == dst.split("#", 1)[0]:
+            raise InvalidInput(f"a note cannot be related to itself ({src})")
         note = _source(brain, src)
         brain.row(dst)  # not an id / no such note: refused with the reason
         if "#" in dst and brain.caches.catalog.get(dst) is None:

@@ -15,14 +15,15 @@ repointed to the one it kept.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from brain._context import Context
 from brain._errors import BrokenNote
 from brain._git import aftermerge
-from brain._git.merge import line_merge
+from brain._git.merge import line_merge, merges_cleanly
 from brain._model import Note, Relation, Status, parse_iso
 from brain._notes.corrections import CORRECTABLE, PRIOR_FIELD, history_path, supersede
+from brain._upkeep.fieldmerge import merge_fields
 from brain._vault import notefile
 
 
@@ -34,12 +35,28 @@ def merge_note(base: Path, ours: Path, theirs: Path, rel: str, cwd: Path) -> int
     except (BrokenNote, UnicodeDecodeError, FileNotFoundError):
         both = None
     if both is None:
-        return line_merge(base, ours, theirs)
+        return _lines_or_fields(base, ours, theirs, rel)
     current, earlier = both
     if not aftermerge.leave(cwd, {"kind": "version", "path": rel, "text": earlier}):
         return line_merge(base, ours, theirs)  # nowhere to keep the earlier one: git's way
     ours.write_text(current, encoding="utf-8")
     return 0
+
+
+def _lines_or_fields(base: Path, ours: Path, theirs: Path, rel: str) -> int:
+    """git's line merge when it is clean; else, when the sides are brain's own changes of one
+    note (a relation, a field, a paragraph added, a correction), merged field by field
+    (`fieldmerge`); else git's conflict."""
+    if not merges_cleanly(base, ours, theirs):
+        try:
+            texts = [p.read_text(encoding="utf-8") for p in (base, ours, theirs)]
+            merged = merge_fields(*texts, rel=rel)
+        except (BrokenNote, UnicodeDecodeError, FileNotFoundError):
+            merged = None
+        if merged is not None:
+            ours.write_text(merged, encoding="utf-8")
+            return 0
+    return line_merge(base, ours, theirs)
 
 
 def corrected_on_both(base: str, ours: str, theirs: str, *, rel: str) -> tuple[str, str] | None:
@@ -83,6 +100,37 @@ def settle(brain: Context) -> list[str]:
                 said.append(f"repoint {moved} relation(s) from {entry['gone']} to {entry['kept']}")
     aftermerge.done(brain.root)
     return said
+
+
+def drop_twins(brain: Context) -> list[str]:
+    """Corrections made on different days: each machine kept the note's original as its own
+    `<name> (superseded <day>)` file, the same bytes twice. The earliest named one stays, its
+    twins go, before a walk would take one for a copy and give it an id of its own (callers
+    hold the lock, in an operation, before the walk). Both clones drop the same file."""
+    dropped = []
+    for entry in aftermerge.left(brain.root):
+        if entry.get("kind") != "version":
+            continue
+        where = PurePosixPath(entry.get("path", ""))
+        try:
+            original = notefile.parse(entry.get("text", ""), str(where)).supersedes
+        except BrokenNote:
+            continue
+        prefix = f"{where.stem} (superseded "
+        names = [n for n in brain.store.names(str(where.parent)) if n.startswith(prefix)]
+        kept: bytes | None = None
+        for name in sorted(names, key=lambda n: PurePosixPath(n).stem):
+            rel = str(where.parent / name)
+            try:
+                data = brain.store.read_bytes(rel)
+                if kept is None and original and brain.store.parse(rel, data).id == original:
+                    kept = data
+                elif data == kept:
+                    brain.store.delete(rel)
+                    dropped.append(rel)
+            except (BrokenNote, FileNotFoundError, IsADirectoryError):
+                continue
+    return dropped
 
 
 def _place(brain: Context, rel: str, text: str) -> Note | None:

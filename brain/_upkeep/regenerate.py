@@ -26,6 +26,7 @@ def regenerate_after_merge(brain: Context) -> bool:
         return False
     commit = seen.head(brain.root)
     with brain.changes.operation() as op, brain.lock.hold():
+        twins = concurrent.drop_twins(brain)  # before the walk, which would renew one
         brain.catch_up(force=True)
         if commit is not None:  # the walk saw the merge: its own commit follows it
             seen.mark(brain.root, commit)
@@ -34,6 +35,7 @@ def regenerate_after_merge(brain: Context) -> bool:
         for partition in brain.store.partitions():
             graph.write_graph(brain.at(partition))
         remove_file(flag)
+        kept += [f"drop {rel}, the same version as another file" for rel in twins]
         op.said = "; ".join(["regenerate index.json and Graph.md after a merge", *kept])
     return True
 

@@ -7,13 +7,16 @@ import subprocess
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client
 from typer.testing import CliRunner
 
 from brain._brain import open_vault
 from brain._cli import _register, app
 from brain._clock import FixedClock
 from brain._git import repo as gitvault
+from brain._mcp_server import build_server
 from brain.testing import T0
 
 pytestmark = pytest.mark.usefixtures("git_identity")
@@ -88,6 +91,48 @@ def test_one_note_corrected_on_both_machines_keeps_both_corrections(
     brain.close()
 
 
+def test_corrections_on_different_days_keep_the_original_once(
+    machines: tuple[Path, Path],
+) -> None:
+    """Each side kept the original as its own `(superseded <day>)` file: the merge held it
+    twice, and the catch-up gave one copy an id of its own."""
+    a, b = machines
+    brain = open_vault(a, clock=at(0))
+    first = brain.remember("Heron launches on May 5", title="Heron launch", node="Projects")
+    brain.close()
+    push(a)
+    pull(b)
+    brain = open_vault(a, clock=at(10))
+    on_a = brain.correct(first.id, "Heron launches on May 9 (A heard)")
+    brain.close()
+    brain = open_vault(b, clock=at(24 * 60 + 20))  # the next day on B
+    on_b = brain.correct(first.id, "Heron launches on May 12 (B heard)")
+    brain.close()
+    push(a)
+    pull(b)
+    brain = open_vault(b, clock=at(24 * 60 + 30))
+    assert [n.id for n in brain.history(first.id)] == [first.id, on_a.id, on_b.id]
+    report = brain.doctor()
+    assert not report.renewed and not report.copies
+    brain.close()
+    push(b)
+    pull(a)
+    for root in (a, b):
+        holding = [
+            p.name
+            for p in sorted((root / "main/Projects").iterdir())
+            if f"id: {first.id}" in p.read_text()
+        ]
+        assert holding == ["Heron launch (superseded 2026-12-02).md"]  # the day it was first
+        earlier = root / "main/Projects/Heron launch (superseded 2026-12-03).md"
+        assert "May 9" in earlier.read_text()
+        assert git(root, "status", "--porcelain") == ""
+    brain = open_vault(a, clock=at(24 * 60 + 40))
+    assert [n.id for n in brain.history(on_b.id)] == [first.id, on_a.id, on_b.id]
+    assert not brain.doctor().renewed
+    brain.close()
+
+
 def test_a_note_edited_by_hand_on_both_machines_is_still_a_conflict(
     machines: tuple[Path, Path],
 ) -> None:
@@ -137,6 +182,52 @@ def test_a_relation_to_a_dated_note_whose_id_a_merge_dropped_still_resolves(
         assert not brain.doctor().dangling
     brain.close()
     assert git(a, "status", "--porcelain") == ""
+
+
+def test_an_id_a_dated_merge_dropped_is_looked_up_through_the_note_that_took_it_in(
+    machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`brain expand <dropped id>` said "no note", and so did `relate` to it."""
+    a, b = machines
+    brain = open_vault(a, clock=at(0))
+    brain.remember("a diary entry from A", node="LLM/Diary")
+    brain.close()
+    brain = open_vault(b, clock=at(5))
+    dropped = brain.remember("a diary entry from B", node="LLM/Diary").id
+    brain.close()
+    push(a)
+    pull(b)
+    monkeypatch.setenv("BRAIN_VAULT", str(b))
+    said = CliRunner().invoke(app, ["expand", dropped])
+    assert said.exit_code == 0, said.output
+    brain = open_vault(b, clock=at(10))
+    (row,) = brain.list(node="LLM/Diary")
+    kept = row.id
+    assert f"{dropped} was merged into {kept}" in said.stdout and "from B" in said.stdout
+    said = CliRunner().invoke(app, ["expand", dropped, "--json"])
+    shown = json.loads(said.stdout)
+    assert shown["id"] == kept and shown["merged_from"] == dropped
+    heron = brain.remember("Heron notes", title="Heron", node="Projects")
+    brain.relate(heron.id, "references", dropped)  # written as the kept id
+    (edge,) = brain.links(heron.id).outgoing
+    assert edge.target == kept and not brain.doctor().dangling
+    brain.close()
+
+    async def scenario(client: Client) -> None:  # the MCP `expand` of the same id
+        result = await client.call_tool("expand", {"note_id": dropped})
+        assert not result.is_error, result.content
+        assert result.structured_content["id"] == kept
+        assert result.structured_content["merged_from"] == dropped
+
+    brain = open_vault(b, clock=at(20))
+    server = build_server(brain)
+
+    async def main() -> None:
+        async with Client(server) as client:
+            await scenario(client)
+
+    anyio.run(main)
+    brain.close()
 
 
 def test_git_status_during_a_merge_names_what_the_merge_staged(
