@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -70,6 +71,26 @@ def gbrain(vault: Path, clock: FixedClock, git_identity: None) -> Iterator[Brain
     b = open_vault(vault, clock=clock)
     yield b
     b.close()
+
+
+@pytest.fixture
+def machines(vault: Path, tmp_path: Path, git_identity: None) -> tuple[Path, Path]:
+    """Machine A (the test vault) and machine B (a clone), both through one bare remote; each
+    with its merge drivers (`brain git enable`: .git/config does not travel)."""
+
+    def git(cwd: Path, *args: str) -> None:
+        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    gitvault.enable(vault)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(vault, "remote", "add", "origin", str(remote))
+    git(vault, "push", "-q", "origin", "HEAD:main")
+    other = tmp_path / "b"
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
+    gitvault.enable(other)
+    return vault, other
 
 
 @pytest.fixture

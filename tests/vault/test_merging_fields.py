@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from brain._brain import open_vault
-from tests.vault.test_merging_notes import at, git, machines, pull, push
+from tests.vault.test_merging_notes import at, git, pull, push
 
 pytestmark = pytest.mark.usefixtures("git_identity")
-__all__ = ["machines"]  # the fixture, shared
 HERON = "main/Projects/Heron launch.md"
 
 

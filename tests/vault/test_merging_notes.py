@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from brain._brain import open_vault
 from brain._cli import _register, app
 from brain._clock import FixedClock
-from brain._git import repo as gitvault
 from brain._mcp_server import build_server
 from brain.testing import T0
 
@@ -27,20 +26,6 @@ def git(root: Path, *args: str, check: bool = True) -> str:
     done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
     assert done.returncode == 0 or not check, done.stderr
     return done.stdout
-
-
-@pytest.fixture
-def machines(vault: Path, tmp_path: Path) -> tuple[Path, Path]:
-    """Machine A (the vault) and machine B (a clone), both through one bare remote."""
-    gitvault.enable(vault)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(vault, "remote", "add", "origin", str(remote))
-    git(vault, "push", "-q", "origin", "HEAD:main")
-    other = tmp_path / "b"
-    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
-    gitvault.enable(other)
-    return vault, other
 
 
 def push(root: Path) -> None:

@@ -35,20 +35,6 @@ def subjects(root: Path) -> list[str]:
     return git(root, "log", "--format=%s").splitlines()
 
 
-@pytest.fixture
-def machines(vault: Path, tmp_path: Path) -> tuple[Path, Path]:
-    """Machine A (the vault) and machine B (a clone), both through one bare remote."""
-    gitvault.enable(vault)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(vault, "remote", "add", "origin", str(remote))
-    git(vault, "push", "-q", "origin", "HEAD:main")
-    other = tmp_path / "b"
-    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(other))
-    gitvault.enable(other)  # this clone's merge drivers (.git/config does not travel)
-    return vault, other
-
-
 def write_on(root: Path, node: str, *titles: str) -> None:
     brain = open_vault(root, clock=FixedClock(T0))
     for title in titles:
