@@ -23,22 +23,24 @@ def leave(cwd: Path, entry: dict[str, str]) -> bool:
     if not (cwd / CACHE_DIR).is_dir():
         return False
     with owner_only(), (cwd / PENDING).open("a", encoding="utf-8") as out:
-        out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+        # ASCII: a line cut short by a crash is bad JSON, never bytes that do not decode.
+        out.write(json.dumps(entry, sort_keys=True) + "\n")
     flag_regeneration(cwd)
     return True
 
 
 def left(root: Path) -> list[dict[str, str]]:
-    """The entries waiting, oldest first (a line that does not read is skipped)."""
+    """The entries waiting, oldest first (a line that does not read is skipped: every command
+    that opens the vault reads them, so a torn or garbled line must not stop them all)."""
     try:
-        lines = (root / PENDING).read_text(encoding="utf-8").splitlines()
+        lines = (root / PENDING).read_bytes().splitlines()
     except FileNotFoundError:
         return []
     entries = []
     for line in lines:
         try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
+            entry = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
             continue
         if isinstance(entry, dict) and all(isinstance(v, str) for v in entry.values()):
             entries.append(entry)

@@ -8,6 +8,7 @@ from brain._git import seen
 from brain._git.repo import REGENERATE_FLAG, merging
 from brain._indexes.rows import Settled
 from brain._upkeep import concurrent, graph
+from brain._vault.archive import is_archived
 from brain._vault.files import remove_file
 
 
@@ -33,7 +34,8 @@ def regenerate_after_merge(brain: Context) -> bool:
         kept = concurrent.settle(brain)  # what the merge drivers left for after the merge
         rebuild_node_indexes(brain)
         for partition in brain.store.partitions():
-            graph.write_graph(brain.at(partition))
+            if not is_archived(brain.store, partition):  # read-only: its Graph.md as merged
+                graph.write_graph(brain.at(partition))
         remove_file(flag)
         kept += [f"drop {rel}, the same version as another file" for rel in twins]
         op.said = "; ".join(["regenerate index.json and Graph.md after a merge", *kept])
