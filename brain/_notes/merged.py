@@ -29,7 +29,7 @@ def kept_id(brain: Context, object_id: str) -> str:
     catalog = brain.caches.catalog
     if catalog.get(object_id) is not None:
         return object_id
-    made = _moment(object_id)
+    made = moment(object_id)
     if made is None:
         return object_id
     # The kept id is the older, and both notes were made on one (local) day.
@@ -50,7 +50,7 @@ def kept_id(brain: Context, object_id: str) -> str:
     return object_id
 
 
-def _moment(object_id: str) -> datetime | None:
+def moment(object_id: str) -> datetime | None:
     """When a ULID was made (its first ten characters count milliseconds)."""
     try:
         millis = int(object_id[:10].upper().translate(_CROCKFORD), 32)

@@ -15,16 +15,20 @@ repointed to the one it kept.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path, PurePosixPath
 
 from brain._context import Context
-from brain._errors import BrokenNote
+from brain._errors import BrainError, BrokenNote
 from brain._git import aftermerge
 from brain._git.merge import line_merge, merges_cleanly
 from brain._model import Note, Relation, Status, parse_iso
 from brain._notes.corrections import CORRECTABLE, PRIOR_FIELD, history_path, supersede
+from brain._notes.merged import moment
 from brain._upkeep.fieldmerge import merge_fields
 from brain._vault import notefile
+
+DATED = ("dated", "log")  # the kinds a dated merge joins
 
 
 def merge_note(base: Path, ours: Path, theirs: Path, rel: str, cwd: Path) -> int:
@@ -90,16 +94,28 @@ def settle(brain: Context) -> list[str]:
     says what was done, for the commit message."""
     said = []
     for entry in aftermerge.left(brain.root):
-        if entry.get("kind") == "version":
-            placed = _place(brain, entry.get("path", ""), entry.get("text", ""))
-            if placed is not None:
-                said.append(f"keep {placed.id} as an earlier version of {placed.title!r}")
-        elif entry.get("kind") == "alias":
-            moved = _repoint(brain, entry.get("gone", ""), entry.get("kept", ""))
-            if moved:
-                said.append(f"repoint {moved} relation(s) from {entry['gone']} to {entry['kept']}")
+        try:
+            said += _settle_one(brain, entry)
+        except (BrainError, OSError, ValueError):
+            # One entry brain cannot act on (a field that does not read, an archived
+            # partition) must not stop every later command: the merge's files stay as git
+            # made them, and git's history keeps both sides. The error is not said: it may
+            # name a note the commit message should not.
+            said.append(f"leave {entry.get('path') or entry.get('gone') or '?'} as merged")
     aftermerge.done(brain.root)
     return said
+
+
+def _settle_one(brain: Context, entry: dict[str, str]) -> list[str]:
+    if entry.get("kind") == "version":
+        placed = _place(brain, entry.get("path", ""), entry.get("text", ""))
+        if placed is not None:
+            return [f"keep {placed.id} as an earlier version of {placed.title!r}"]
+    elif entry.get("kind") == "alias":
+        moved = _repoint(brain, entry.get("gone", ""), entry.get("kept", ""))
+        if moved:
+            return [f"repoint {moved} relation(s) from {entry['gone']} to {entry['kept']}"]
+    return []
 
 
 def drop_twins(brain: Context) -> list[str]:
@@ -151,7 +167,13 @@ def _place(brain: Context, rel: str, text: str) -> Note | None:
 def _repoint(brain: Context, gone: str, kept: str) -> int:
     """Relations to an id a dated merge did not keep now name the id it kept."""
     catalog = brain.caches.catalog
-    if not gone or not kept or catalog.get(gone) is not None or catalog.get(kept) is None:
+    day = catalog.get(kept)
+    if not gone or day is None or catalog.get(gone) is not None or day.kind not in DATED:
+        return 0
+    # Only an id made that day: a remote that gave its day's note the id of a note it deleted
+    # must not steer relations of the person's notes (their local-only ones among them).
+    made, created = moment(gone), parse_iso(day.created)
+    if made is None or abs(made - created) > timedelta(days=2):
         return 0
     holders = sorted({edge.source for edge in catalog.relations_to_any([gone])})
     for holder in holders:
