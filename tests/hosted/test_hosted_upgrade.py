@@ -122,7 +122,7 @@ def test_texts_written_before_the_glyph_and_word_columns_are_found_by_them_after
         for function in ("brain_glyphs", "brain_apart", "brain_glyph_terms"):
             conn.execute(f"DROP FUNCTION {function}(text)")
         conn.execute("DELETE FROM brain_migrations WHERE version >= 5")
-    assert init(db) == N == 6
+    assert init(db) == N == 7
     brain = open_tenant(db, "alice", clock=clock)
     try:
         for query, title in (("桜", "Tokyo diary"), ("python", "Data analysis"), ("แมว", "Cats")):
