@@ -34,19 +34,24 @@ def kept_id(brain: Context, object_id: str) -> str:
         return object_id
     # The kept id is the older, and both notes were made on one (local) day.
     start, end = (made - timedelta(days=1)).date(), (made + timedelta(days=1)).date()
-    for partition in brain.store.partitions():
-        rows = catalog.select(
-            "id=note_id AND partition=? AND created >= ? AND created < ? "
-            "AND kind IN ('dated', 'log') AND id < ? ORDER BY id",
-            (partition, start.isoformat(), end.isoformat(), object_id),
-        )
-        for row in list(rows):
-            try:
-                merged = brain.store.read(row.path).meta.get("merged_ids") or []
-            except (BrokenNote, FileNotFoundError):
-                continue
-            if isinstance(merged, list) and object_id in {str(i) for i in merged}:
-                return row.id
+    days = sorted(
+        (
+            row
+            for kind in ("dated", "log")
+            for row in catalog.of_kind(kind)
+            if row.id == row.note_id
+            and start.isoformat() <= row.created < end.isoformat()
+            and row.id < object_id
+        ),
+        key=lambda row: row.id,
+    )
+    for row in days:
+        try:
+            merged = brain.store.read(row.path).meta.get("merged_ids") or []
+        except (BrokenNote, FileNotFoundError):
+            continue
+        if isinstance(merged, list) and object_id in {str(i) for i in merged}:
+            return row.id
     return object_id
 
 
