@@ -246,9 +246,9 @@ class Context:
         """Journal a forgetting with no id or title, drop what the journal said of the note,
         and keep salted hashes of it for the forgetting check (vault/forgotten.py)."""
         self.journal.forget(note.id)
+        self.changes.forgot(str(note.id), note.path)
         self.record_event("forgotten", "", note, anonymous=True)
-        # A files vault, where the note could come back by hand; a database keeps no file.
-        if self.capabilities.hand_edits:
+        if self.capabilities.hand_edits:  # files, where it could come back (a database: no)
             forgotten.record(self.root, note, iso(self.clock.now()))
 
     def section(self, object_id: str) -> tuple[Note, Section]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -20,6 +20,9 @@ from brain._cli.app import (
     vault_path,
 )
 from brain._errors import BrainError
+
+if TYPE_CHECKING:
+    from brain._git.history import GitStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,7 +74,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             f"[yellow]git is in the middle of {report.busy}[/yellow]: brain commits after it."
         )
     for path in report.conflicts:
-        out.print(f"[red]conflict[/red] {escape(path)}")
+        out.print(f"[red]conflict[/red] {escape(path)}{_why(report, path)}")
     for path in report.in_merge:
         out.print(f"in {report.busy}, staged {escape(path)}")
     for path in report.pending:
@@ -82,6 +85,17 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         out.print(f"changed by hand, left for you {escape(path)}")
     if not (report.conflicts or report.pending or report.by_hand or report.in_merge):
         out.print("[green]Nothing uncommitted.[/green]")
+
+
+def _why(report: GitStatus, path: str) -> str:
+    if path in report.forgotten:
+        return (
+            ": forgotten on one side (`brain forget`), changed on the other; the next brain "
+            "command resolves it the forget's way"
+        )
+    if path in report.deleted:
+        return ": deleted on one side, changed on the other (`git rm` or `git add` it)"
+    return ""
 
 
 @_git_command("commit")

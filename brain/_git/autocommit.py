@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from brain._errors import BrainError
 from brain._git import seen
 from brain._git.repo import (
+    FORGETS,
     GitError,
     autocommit_on,
     commit_paths,
@@ -54,6 +55,7 @@ class Pending:
     messages: list[str] = field(default_factory=list)
     quiet: int = 0  # reads that only touched notes: they ride along with the next commit
     error: str | None = None
+    forgets: list[str] = field(default_factory=list)  # ids forgotten: the commit's trailers
 
     @classmethod
     def load(cls, root: Path) -> Pending:
@@ -68,6 +70,7 @@ class Pending:
             list(data.get("messages", [])),
             int(data.get("quiet", 0)),
             data.get("error"),
+            [str(i) for i in data.get("forgets", [])],
         )
 
     def save(self, root: Path) -> None:
@@ -80,6 +83,7 @@ class Pending:
             "messages": self.messages,
             "quiet": self.quiet,
             "error": self.error,
+            **({"forgets": self.forgets} if self.forgets else {}),
         }
         atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
@@ -104,6 +108,7 @@ class Autocommit:
         self._said: list[str] = []
         self._quiet = True
         self._leave: set[str] = set()
+        self._forgets: list[str] = []
         self._defer = False
 
     @contextlib.contextmanager
@@ -122,7 +127,7 @@ class Autocommit:
                     "run `brain git enable`, or set `git: {autocommit: false}`",
                 )
             self._before = snapshot(self.root)
-            self._said, self._quiet, self._leave = [], True, set()
+            self._said, self._quiet, self._leave, self._forgets = [], True, set(), []
             self._defer = defer
         self._depth += 1
         failed = False
@@ -144,6 +149,12 @@ class Autocommit:
         are the person's and stay uncommitted (even when the catch-up gave one its id)."""
         self._leave.update(paths)
 
+    def forgot(self, note_id: str, path: str) -> None:
+        """A note this operation forgot: its commit names the id in a trailer, for the merge
+        on another clone to honour (`upkeep/elsewhere.py`); a local-only note's never."""
+        if self.enabled and self._depth and not never_committed(path):
+            self._forgets.append(note_id)
+
     def _finish(self, *, commit: bool) -> None:
         after = snapshot(self.root)
         changed = {
@@ -164,6 +175,7 @@ class Autocommit:
                 else:
                     # The outermost operation speaks last; it names the commit.
                     pending.messages.append(self._said[-1] if self._said else "change files")
+                pending.forgets += [i for i in self._forgets if i not in pending.forgets]
                 pending.save(self.root)
             if commit and not self._defer and pending.messages:
                 self.commit(pending)
@@ -207,7 +219,8 @@ def commit_pending(root: Path, pending: Pending) -> str | None:
         body.append(f"- {pending.quiet} read(s) that touched notes")
     verb = messages[0].split(" ", 1)[0]
     parent = seen.head(root)
-    commit_paths(root, subject + ("\n\n" + "\n".join(body) if body else ""), verb, still)
+    message = subject + ("\n\n" + "\n".join(body) if body else "")
+    commit_paths(root, message, verb, still, [(FORGETS, i) for i in pending.forgets])
     made = run(root, "rev-parse", "HEAD").strip()
     seen.follow_commit(root, parent, made)
     return made

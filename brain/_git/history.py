@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from brain._git import forgets
 from brain._git.autocommit import Pending
 from brain._git.repo import (
     MESSAGE_FILE,
@@ -215,6 +216,8 @@ class GitStatus:
     by_hand: tuple[str, ...] = ()  # changed by hand: brain leaves them for the person
     conflicts: tuple[str, ...] = ()
     in_merge: tuple[str, ...] = ()  # staged by the merge (or rebase …) in progress
+    deleted: tuple[str, ...] = ()  # conflicts deleted on one side, changed on the other …
+    forgotten: tuple[str, ...] = ()  # … by a brain forget: the next brain command settles them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -228,6 +231,8 @@ class GitStatus:
             "by_hand": list(self.by_hand),
             "conflicts": list(self.conflicts),
             "in_merge": list(self.in_merge),
+            "deleted": list(self.deleted),
+            "forgotten": list(self.forgotten),
         }
 
 
@@ -251,6 +256,8 @@ def status(root: Path, settings: Settings) -> GitStatus:
         if busy and code[0] not in " ?" and code[1] == " " and p not in conflicts
     )
     by_hand = sorted(p for p in found if p not in {*pending.paths, *conflicts, *in_merge})
+    deleted = sorted(p for p in conflicts if found[p] in {"UD", "DU"})
+    forgotten = sorted(c.path for c in forgets.collisions(root)) if deleted else []
     return GitStatus(
         True,
         enabled,
@@ -262,6 +269,8 @@ def status(root: Path, settings: Settings) -> GitStatus:
         tuple(by_hand),
         tuple(conflicts),
         tuple(in_merge),
+        tuple(deleted),
+        tuple(forgotten),
     )
 
 

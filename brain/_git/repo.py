@@ -26,6 +26,7 @@ MESSAGE_FILE = f"{CACHE_DIR}/git-message"
 REGENERATE_FLAG = f"{CACHE_DIR}/git-regenerate"
 TRAILER = "Brain-Op"
 UNDOES = "Brain-Undoes"
+FORGETS = "Brain-Forgets"  # a forgotten note's id (its commit's subject names it already)
 # Never committed, whatever a pathspec says: caches and machine-local state, local-only notes.
 NEVER = (f"{CACHE_DIR}/", f"{LOCAL_ONLY}/", f"cold/{LOCAL_ONLY}/")
 # Obsidian's window layout changes on every click and its trash holds notes the person
@@ -275,9 +276,15 @@ def git_identity(root: Path) -> list[str]:
     return ["-c", "user.name=brain", "-c", "user.email=brain@localhost"]
 
 
-def commit_paths(root: Path, message: str, verb: str, paths: Sequence[str] | None) -> None:
+def commit_paths(
+    root: Path,
+    message: str,
+    verb: str,
+    paths: Sequence[str] | None,
+    trailers: Sequence[tuple[str, str]] = (),
+) -> None:
     """Commit `paths` only (None: what is staged); the person's other changes stay as they are."""
-    text = f"{message}\n\n{TRAILER}: {verb}\n"
+    text = f"{message}\n\n{TRAILER}: {verb}\n" + "".join(f"{k}: {v}\n" for k, v in trailers)
     identity = git_identity(root)
     (root / CACHE_DIR).mkdir(exist_ok=True)
     atomic_write(root / MESSAGE_FILE, text)

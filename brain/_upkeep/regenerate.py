@@ -7,7 +7,7 @@ from brain._context import Context
 from brain._git import seen
 from brain._git.repo import REGENERATE_FLAG, merging
 from brain._indexes.rows import Settled
-from brain._upkeep import concurrent, graph
+from brain._upkeep import concurrent, elsewhere, graph
 from brain._vault.archive import is_archived
 from brain._vault.files import remove_file
 
@@ -23,15 +23,19 @@ def regenerate_after_merge(brain: Context) -> bool:
     """Rewrite index.json files and Graph.md that a merge kept from one side, and finish what
     the merge drivers left (`concurrent.settle`); once."""
     flag = brain.root / REGENERATE_FLAG
-    if not brain.changes.enabled or not flag.exists() or merging(brain.root):
+    if not brain.changes.enabled:
         return False
-    commit = seen.head(brain.root)
+    elsewhere.settle_collisions(brain)  # a forget met the other clone's change: the forget's way
+    if not flag.exists() or merging(brain.root):
+        return False
+    before, commit = seen.seen(brain.root), seen.head(brain.root)
     with brain.changes.operation() as op, brain.lock.hold():
         twins = concurrent.drop_twins(brain)  # before the walk, which would renew one
         brain.catch_up(force=True)
         if commit is not None:  # the walk saw the merge: its own commit follows it
             seen.mark(brain.root, commit)
         kept = concurrent.settle(brain)  # what the merge drivers left for after the merge
+        kept += elsewhere.forget_again(brain, before, commit)
         rebuild_node_indexes(brain)
         for partition in brain.store.partitions():
             if not is_archived(brain.store, partition):  # read-only: its Graph.md as merged
@@ -45,9 +49,12 @@ def regenerate_after_merge(brain: Context) -> bool:
 def catch_up_after_pull(brain: Context) -> bool:
     """Walk the files once when git moved HEAD since the caches last saw them (a pull, a
     checkout): before a write that does not walk, or a daemon's read between its walks."""
-    commit = seen.moved(brain.root)
+    before, commit = seen.seen(brain.root), seen.moved(brain.root)
     if commit is None:
         return False
     brain.catch_up(force=True)
     seen.mark(brain.root, commit)
+    if elsewhere.brought(brain, before, commit):  # a pull brought forgets: honoured here
+        with brain.changes.operation() as op, brain.lock.hold():
+            op.said = "; ".join(elsewhere.forget_again(brain, before, commit)) or None
     return True
