@@ -48,7 +48,7 @@ def answered(argv: Sequence[str]) -> bool:
         return False
     from brain._daemon import daemon_off
     from brain._daemon.client import DaemonClient
-    from brain._errors import BrainError, boundary
+    from brain._errors import BrainError, TurnedAway, boundary
     from brain._settings import find_vault
 
     try:
@@ -64,7 +64,10 @@ def answered(argv: Sequence[str]) -> bool:
     as_json = parsed.pop("json", False)
     try:
         with boundary(lambda message: print(f"error: {message}", file=sys.stderr)):
-            hits = client.call("recall", parsed)
+            try:
+                hits = client.call("recall", parsed)
+            except TurnedAway:  # the daemon is stopping and did not run it: the full CLI does
+                return False
     finally:
         client.close()
     if as_json:

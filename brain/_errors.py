@@ -64,6 +64,11 @@ class NotConfirmed(BrainError):
     """The person did not confirm at the terminal."""
 
 
+class TurnedAway(BrainError):
+    """A request the daemon refused without running it (it is stopping): safe to run again,
+    in the caller's own process or by a fresh daemon."""
+
+
 class MachineFault(BrainError):
     """The machine refused a write or a read: a full disk, a read-only file, an I/O error."""
 

@@ -49,11 +49,14 @@ def open_backend(explicit: Path | None) -> Backend:
     prepare_models(root)
     # A daemon start or a request that keeps this command waiting more than a moment is said.
     client = connect_or_start(root, os.environ, functools.partial(waiting, err))
-    if client is not None:
-        return DaemonBackend(client)
-    from brain._brain import open_vault
 
-    return LocalBackend(open_vault(root, steps=Shown(root, err)))
+    def here() -> Backend:
+        from brain._brain import open_vault
+
+        return LocalBackend(open_vault(root, steps=Shown(root, err)))
+
+    # A call the daemon turns away unrun (it is stopping) is done here instead.
+    return here() if client is None else DaemonBackend(client, fallback=here)
 
 
 @command("start", group=daemon_app)

@@ -6,8 +6,10 @@ daemon answers it or this process opens the vault itself (the fallback).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, Unpack, cast
 
+from brain._errors import TurnedAway
 from brain._model import ListOptions, RecallOptions, RememberOptions
 
 if TYPE_CHECKING:
@@ -113,18 +115,37 @@ class LocalBackend:
 
 
 class DaemonBackend:
-    """The vault's daemon, over its socket: each call is one request."""
+    """The vault's daemon, over its socket: each call is one request.
+
+    A call the daemon turned away unrun (it is stopping: TurnedAway) runs on the Backend that
+    `fallback` opens (the CLI's: the core in this process), and so do the calls after it.
+    Nothing else is tried again: after a request was sent, DaemonLost may mean it was done.
+    """
 
     where = "daemon"
 
-    def __init__(self, client: DaemonClient) -> None:
+    def __init__(self, client: DaemonClient, fallback: Callable[[], Backend] | None = None) -> None:
         self.client = client
+        self.fallback = fallback
+        self._instead: Backend | None = None
+
+    def _call(self, op: str, args: Json) -> Any:
+        if self._instead is None:
+            try:
+                return self.client.call(op, args)
+            except TurnedAway:
+                if self.fallback is None:
+                    raise
+            self.client.close()
+            self._instead = self.fallback()
+            self.where = self._instead.where
+        return getattr(self._instead, op)(**args)
 
     def _one(self, op: str, **args: Any) -> Json:
-        return cast(Json, self.client.call(op, args))
+        return cast(Json, self._call(op, args))
 
     def _many(self, op: str, **args: Any) -> list[Json]:
-        return cast(list[Json], self.client.call(op, args))
+        return cast(list[Json], self._call(op, args))
 
     def remember(
         self, text: str, partition: str | None = None, **options: Unpack[RememberOptions]
@@ -153,19 +174,21 @@ class DaemonBackend:
         return self._many("list_notes", partition=partition, **options)
 
     def count_notes(self, partition: str | None = None, **options: Unpack[ListOptions]) -> int:
-        return cast(int, self.client.call("count_notes", {"partition": partition, **options}))
+        return cast(int, self._call("count_notes", {"partition": partition, **options}))
 
     def forget_plan(self, note_id: str, mode: str = "auto") -> Json:
         return self._one("forget_plan", note_id=note_id, mode=mode)
 
     def forget(self, note_id: str, mode: str = "auto") -> list[str]:
-        return cast(list[str], self.client.call("forget", {"note_id": note_id, "mode": mode}))
+        return cast(list[str], self._call("forget", {"note_id": note_id, "mode": mode}))
 
     def correct(self, note_id: str, text: str, title: str | None = None) -> Json:
         return self._one("correct", note_id=note_id, text=text, title=title)
 
     def close(self) -> None:
         self.client.close()
+        if self._instead is not None:
+            self._instead.close()
 
 
 def view(brain: Brain, partition: str | None) -> Brain:

@@ -27,7 +27,7 @@ from brain._daemon.wire import (
     receive,
     send,
 )
-from brain._errors import BrainError
+from brain._errors import BrainError, TurnedAway
 from brain._processes import stopped
 from brain._vault.files import keep_private
 from brain._version import build
@@ -349,9 +349,9 @@ class McpForwarder:
     """Sends the tool calls of one `brain serve` to the daemon, under its own MCP session.
 
     Only the names in `allowed` (the MCP allowlist) ever go; the daemon checks them again.
-    When the daemon cannot be reached (nor restarted) before a call is sent, or the call is too
-    big for its socket (a text the vault's limits allow), it runs in this process instead,
-    with the same tool.
+    When the daemon cannot be reached (nor restarted) before a call is sent, turns it away unrun
+    (it is stopping), or the call is too big for its socket (a text the vault's limits allow),
+    it runs on a fresh daemon or in this process instead, with the same tool.
     """
 
     def __init__(
@@ -388,7 +388,7 @@ class McpForwarder:
                     break
             try:
                 result = self.client.call("mcp", request)
-            except DaemonUnavailable:  # nothing was sent: safe to try again, or here
+            except (DaemonUnavailable, TurnedAway):  # not run: safe to try again, or here
                 self.client.close()
                 self.client = None
                 continue

@@ -35,7 +35,7 @@ from brain._daemon.wire import (
     reply_ok,
     send,
 )
-from brain._errors import BrainError, InvalidInput, machine_fault
+from brain._errors import BrainError, InvalidInput, TurnedAway, machine_fault
 from brain._version import build, fingerprint
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class Daemon:
         self.watcher: Any = None  # the Watcher, for its last catch-up
         self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
         self._active = 0
+        self._unanswered = 0  # requests received and not yet answered
         self._count = threading.Lock()
         self._last = time.monotonic()
         # The pid file this daemon locked: if it goes (its .brain/ or the whole vault deleted)
@@ -90,7 +91,7 @@ class Daemon:
         """Run a job on the Brain's thread and wait for its result (or its exception);
         `queued` is set once the job waits its turn."""
         if self.stopping.is_set():
-            raise BrainError("the daemon is stopping")
+            raise _turned_away()
         done: Future[Any] = Future()
         self._jobs.put((job, done))
         if queued is not None:
@@ -123,7 +124,7 @@ class Daemon:
                     self._check_idle()
                     continue
                 if self.stopping.is_set():  # its home went: no more writes from this one
-                    done.set_exception(BrainError("the daemon is stopping"))
+                    done.set_exception(_turned_away())
                     continue
                 try:
                     done.set_result(job())
@@ -140,6 +141,10 @@ class Daemon:
                 self._refuse_jobs(0.05)
                 if time.monotonic() > deadline:
                     break
+            # Every request turned away is answered before this process ends (its client then
+            # runs it elsewhere); a client that got no answer could not know it was not run.
+            while self._unanswered and time.monotonic() < deadline:
+                self._refuse_jobs(0.05)
             self._refuse_jobs(0)
             with contextlib.suppress(BrainError, OSError):
                 self.brain.running().watched(False)  # nothing follows the files once this one ends
@@ -149,7 +154,7 @@ class Daemon:
         try:
             while True:
                 _job, done = self._jobs.get(timeout=wait) if wait else self._jobs.get_nowait()
-                done.set_exception(BrainError("the daemon is stopping"))
+                done.set_exception(_turned_away())
         except queue.Empty:
             return
 
@@ -216,7 +221,7 @@ class Daemon:
     def _serve_conn(self, conn: socket.socket) -> None:
         sessions: set[str] = set()  # the MCP sessions of a `brain serve` on this connection
         try:
-            while not self.stopping.is_set():
+            while True:  # stopping too: a request still sent is answered (TurnedAway)
                 try:
                     message = receive(conn)
                 except WireError as exc:  # refused: say why, then drop this connection only
@@ -228,13 +233,15 @@ class Daemon:
                 if message is None:
                     break
                 sessions.update(_mcp_session(message))
-                reply = self.handle(message)
+                with self._count:
+                    self._unanswered += 1
                 try:
-                    send(conn, reply)
-                except WireError as exc:
-                    send(conn, reply_error(exc))
+                    self._answer(conn, self.handle(message))
                 except OSError:
                     break  # the client went away; what it asked for is done and saved
+                finally:
+                    with self._count:
+                        self._unanswered -= 1
         except OSError:
             pass
         finally:
@@ -246,6 +253,13 @@ class Daemon:
                 self._active -= 1
                 self._last = time.monotonic()
 
+    @staticmethod
+    def _answer(conn: socket.socket, reply: dict[str, Any]) -> None:
+        try:
+            send(conn, reply)
+        except WireError as exc:
+            send(conn, reply_error(exc))
+
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         op = message.get("op")
         if not isinstance(op, str):
@@ -253,6 +267,7 @@ class Daemon:
         if op == "ping":
             root = os.fspath(self.brain.root)
             info = {"pid": os.getpid(), "vault": root, "doing": self.doing, "build": build()}
+            info["queued"] = self._jobs.qsize()  # jobs waiting behind the one being done
             return reply_ok({**info, **self._compare(message.get("args"))})
         if op == "status":
             vault = self._vault_status()  # first: it takes brain.yaml afresh
@@ -376,6 +391,11 @@ class Daemon:
     def _via(self, job: Callable[[], None]) -> None:
         with contextlib.suppress(BrainError):  # only "stopping": the watcher is ending too
             self.submit(job, queued=self._watch_queued)
+
+
+def _turned_away() -> TurnedAway:
+    """What a job the daemon will not run is told: its client runs it elsewhere."""
+    return TurnedAway("the daemon is stopping", "run it again: a new brain process does it")
 
 
 def _mcp_session(message: dict[str, Any]) -> list[str]:
