@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -11,30 +9,16 @@ from typer.testing import CliRunner
 
 from brain._brain import open_vault
 from brain._cli import _register, app
-from brain._clock import FixedClock
 from brain._vault import forgotten
-from brain.testing import T0
+from tests.vault.test_merging_notes import at, git, push
 
 pytestmark = pytest.mark.usefixtures("git_identity")
 _register()
 
 
-def git(root: Path, *args: str, check: bool = True) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-    assert done.returncode == 0 or not check, done.stderr
-    return done.stdout
-
-
-def push(root: Path) -> None:
-    git(root, "push", "-q", "origin", "HEAD:main")
-
-
 def pull(root: Path) -> None:
+    """As test_merging_notes.pull, but a pull that stops on a conflict is what some tests want."""
     git(root, "-c", "pull.rebase=false", "pull", "-q", "--no-edit", "origin", "main", check=False)
-
-
-def at(minutes: int) -> FixedClock:
-    return FixedClock(T0 + timedelta(minutes=minutes))
 
 
 def holding(root: Path, text: str) -> list[str]:
