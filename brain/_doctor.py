@@ -47,6 +47,7 @@ class DoctorReport:
     fields: tuple[str, ...] = ()  # brain's own fields holding what brain cannot use (hand edits)
     not_files: tuple[str, ...] = ()  # named as notes but no file (a folder): skipped by every walk
     cold_text: tuple[str, ...] = ()  # plain Markdown in the cold tier: never read
+    unmerged: tuple[str, ...] = ()  # deleted on one side of a merge, changed on the other
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,7 @@ class DoctorReport:
             or self.fields
             or self.not_files
             or self.cold_text
+            or self.unmerged
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +89,7 @@ class DoctorReport:
             "fields": list(self.fields),
             "not_files": list(self.not_files),
             "cold_text": list(self.cold_text),
+            "unmerged": list(self.unmerged),
         }
 
 
@@ -154,6 +157,12 @@ def examine(brain: Context) -> DoctorReport:
         tuple(odd for note in parsed for odd in _odd_fields(note)),
         tuple(_not_files(brain)),
         tuple(_cold_text(brain)),
+        tuple(
+            f"{rel}: deleted on one side of the merge in progress, changed on the other (no "
+            "conflict markers); `brain git status` says whether a brain forget settles it at the "
+            "next command, else keep it (`git add`) or let it go (`git rm`)"
+            for rel in githistory.deleted_in_merge(brain.root)
+        ),
     )
 
 

@@ -327,6 +327,7 @@ def doctor(
             ("[yellow]field[/yellow]   ", report.fields, ""),
             ("[red]not file[/red]", report.not_files, ""),
             ("[yellow]cold[/yellow]    ", report.cold_text, ""),
+            ("[red]conflict[/red]", report.unmerged, ""),
         ]
         for label, items, why in findings:
             for item in items:

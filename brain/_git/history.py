@@ -277,6 +277,17 @@ def status(root: Path, settings: Settings) -> GitStatus:
 _MARKERS = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
 
 
+def deleted_in_merge(root: Path) -> list[str]:
+    """Paths a merge left deleted on one side and changed on the other (git's modify/delete):
+    they hold no conflict markers, so only git's index tells."""
+    if not is_repo(root):
+        return []
+    try:
+        return sorted(p for p, code in dirty(root).items() if code in {"UD", "DU"})
+    except GitError:  # (no git here): nothing git could say
+        return []
+
+
 def conflict_markers(root: Path, paths: Sequence[str]) -> list[str]:
     """Files among `paths` (and brain.yaml) that still hold git conflict markers."""
     found = []

@@ -171,6 +171,10 @@ def test_a_note_deleted_by_hand_on_one_side_stays_the_persons_conflict(
     result = CliRunner().invoke(app, ["git", "status", "--vault", str(b)])
     said = " ".join(result.output.split())
     assert "Heron launch.md: deleted on one side, changed on the other" in said
+    result = CliRunner().invoke(app, ["doctor", "--vault", str(b)])  # no markers, still named
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1
+    assert "Heron launch.md: deleted on one side of the merge in progress" in said
 
 
 def test_a_correction_pulled_onto_a_forget_stays_a_note_of_its_own(
