@@ -155,7 +155,7 @@ class Watcher:
         try:
             names = sorted({n for n, _ in dirty if n != VAULT})
             if names:
-                reports = documents.sync(self.brain, names)
+                reports = self._sync_documents(names)
                 if self.on_sync:
                     self.on_sync(reports)
             paths = {p for n, p in dirty if n == VAULT}
@@ -174,6 +174,16 @@ class Watcher:
             if any(name == VAULT for name, _ in dirty):
                 self.brain.by_hand.fell_behind()  # its reads look at the files themselves
             self._failed(exc)
+
+    def _sync_documents(self, names: list[str]) -> list[documents.SyncReport]:
+        """What `brain sync` does for these connectors, committed as its is (under git): the
+        documents brought in are brain's change, not left in git status as the person's."""
+        brain = self.brain
+        with brain.changes.operation(defer=brain.defer_commits) as op:
+            reports = documents.sync(brain, names)
+            if any(r.added or r.updated or r.removed for r in reports):
+                op.said = f"sync {', '.join(r.connector for r in reports)}"
+        return reports
 
     def _report(self, how: str, paths: int, started: float, found: CatchUp) -> None:
         changed = len(found.changed) + len(found.removed) + len(found.broken)

@@ -4,6 +4,7 @@ edits to vault notes, run for a bounded time in a thread that owns its own Brain
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -155,3 +156,37 @@ def test_reads_look_for_themselves_once_the_watcher_fell_behind(
     finally:
         brain.running().watched(False)
         brain.close()
+
+
+def test_a_watched_sync_is_committed_not_left_as_a_hand_change(
+    gbrain: Brain, tmp_path: Path, running: list[object]
+) -> None:
+    """A document the watcher (the daemon's, `brain watch`) brings in is brain's change: it is
+    committed like `brain sync`'s, never left in git status as the person's."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nPlant the cherry tree in autumn.\n")
+    attach(gbrain, folder)
+    for args in (["add", "brain.yaml"], ["commit", "-qm", "connect notes"]):  # as connect does
+        subprocess.run(["git", "-C", str(gbrain.root), *args], check=True)
+    _start(running)
+    (folder / "kayak.md").write_text("# Kayak\n\nThe kayak trip is on Saturday.\n")
+    assert eventually(lambda: "kayak.md" in documents_of(gbrain._context, "notes"))
+
+    def status() -> str:
+        done = subprocess.run(
+            ["git", "-C", str(gbrain.root), "status", "--porcelain"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    assert eventually(lambda: status() == ""), status()
+    subjects = subprocess.run(
+        ["git", "-C", str(gbrain.root), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "brain: sync notes" in subjects
