@@ -7,11 +7,14 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain import _settings as settings_mod
 from brain._daemon import DaemonSettings, daemon_settings
 from brain._settings import SETTINGS_FILE
+from brain._sources.connectors import STATE_FILE
+from brain._vault.paths import CACHE_DIR
 
 if TYPE_CHECKING:
     from brain._brain import Brain
@@ -47,14 +50,27 @@ class Follower:
     indexes built for the old ones are rebuilt at the next search, as in a fresh process.
     """
 
-    def __init__(self, brain: Brain, on_daemon: Callable[[DaemonSettings], None]) -> None:
+    def __init__(
+        self,
+        brain: Brain,
+        on_daemon: Callable[[DaemonSettings], None],
+        on_connectors: Callable[[], None] = lambda: None,
+    ) -> None:
         self.brain = brain
         self.on_daemon = on_daemon
         self.seen = fingerprint(brain)
+        # `brain connect` and `disconnect` confirm in .brain/connectors.json, not brain.yaml:
+        # its change is told too, for a watcher to follow the folders connected now.
+        self.on_connectors = on_connectors
+        self.connectors = _stamp(brain.root / CACHE_DIR / STATE_FILE)
 
     def check(self) -> bool:
         """Take brain.yaml afresh if it changed; True if it did. A broken brain.yaml raises
         InvalidInput (the request fails, as in a new process) and is read again next time."""
+        stamp = _stamp(self.brain.root / CACHE_DIR / STATE_FILE)
+        if stamp != self.connectors:
+            self.connectors = stamp
+            self.on_connectors()
         now = fingerprint(self.brain)
         if now == self.seen:
             return False
@@ -64,3 +80,11 @@ class Follower:
         self.on_daemon(config)
         self.seen = now
         return True
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size

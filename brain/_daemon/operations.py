@@ -34,14 +34,17 @@ class Operations:
     """Runs one request at a time against the daemon's one Brain (callers serialise)."""
 
     def __init__(
-        self, brain: Brain, on_daemon: Callable[[DaemonSettings], None] | None = None
+        self,
+        brain: Brain,
+        on_daemon: Callable[[DaemonSettings], None] | None = None,
+        on_connectors: Callable[[], None] = lambda: None,
     ) -> None:
         self.brain = brain
         self.local = LocalBackend(brain)
         self._sessions: OrderedDict[str, tuple[Brain, dict[str, Tool]]] = OrderedDict()
         self._loop = asyncio.new_event_loop()
         # brain.yaml may change under the daemon (by hand, `brain git enable`, `partition use`).
-        self.follower = Follower(brain, on_daemon or (lambda _config: None))
+        self.follower = Follower(brain, on_daemon or (lambda _config: None), on_connectors)
 
     def run(self, op: str, args: Any) -> Any:
         self.follower.check()

@@ -36,6 +36,7 @@ from brain._daemon.wire import (
     send,
 )
 from brain._errors import BrainError, InvalidInput, TurnedAway, machine_fault
+from brain._sources.connectors import connected
 from brain._version import build, fingerprint
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Daemon:
         self.brain = brain
         self.config = config
         self.log = log
-        self.ops = Operations(brain, on_daemon=self._take_config)
+        self.ops = Operations(brain, self._take_config, self._take_connectors)
         self.stopping = threading.Event()
         self.started = time.time()
         self.requests = 0
@@ -386,6 +387,18 @@ class Daemon:
             self._watch_run[0].set()
             self._watch_run, self.watcher, self.watching = None, None, []
         if config.watch:
+            self._watch_run = self._watch()
+
+    def _take_connectors(self) -> None:
+        """A folder connected or disconnected since the watcher started: it starts again."""
+        try:
+            names = [d.name for d in connected(self.brain.root)]
+        except BrainError as exc:  # (brain.yaml broken: its own check says so)
+            self.log(f"connectors: {exc}")
+            return
+        if self._watch_run is not None and sorted(names) != sorted(self.watching):
+            self.log(f"connectors now: {', '.join(names) or 'none'}; watching them")
+            self._watch_run[0].set()
             self._watch_run = self._watch()
 
     def _via(self, job: Callable[[], None]) -> None:

@@ -258,6 +258,12 @@ class Status:
         }
 
 
+def connected(root: Path) -> list[Declared]:
+    """The connectors confirmed here and readable now: the folders a watcher follows."""
+    state = State.load(root)
+    return [d for d in declared(root).values() if status_of(d, state).state == "connected"]
+
+
 def status_of(decl: Declared, state: State) -> Status:
     """Whether this connector may be read now; anything but an exact identity match is pending."""
     confirmed = state.confirmation(decl.name)

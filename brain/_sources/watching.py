@@ -62,13 +62,9 @@ class Watcher:
     def run(self, stop: threading.Event) -> None:
         """Sync once, then follow changes until stop is set."""
         observer = Observer()
-        state = conn.State.load(self.brain.root)
-        for decl in conn.declared(self.brain.root).values():
-            if conn.status_of(decl, state).state == "connected":
-                observer.schedule(
-                    _Handler(self._events, decl.name), str(decl.folder), recursive=True
-                )
-                self.watched.append(decl.name)
+        for decl in conn.connected(self.brain.root):
+            observer.schedule(_Handler(self._events, decl.name), str(decl.folder), recursive=True)
+            self.watched.append(decl.name)
         vault = _Handler(self._events, VAULT, self.brain.root)
         observer.schedule(vault, str(self.brain.root), recursive=True)
         observer.start()

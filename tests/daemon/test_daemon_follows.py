@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from brain._brain import open_vault
+from brain._clock import FixedClock
 from brain._daemon.client import DaemonClient, running_pid
 from tests.daemon.conftest import brain, settle, until
+from tests.ingest.test_documents import attach
 
 pytestmark = pytest.mark.usefixtures("autostart")
 
@@ -113,3 +116,26 @@ def test_a_broken_brain_yaml_is_said_by_the_daemon_and_mended_by_the_next_edit(
     assert len(broken.stderr.strip().splitlines()) == 1
     settings.write_text(good)
     assert brain(daemon, "recall", "anything").returncode == 0
+
+
+def test_a_folder_connected_while_the_daemon_runs_is_watched_at_once(
+    daemon: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    """`brain connect` confirms in .brain/connectors.json: the running daemon's watcher takes
+    the new folder in without a restart (before, not until the daemon idled out)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Plan\n\nPlant the cherry tree in autumn.\n")
+    local = open_vault(daemon, clock=clock)
+    try:
+        attach(local, folder)  # what `connect` does once the person typed the code
+    finally:
+        local.close()
+    assert brain(daemon, "list").returncode == 0  # a request: the daemon looks again
+    (folder / "kayak.md").write_text("# Kayak\n\nThe kayak trip is on Saturday.\n")
+
+    def found() -> bool:
+        said = brain(daemon, "recall", "kayak trip Saturday", "--json", "--mode", "text")
+        return any("kayak" in hit["path"] for hit in json.loads(said.stdout)["hits"])
+
+    until(found, "the new file in the connected folder to be a document")
