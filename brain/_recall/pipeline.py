@@ -83,7 +83,7 @@ def recall(
     question = read_question(query, brain.clock.now())  # read once, handed to every stage
     briefs = Briefs(brain.caches.catalog)  # each read once, by whichever stage asks first
     near = Neighbourhood(brain.caches.catalog, briefs=briefs)  # looked up once for all stages
-    retrievers = _retrievers(brain, mode, briefs, near)
+    retrievers = _retrievers(brain, mode, briefs, near, query)
     # Their models encode the query on a worker while this thread catches up, flushes and
     # searches the full text: the encoding needs nothing of the vault. What needs the
     # indexes waits for `current`.
@@ -408,7 +408,9 @@ def _ids(lists: dict[str, list[tuple[str, float]]]) -> list[str]:
     return list(dict.fromkeys(oid for ranked in lists.values() for oid, _ in ranked))
 
 
-def _retrievers(brain: Context, mode: str, rows: Briefs, near: Neighbourhood) -> list[Retriever]:
+def _retrievers(
+    brain: Context, mode: str, rows: Briefs, near: Neighbourhood, query: str
+) -> list[Retriever]:
     from brain._recall.neighbours import TextInContext, VectorsInContext
 
     catalog = brain.caches.catalog if brain.caches.filter_text_hits else None
@@ -416,14 +418,14 @@ def _retrievers(brain: Context, mode: str, rows: Briefs, near: Neighbourhood) ->
     text = TextInContext(
         brain.caches.fulltext, catalog, neighbourhood=near, briefs=rows, weighed_in=seen
     )
-    if mode == "text":
-        return [text]
-    if brain.embedder is None:
+    if mode == "text" or brain.embedder is None:
         if mode in ("vector", "sparse"):
             raise InvalidInput(
                 f"{mode} recall needs an embedder; brain.yaml says `embedder: none`",
                 "set `embedder: minilm` and run `brain reindex`",
             )
+        return [text]
+    if mode == "hybrid" and relevance.unread_by_models(brain.embedder.name, query):
         return [text]
     vector = VectorsInContext(brain.caches, brain.embedder, neighbourhood=near, briefs=rows)
     if mode == "vector":

@@ -78,6 +78,15 @@ class Asked:
         return worded and bool(stems(f"{title}\n{body}"))
 
 
+def unread_by_models(embedder: str, query: str) -> bool:
+    """A question of glyphs alone (CJK, Thai, emoji) to brain's own models (`embedder` named
+    minilm, or hashing in tests): the shipped MiniLM and SPLADE are English, to them it is an
+    unknown token or two, and their order of the vault is noise beside the full text's (a Thai
+    note came first for "烤鸭"). A model of the person's own (`own-…`) may read it."""
+    english, marks = glyphs.split(query)
+    return bool(marks) and not english and not embedder.startswith("own-")
+
+
 def asked(
     fulltext: FullTextPort,
     query: str,

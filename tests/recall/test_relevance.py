@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
-from brain._brain import Brain, open_vault
+from brain._brain import Brain, init_vault, open_vault
 from brain._cli import _register, app
 from brain._clock import FixedClock
 from brain._indexes.embedder import MiniLMEmbedder
@@ -226,3 +226,23 @@ def test_private_notes_do_not_weigh_a_models_full_text_order(brain: Brain) -> No
     assert model.recall(question, mode="text")[0].id == heron
     # The person's order counts them: "heron" is now the commoner word.
     assert brain.recall(question, mode="text")[0].id != heron
+
+
+@pytest.mark.model
+def test_a_question_of_glyphs_alone_is_ordered_by_the_full_text(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """The shipped models are English: to MiniLM and SPLADE a Chinese question is an unknown
+    token or two, and a Thai note came first for "烤鸭" (the Chinese note holding it second,
+    the only strong one). A question of glyphs alone is ordered by the full text."""
+    init_vault(tmp_path / "v", clock=clock)  # as shipped: MiniLM and SPLADE
+    brain = open_vault(tmp_path / "v", clock=clock)
+    try:
+        duck = brain.remember("北京的烤鸭很好吃，我们周末去吃。").id
+        brain.remember("ไปเที่ยวเชียงใหม่เดือนหน้า จองโรงแรมแล้ว")
+        brain.remember("Pythonでデータ分析をしました。")
+        brain.remember("The car needs new tyres before winter.")
+        hits = brain.recall("烤鸭", k=3)
+        assert hits[0].id == duck and hits[0].band == "strong"
+    finally:
+        brain.close()
