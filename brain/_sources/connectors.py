@@ -404,10 +404,24 @@ def _file(
     if st.st_size > cap:
         skipped.append((rel, f"larger than the {cap}-byte cap"))
         return None
-    if st.st_size == 0:
+    if st.st_size == 0 or (st.st_size <= BLANK_BYTES and _blank(entry.path)):
         skipped.append((rel, EMPTY))
         return None
     return FileEntry(rel, st.st_size, st.st_mtime_ns, fmt)
+
+
+# Only a small file is read to see whether it holds any text: a few newlines or spaces.
+BLANK_BYTES = 256
+
+
+def _blank(path: str) -> bool:
+    """True when the file holds only white space (and perhaps a byte-order mark)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(BLANK_BYTES + 1)
+    except OSError:  # read later, where the reason is told
+        return False
+    return not data.removeprefix(b"\xef\xbb\xbf").strip()
 
 
 def _ext(rel: str) -> str:
