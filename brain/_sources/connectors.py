@@ -410,8 +410,7 @@ def _file(
     return FileEntry(rel, st.st_size, st.st_mtime_ns, fmt)
 
 
-# Only a small file is read to see whether it holds any text: a few newlines or spaces.
-BLANK_BYTES = 256
+BLANK_BYTES = 256  # only a file this small is read to see whether it holds any text
 
 
 def _blank(path: str) -> bool:
