@@ -32,6 +32,14 @@ def main() -> None:
     """Entry point of the `brain` script and `python -m brain`."""
     fit_streams()
     try:
+        Path.cwd()
+    except FileNotFoundError:  # a shell left standing in a folder since deleted or replaced
+        sys.stderr.write(
+            "error: the folder this command was started in no longer exists (deleted, or "
+            'replaced by a new folder of its name) (`cd "$PWD"` enters the folder now there)\n'
+        )
+        sys.exit(2)
+    try:
         if not answered(sys.argv[1:]):
             from brain._cli import main as full
 

@@ -17,9 +17,9 @@ from brain._model import KINDS, STATUSES, Note, Visibility, content_hash, is_id,
 from brain._notes import relations
 from brain._sources import documents
 from brain._upkeep import dictionaries
-from brain._vault import leftovers
+from brain._vault import leftovers, synced
 from brain._vault.archive import is_archived
-from brain._vault.paths import COLD_DIR
+from brain._vault.paths import CACHE_DIR, COLD_DIR
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -48,6 +48,8 @@ class DoctorReport:
     not_files: tuple[str, ...] = ()  # named as notes but no file (a folder): skipped by every walk
     cold_text: tuple[str, ...] = ()  # plain Markdown in the cold tier: never read
     unmerged: tuple[str, ...] = ()  # deleted on one side of a merge, changed on the other
+    synced: tuple[str, ...] = ()  # file-sync tools copying `.brain/` to other machines
+    sync_copies: tuple[str, ...] = ()  # a sync tool's conflict copies: both machines changed it
 
     @property
     def ok(self) -> bool:
@@ -67,6 +69,8 @@ class DoctorReport:
             or self.not_files
             or self.cold_text
             or self.unmerged
+            or self.synced
+            or self.sync_copies
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +94,8 @@ class DoctorReport:
             "not_files": list(self.not_files),
             "cold_text": list(self.cold_text),
             "unmerged": list(self.unmerged),
+            "synced": list(self.synced),
+            "sync_copies": list(self.sync_copies),
         }
 
 
@@ -163,7 +169,21 @@ def examine(brain: Context) -> DoctorReport:
             "next command, else keep it (`git add`) or let it go (`git rm`)"
             for rel in githistory.deleted_in_merge(brain.root)
         ),
+        tuple(synced.exposed(brain.root)),
+        tuple(synced.conflict_copies(_walked(brain.root))),
     )
+
+
+def _walked(root: Path) -> list[str]:
+    """Every file of the vault but `.git/` and `.brain/`, vault-relative: a sync tool's conflict
+    copy of a note is a note, of `index.json` a file brain never reads."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        if folder == os.fspath(root):
+            dirs[:] = [d for d in dirs if d not in (".git", CACHE_DIR)]
+        rel = Path(folder).relative_to(root)
+        found += [(rel / name).as_posix() for name in names]
+    return sorted(found)
 
 
 def _not_files(brain: Context) -> list[str]:

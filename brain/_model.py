@@ -81,10 +81,12 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 
 
-def new_id(now: datetime) -> str:
-    """A ULID: 48 bits of milliseconds then 80 random bits, in Crockford base 32."""
+def new_id(now: datetime, seed: bytes | None = None) -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, in Crockford base 32. With a seed,
+    the 80 bits are its hash: the same moment and seed give the same id on any machine."""
     millis = int(now.timestamp() * 1000)
-    value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
+    tail = os.urandom(10) if seed is None else hashlib.blake2b(seed, digest_size=10).digest()
+    value = (millis << 80) | int.from_bytes(tail, "big")
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 

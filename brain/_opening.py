@@ -16,6 +16,7 @@ from brain._indexes.embedder import Embedder, load_embedder
 from brain._indexes.sparse import SparseEncoder, load_sparse
 from brain._model import Steps
 from brain._upkeep import regenerate
+from brain._vault import synced
 from brain._vault.paths import check_segment
 
 
@@ -65,6 +66,7 @@ def open_context(
             f"partitions: {', '.join(context.store.partitions()) or 'none'}",
         )
     ensure_drivers(root)  # a clone made without `brain git enable` merges like the others
+    synced.keep_private(root)  # a file-sync tool copies the vault, but not its caches
     regenerate.regenerate_after_merge(context)  # a merge kept one side of the derived files
     regenerate.catch_up_after_pull(context)  # git changed the files since the caches saw them
     return context

@@ -328,6 +328,8 @@ def doctor(
             ("[red]not file[/red]", report.not_files, ""),
             ("[yellow]cold[/yellow]    ", report.cold_text, ""),
             ("[red]conflict[/red]", report.unmerged, ""),
+            ("[yellow]synced[/yellow]  ", report.synced, ""),
+            ("[red]conflict[/red]", report.sync_copies, ""),
         ]
         for label, items, why in findings:
             for item in items:

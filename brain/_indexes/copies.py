@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 Claim = tuple[str, str]  # a file holding an id: (its `created` as written, its path)
 _NEVER = datetime.max.replace(tzinfo=UTC)
+_LAST_ULID_SECOND = 2**48 // 1000
 
 
 class Holders:
@@ -79,7 +80,19 @@ def _first(claim: Claim) -> tuple[datetime, str]:
 def renew(note: Note, original: str, now: datetime) -> Note:
     """A copy of a note, given an id of its own; `copy_of` names the note it was copied from.
 
-    A copy of a corrected note is not a version of it: its `supersedes` goes (with the status
-    line a revert would restore), or the older version would have two next ones and every
-    walk of the chain would refuse."""
-    return note.with_meta(id=new_id(now), copy_of=original, supersedes=None, prior_status_line=None)
+    The id is made from the note's `created` and the copy's path, not drawn at random: a
+    file-sync tool (synced.py) brings its conflict copy to every machine, where each brain
+    renews it, and the same id written alike on each is no new conflict. A copy of a
+    corrected note is not a version of it: its `supersedes` goes (with the status line a
+    revert would restore), or the older version would have two next ones and every walk of
+    the chain would refuse."""
+    try:
+        moment = parse_iso(note.created) if note.created else now
+    except (ValueError, OverflowError):
+        moment = now
+    if not 0 <= moment.timestamp() < _LAST_ULID_SECOND:  # a ULID's 48 bits of milliseconds
+        moment = now
+    seed = f"{original}\0{note.path}".encode()
+    return note.with_meta(
+        id=new_id(moment, seed), copy_of=original, supersedes=None, prior_status_line=None
+    )

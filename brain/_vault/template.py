@@ -24,6 +24,15 @@ def template_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "vault-template"
 
 
+# What a folder may hold and still count as empty for a new vault: a clone of an empty
+# repository, a sync tool's marks (Syncthing's, and what Finder and Explorer drop anywhere),
+# an Obsidian vault not yet written in. None is a note, and none of them is replaced.
+_NOT_NOTES = frozenset(
+    {".git", ".stfolder", ".stignore", ".stversions", ".obsidian", ".DS_Store", ".localized"}
+    | {"Thumbs.db", "desktop.ini"}
+)
+
+
 def init_vault(root: Path, now: datetime) -> bool:
     """Create a vault at root; False when one is already there (and nothing is changed)."""
     if (root / SETTINGS_FILE).is_file():
@@ -42,7 +51,7 @@ def init_vault(root: Path, now: datetime) -> bool:
             "outside it, or `brain partition create NAME` for a separate tree in that vault",
         )
     repository = root / ".git"
-    if root.exists() and any(p != repository for p in root.iterdir()):
+    if root.exists() and any(p.name not in _NOT_NOTES for p in root.iterdir()):
         raise InvalidInput(
             f"{root} is not empty and is not a vault",
             f"choose an empty or new folder; to bring the notes in it into a vault, `brain "
@@ -62,11 +71,14 @@ def init_vault(root: Path, now: datetime) -> bool:
     atomic_write(staging / SETTINGS_FILE, settings.replace("VAULT_ID", new_id(now)))
     stamp_notes(staging / TEMPLATE_PARTITION, now)
     root.parent.mkdir(parents=True, exist_ok=True)
-    if root.exists():
-        if repository.exists():  # a clone of an empty repository: the vault goes into it
-            os.replace(repository, staging / ".git")
-        root.rmdir()
-    os.replace(staging, root)
+    if not root.exists():
+        os.replace(staging, root)
+        return True
+    # A folder that is there is filled, not replaced: a shell standing in it (`brain init .`),
+    # an editor or a sync tool watching it keeps it. brain.yaml last, so it marks a whole vault.
+    for entry in sorted(staging.iterdir(), key=lambda entry: entry.name == SETTINGS_FILE):
+        os.replace(entry, root / entry.name)
+    staging.rmdir()
     return True
 
 
