@@ -67,6 +67,7 @@ def open_context(
     ensure_drivers(root)  # a clone made without `brain git enable` merges like the others
     regenerate.regenerate_after_merge(context)  # a merge kept one side of the derived files
     regenerate.catch_up_after_pull(context)  # git changed the files since the caches saw them
+    regenerate.refresh_git_layout(context)  # git enabled by an older brain: today's lines, once
     return context
 
 
