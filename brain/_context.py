@@ -28,6 +28,7 @@ from brain._indexes.ports import (
 )
 from brain._indexes.sparse import SparseEncoder
 from brain._ingest.sections import Section, sections_of
+from brain._mergedids import missing
 from brain._model import Note, Relation, Status, Steps, Visibility, is_id, iso
 from brain._obsidian import linked
 from brain._storage import files_parts, grouped
@@ -199,10 +200,8 @@ class Context:
             self._in_bulk = False
 
     def save(self, note: Note) -> Note:
-        """Write a note atomically and bring every cache in step. Callers hold the lock.
-
-        A note saved under a new path has moved (e.g. back from the cold tier): the old file goes.
-        """
+        """Write a note atomically and bring every cache in step (callers hold the lock). A note
+        saved under a new path has moved (e.g. back from the cold tier): the old file goes."""
         assert self.lock.held, "save() needs the writer lock"
         # The one place every write passes: an archived partition is read-only, whoever asks.
         check_writable(self.store, note.partition)
@@ -292,12 +291,12 @@ class Context:
             if row is not None and not self.shows(row):
                 row = None
         if row is None:
-            # An id in a file whose front-matter broke: named (but not to a model, which is
-            # told nothing of files it may not see).
+            # An id in a broken file is named (not to a model: it is told of no file it can't see);
+            # an id a merge of two machines' notes dropped names the note that took it in.
             paths = () if self.for_model else [f.path for f in self.caches.catalog.broken_files()]
             if found := self.store.broken_with_id(paths, key):
                 raise broken_in_the_way(*found)
-            raise NotFound(f"no note with id {object_id}", "check the id with `brain list`")
+            raise missing(self.caches.catalog, self.store, object_id, self.shows)
         return row
 
     def changed_under_model(self, paths: Iterable[str]) -> bool:

@@ -9,6 +9,7 @@ other clone's change), less the forgets a `brain undo` took back.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,21 +19,26 @@ from brain._model import Note
 from brain._vault import notefile
 
 _VALUES = "valueonly,separator=%x20"
-_FORMAT = f"%H%x1f%(trailers:key={FORGETS},{_VALUES})%x1f%(trailers:key={UNDOES},{_VALUES})%x1e"
+_FORMAT = (
+    f"%H%x1f%(trailers:key={FORGETS},{_VALUES})%x1f%(trailers:key={UNDOES},{_VALUES})%x1f%b%x1e"
+)
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})\b", re.MULTILINE)
 
 
 def forgotten_in(root: Path, *ranges: str) -> dict[str, list[str]]:
-    """Each forget commit in these revision ranges → the ids it names (undone ones left out)."""
+    """Each forget commit in these revision ranges → the ids it names (left out: those a
+    `brain undo` or a `git revert` in the same ranges took back)."""
     forgets: dict[str, list[str]] = {}
     undone: set[str] = set()
     for spec in ranges:
         out = run(root, "log", f"--format={_FORMAT}", spec, "--", check=False)
         for entry in out.split("\x1e"):
             commit, _, rest = entry.strip().partition("\x1f")
-            ids, _, undoes = rest.partition("\x1f")
+            ids, _, rest = rest.partition("\x1f")
+            undoes, _, body = rest.partition("\x1f")
             if commit and ids.split():
                 forgets[commit] = ids.split()
-            undone.update(undoes.split())
+            undone.update(undoes.split(), _REVERTS.findall(body))
     return {commit: ids for commit, ids in forgets.items() if commit not in undone}
 
 

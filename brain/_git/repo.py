@@ -41,6 +41,9 @@ IGNORED = (
 ATTRIBUTES_BEGIN = "# brain: merge drivers (managed by `brain git enable`)"
 ATTRIBUTES_END = "# brain: end"
 ATTRIBUTES = (
+    # What the block was written with, .gitignore's lines too: a block of another brain's
+    # (an older one) is brought up to today's once, by the first command (`stale_layout`).
+    "# and in .gitignore: " + " ".join(IGNORED),
     "*.md merge=brain-note",  # first: the lines below override it for their files
     "**/index.json merge=brain-regenerate",
     "**/Insights/Graph.md merge=brain-regenerate",
@@ -182,6 +185,31 @@ def _quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\\''") + "'" if re.search(r"[^\w@%+=:,./-]", arg) else arg
 
 
+def stale_layout(root: Path) -> bool:
+    """Git enabled by an older brain: `.gitattributes` holds a managed block other than the
+    one this brain writes (a driver line missing, other ignores). A person's edit outside the
+    block, or to `.gitignore` after it was written, never makes it stale."""
+    try:
+        text = (root / ".gitattributes").read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        return False
+    found = _BLOCK.search(text)
+    return found is not None and found.group(0).rstrip("\n") != "\n".join(_block_lines())
+
+
+def refresh_layout(root: Path) -> list[str]:
+    """Today's managed block in `.gitattributes` and the ignores `.gitignore` lacks; the
+    files rewritten."""
+    return [w for w in (_write_attributes(root), _write_ignores(root)) if w]
+
+
+def _block_lines() -> tuple[str, ...]:
+    return (ATTRIBUTES_BEGIN, *ATTRIBUTES, ATTRIBUTES_END)
+
+
+_BLOCK = re.compile(re.escape(ATTRIBUTES_BEGIN) + r".*?" + re.escape(ATTRIBUTES_END) + r"\n?", re.S)
+
+
 def _write_ignores(root: Path) -> str | None:
     path = root / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -198,13 +226,10 @@ def _write_ignores(root: Path) -> str | None:
 def _write_attributes(root: Path) -> str | None:
     path = root / ".gitattributes"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    block = "\n".join((ATTRIBUTES_BEGIN, *ATTRIBUTES, ATTRIBUTES_END)) + "\n"
-    pattern = re.compile(
-        re.escape(ATTRIBUTES_BEGIN) + r".*?" + re.escape(ATTRIBUTES_END) + r"\n?", re.S
-    )
+    block = "\n".join(_block_lines()) + "\n"
     updated = (
-        pattern.sub(block, text)
-        if pattern.search(text)
+        _BLOCK.sub(lambda _: block, text)
+        if _BLOCK.search(text)
         else (text.rstrip("\n") + "\n" if text.strip() else "") + block
     )
     if updated == text:

@@ -22,9 +22,9 @@ from brain._context import Context
 from brain._errors import BrainError, BrokenNote
 from brain._git import aftermerge
 from brain._git.merge import line_merge, merges_cleanly
+from brain._mergedids import moment
 from brain._model import Note, Relation, Status, parse_iso
 from brain._notes.corrections import CORRECTABLE, PRIOR_FIELD, history_path, supersede
-from brain._notes.merged import moment
 from brain._upkeep.fieldmerge import merge_fields
 from brain._vault import notefile
 

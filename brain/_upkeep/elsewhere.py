@@ -45,9 +45,18 @@ def settle_collisions(brain: Context) -> bool:
 
 
 def brought(brain: Context, seen: str | None, head: str | None) -> dict[str, list[str]]:
-    """The forget commits git brought since `seen` (merges: on either side) → their ids."""
-    if not brain.changes.enabled or seen is None or head is None or seen == head:
+    """The forget commits git brought since `seen` (merges: on either side) → their ids.
+
+    With no commit seen (a clone's first brain command, or `.brain/` lost, perhaps after a
+    pull), what a pull brought cannot be told: every forget in the history is read, once, and
+    those whose notes the vault holds again are honoured (the others were honoured already)."""
+    if not brain.changes.enabled or head is None or seen == head:
         return {}
+    if seen is None:
+        commits = forgets.forgotten_in(brain.root, head)
+        held = brain.caches.catalog.get_many(sorted({i for ids in commits.values() for i in ids}))
+        commits = {commit: [i for i in ids if i in held] for commit, ids in commits.items()}
+        return {commit: ids for commit, ids in commits.items() if ids}
     return forgets.forgotten_since(brain.root, seen, head)
 
 

@@ -10,8 +10,8 @@ a body the other machine's correction replaced. What each side changed is known 
 - a correction on one side (a new id superseding the base) and the base changed on the other:
   the correction stays the note, and takes the other side's field changes and the paragraphs it
   added at the end (the base's own text was corrected; what was added to it was not).
-A field both sides set differently, or a body both rewrote (a singleton's replaced text, even
-on an empty one), is not merged here: git's conflict.
+A singleton (Goals …) replaced on both sides keeps both texts, the later first (`_both`). A
+field both sides set differently, or a body both rewrote, is not merged here: git's conflict.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from brain._model import Kind, Status
+from brain._model import Kind, Note, Status
 from brain._vault import notefile
 
 _LISTS = ("relations", "tags", "brain_links")
@@ -40,6 +40,9 @@ def merge_fields(base: str, ours: str, theirs: str, *, rel: str) -> str | None:
             (a, b), key=lambda n: (str(n.meta.get("touched")), notefile.render(n))
         )
         body = _body(old.body, first.body, second.body, appends=old.kind != Kind.SINGLETON)
+        touched = {str(n.meta.get("touched")) for n in (old, first, second)}
+        if body is None and old.kind == Kind.SINGLETON and len(touched) == 3:
+            body = _both(first, second)  # brain replaced it on both (hand edits: a conflict)
     else:
         fresh = [n for n in (a, b) if n.id != old.id]
         if len(fresh) != 1:
@@ -67,6 +70,24 @@ def _body(old: str, first: str, second: str, *, appends: bool) -> str | None:
     if appends and one and other:  # added to by title on both machines: both, in time order
         return first.rstrip("\n") + other
     return None
+
+
+def _both(earlier: Note, later: Note) -> str:
+    """A singleton (Goals, Biography …) replaced on two machines: the later text stays its
+    text, and the earlier one follows under a line that says so. Neither machine's words are
+    lost, and the note stays one that brain and the briefing read; the person keeps what
+    still holds (a replacement on one machine has no history to find the other in)."""
+    when = str(earlier.meta.get("touched") or earlier.created)
+    kept, other = later.body.strip().split("\n\n"), earlier.body.strip().split("\n\n")
+    same = 0  # the paragraphs both begin with (the note's purpose line) are said once
+    while same < min(len(kept), len(other)) - 1 and kept[same] == other[same]:
+        same += 1
+    return (
+        f"{later.body.rstrip()}\n\n---\n\n"
+        f"Replaced on two machines; the earlier text (written {when}), kept by the merge:\n\n"
+        + "\n\n".join(other[same:])
+        + "\n"
+    )
 
 
 def _added(old: str, new: str) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from brain._context import Context
 from brain._git import seen
-from brain._git.repo import REGENERATE_FLAG, merging
+from brain._git.repo import REGENERATE_FLAG, dirty, merging, refresh_layout, stale_layout
 from brain._indexes.rows import Settled
 from brain._upkeep import concurrent, elsewhere, graph
 from brain._vault.archive import is_archived
@@ -57,4 +57,21 @@ def catch_up_after_pull(brain: Context) -> bool:
     if elsewhere.brought(brain, before, commit):  # a pull brought forgets: honoured here
         with brain.changes.operation() as op, brain.lock.hold():
             op.said = "; ".join(elsewhere.forget_again(brain, before, commit)) or None
+    return True
+
+
+def refresh_git_layout(brain: Context) -> bool:
+    """A vault whose git an older brain enabled gets the `.gitattributes` block and the
+    `.gitignore` lines this brain writes, committed, once (the block then says it is today's,
+    on every clone that pulls it). Left for later mid-merge, and while the person has changes
+    of their own in either file (they are not brain's to commit)."""
+    if not brain.changes.enabled or not stale_layout(brain.root) or merging(brain.root):
+        return False
+    with brain.changes.operation() as op, brain.lock.hold():
+        if not stale_layout(brain.root) or dirty(brain.root, [".gitattributes", ".gitignore"]):
+            return False  # another process did it meanwhile, or the person is editing them
+        written = refresh_layout(brain.root)
+        op.said = (
+            f"update {' and '.join(written)} to what this brain writes (set up by an older one)"
+        )
     return True

@@ -504,18 +504,19 @@ def test_merge_driver_runs_as_git_calls_it(tmp_path: Path) -> None:
     assert text.index("yours") < text.index("first") < text.index("mine")
 
 
-def test_two_edits_to_one_singleton_conflict_and_doctor_names_the_file(
+def test_two_hand_edits_to_one_singleton_conflict_and_doctor_names_the_file(
     repo: Path, tmp_path: Path
 ) -> None:
+    """(Goals replaced by brain on both machines keeps both texts: test_merging_fields.py.)"""
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
     git(repo, "push", "-q", "origin", "HEAD:main")
     other = _clone_b(remote, tmp_path / "b")
     for root, goal in ((repo, "Ship the launch."), (other, "Learn the cello.")):
-        brain = open_vault(root, clock=FixedClock(T0))
-        brain.remember(goal, title="Goals", node="Master")
-        brain.close()
+        goals = root / "main/Master/Goals.md"
+        goals.write_text(goals.read_text() + f"\n{goal}\n")
+        git(root, "commit", "-q", "-am", "by hand")
     git(repo, "push", "-q", "origin", "HEAD:main")
     pull = [
         "git",

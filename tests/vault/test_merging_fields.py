@@ -104,24 +104,45 @@ def test_relations_tags_and_paragraphs_added_on_both_machines_all_stay(
     assert (a / HERON).read_bytes() == (b / HERON).read_bytes()
 
 
-def test_one_field_set_two_ways_and_a_singleton_replaced_on_both_are_still_conflicts(
-    machines: tuple[Path, Path],
-) -> None:
+def test_one_field_set_two_ways_is_still_a_conflict(machines: tuple[Path, Path]) -> None:
     """What brain cannot decide for the person stays git's conflict."""
     a, b = machines
     first, _ = start(a, b)
-    for root, minutes, status, goal in (
-        (a, 10, "dormant", "Ship Heron"),
-        (b, 20, "resolved", "Ship Falcon"),
-    ):
+    for root, minutes, status in ((a, 10, "dormant"), (b, 20, "resolved")):
         brain = open_vault(root, clock=at(minutes))
         brain.set_field(first, "status", status)
-        brain.remember(goal, title="Goals", node="Master", kind="singleton")
         brain.close()
     push(a)
     git(b, "-c", "pull.rebase=false", "pull", "-q", "--no-edit", "origin", "main", check=False)
     conflicted = git(b, "diff", "--name-only", "--diff-filter=U").splitlines()
-    assert sorted(conflicted) == ["main/Master/Goals.md", HERON]
+    assert conflicted == [HERON]
+
+
+def test_goals_replaced_on_both_machines_keeps_both_texts_the_later_first(
+    machines: tuple[Path, Path],
+) -> None:
+    """Goals replaced on A and on B was a git conflict: the note left brain (and the
+    briefing) until the person resolved it by hand."""
+    a, b = machines
+    start(a, b)
+    for root, minutes, goal in ((b, 20, "Ship Falcon"), (a, 10, "Ship Heron")):
+        brain = open_vault(root, clock=at(minutes))
+        brain.remember(goal, title="Goals", node="Master", kind="singleton")
+        brain.close()
+    push(a)
+    pull(b)
+    assert git(b, "diff", "--name-only", "--diff-filter=U") == ""
+    brain = open_vault(b, clock=at(30))
+    (row,) = [r for r in brain.list(node="Master") if r.title == "Goals"]
+    goals = brain.expand(row.id, touch=False)
+    assert goals.body.index("Ship Falcon") < goals.body.index("Ship Heron")  # B's is the later
+    assert "Replaced on two machines; the earlier text" in goals.body
+    assert brain.doctor().ok
+    brain.close()
+    assert git(b, "status", "--porcelain") == ""
+    push(b)
+    pull(a)  # a fast-forward: both clones hold the same bytes
+    assert (a / goals.path).read_bytes() == (b / goals.path).read_bytes()
 
 
 def test_a_pulled_correction_keeps_the_title_of_the_version_it_moved_aside(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,49 @@ def test_a_local_only_notes_forget_names_no_id_in_git(machines: tuple[Path, Path
     brain.forget(local.id)
     brain.close()
     assert "Brain-Forgets" not in git(a, "log", "--format=%B")
+
+
+def test_a_clone_that_lost_its_caches_still_honours_a_forget_a_pull_brought(
+    machines: tuple[Path, Path],
+) -> None:
+    """With `.brain/` gone (no record of the commit last seen), the original A forgot came
+    back with B's correction and stayed: brain could not tell what the pull brought."""
+    a, b = machines
+    heron, _ = shared_note(a, b)
+    brain = open_vault(a, clock=at(10))
+    brain.forget(heron)
+    brain.close()
+    brain = open_vault(b, clock=at(20))
+    newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
+    brain.close()
+    push(a)
+    shutil.rmtree(b / ".brain")  # a cache, the docs say: a person may delete it
+    pull(b)
+    settled(b, 30)
+    assert git(b, "status", "--porcelain") == ""
+    assert holding(b, heron) == [] and holding(b, "pad two") == []
+    brain = open_vault(b, clock=at(40))
+    assert brain.expand(newer.id).supersedes is None
+    brain.close()
+    forgotten.lookup(b, heron)  # recorded here too, for `doctor --forgotten`
+
+
+def test_a_forget_reverted_by_hand_is_not_honoured_by_a_clone_that_lost_its_caches(
+    machines: tuple[Path, Path],
+) -> None:
+    a, b = machines
+    heron, _ = shared_note(a, b)
+    brain = open_vault(a, clock=at(10))
+    brain.forget(heron)
+    brain.close()
+    git(a, "revert", "--no-edit", "HEAD")  # git's own revert: no Brain-Undoes trailer
+    settled(a, 15)
+    push(a)
+    pull(b)
+    shutil.rmtree(b / ".brain")
+    settled(b, 30)
+    assert holding(b, "pad two") == ["main/Knowledge/Inbox/Heron launch.md"]
+    assert git(b, "status", "--porcelain") == ""
+    brain = open_vault(b, clock=at(40))
+    assert "pad two" in brain.expand(heron).body
+    brain.close()

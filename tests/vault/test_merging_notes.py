@@ -215,6 +215,51 @@ def test_an_id_a_dated_merge_dropped_is_looked_up_through_the_note_that_took_it_
     brain.close()
 
 
+def test_a_change_through_an_id_a_dated_merge_dropped_is_refused_naming_the_kept_note(
+    machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`brain correct`, `forget` and `set` on the dropped id said "no note with id"; acting
+    on the whole merged day through the other machine's id must be the person's choice."""
+    a, b = machines
+    brain = open_vault(a, clock=at(0))
+    brain.remember("a diary entry from A", node="LLM/Diary")
+    brain.close()
+    brain = open_vault(b, clock=at(5))
+    dropped = brain.remember("a diary entry from B", node="LLM/Diary").id
+    brain.close()
+    push(a)
+    pull(b)
+    brain = open_vault(b, clock=at(10))  # the regeneration after the merge runs here
+    (row,) = brain.list(node="LLM/Diary")
+    kept = row.id
+    brain.close()
+    before = (git(b, "rev-parse", "HEAD"), (b / row.path).read_bytes())
+    monkeypatch.setenv("BRAIN_VAULT", str(b))
+    for args in (
+        ["correct", dropped, "the diary says otherwise"],
+        ["forget", dropped, "--yes"],
+        ["set", dropped, "status", "resolved"],
+    ):
+        said = CliRunner().invoke(app, args)
+        assert said.exit_code == 2, said.output
+        assert f"{dropped} was merged into {kept}" in said.output
+        assert f"run the same command on {kept}" in said.output
+    assert (git(b, "rev-parse", "HEAD"), (b / row.path).read_bytes()) == before
+    assert git(b, "status", "--porcelain") == ""
+
+    async def main() -> None:  # the MCP `forget` of the same id
+        async with Client(build_server(brain)) as client:
+            result = await client.call_tool("forget", {"note_id": dropped})
+            assert result.is_error
+            assert f"{dropped} was merged into {kept}" in result.content[0].text
+
+    brain = open_vault(b, clock=at(20))
+    anyio.run(main)
+    assert brain.expand(kept, touch=False).id == kept
+    brain.close()
+    assert (git(b, "rev-parse", "HEAD"), (b / row.path).read_bytes()) == before
+
+
 def test_git_status_during_a_merge_names_what_the_merge_staged(
     machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -222,6 +222,50 @@ def test_an_older_clones_drivers_are_named_again_with_safe_paths(
     assert not gitvault.ensure_drivers(b)  # once is enough
 
 
+def as_an_older_brain_enabled_it(root: Path) -> None:
+    """The `.gitattributes` block and `.gitignore` of a brain before the `brain-note` driver
+    and the Obsidian ignores, committed."""
+    old = [line for line in gitvault.ATTRIBUTES if "brain-note" not in line]
+    block = "\n".join([gitvault.ATTRIBUTES_BEGIN, *old[1:], gitvault.ATTRIBUTES_END])
+    (root / ".gitattributes").write_text(block + "\n")
+    (root / ".gitignore").write_text("/.brain/\n/local-only/\n/cold/local-only/\n")
+    git(root, "commit", "-q", "-am", "as an older brain's `brain git enable` left them")
+
+
+def test_a_vault_an_older_brain_enabled_gets_todays_git_lines_at_the_first_command_once(
+    machines: tuple[Path, Path],
+) -> None:
+    """The `brain-note` driver line and the Obsidian ignores came only with the next
+    `brain git enable`: corrections on both machines stayed conflicts until then."""
+    a, b = machines
+    as_an_older_brain_enabled_it(a)
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(b)
+    update = "brain: update .gitattributes and .gitignore to what this brain writes"
+    for root in (a, b):  # both machines run today's brain before they meet again
+        open_vault(root, clock=FixedClock(T0)).close()
+        assert subjects(root)[0].startswith(update)
+        assert "*.md merge=brain-note" in (root / ".gitattributes").read_text()
+        assert git(root, "check-ignore", ".trash/x.md", ".obsidian/workspace.json").split() == [
+            ".trash/x.md",
+            ".obsidian/workspace.json",
+        ]
+        assert git(root, "status", "--porcelain") == ""
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull(b)  # the same lines on both sides: no conflict
+    git(b, "push", "-q", "origin", "HEAD:main")
+    pull(a)
+    ignores = (a / ".gitignore").read_text()
+    (a / ".gitignore").write_text(ignores.replace("/.trash/\n", ""))  # the person's choice
+    git(a, "commit", "-q", "-am", "keep Obsidian's trash in git")
+    for root in (a, b):
+        before = git(root, "rev-parse", "HEAD")
+        open_vault(root, clock=FixedClock(T0)).close()
+        assert git(root, "rev-parse", "HEAD") == before  # once: nothing more to write
+        assert git(root, "status", "--porcelain") == ""
+    assert "/.trash/" not in (a / ".gitignore").read_text()
+
+
 def test_undo_after_a_pull_does_not_take_back_the_other_clones_change(
     machines: tuple[Path, Path],
 ) -> None:
