@@ -3,6 +3,7 @@ not UTF-8, tables read by `grep`, a transcript piped in."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,3 +85,21 @@ def test_a_table_piped_to_grep_keeps_its_long_paths_whole(vault: Path, tmp_path:
     assert said.returncode == 0, said.stderr
     row = next(line for line in said.stdout.splitlines() if "docs" in line)
     assert str(folder) in row and "not confirmed on this machine" in row
+
+
+def test_ingest_reads_a_transcript_piped_to_it(vault: Path, tmp_path: Path) -> None:
+    chat = b"# Kettle\n\n**User:** the kettle is orange\n\n**Assistant:** noted, orange\n"
+    seed = b'{"title": "Sofa", "transcript": [{"role": "user", "content": "a lilac sofa"}]}'
+    for piped, title in ((chat, "Kettle"), (seed, "Sofa")):
+        said = brain("ingest", "-", "--json", "--vault", str(vault), home=tmp_path, stdin=piped)
+        assert said.returncode == 0, said.stderr
+        assert len(json.loads(said.stdout)["added"]) == 1
+        found = brain("list", "--node", "Memory", "--json", "--vault", str(vault), home=tmp_path)
+        assert title in [note["title"] for note in json.loads(found.stdout)["notes"]]
+    again = brain("ingest", "-", "--json", "--vault", str(vault), home=tmp_path, stdin=chat)
+    assert len(json.loads(again.stdout)["unchanged"]) == 1
+    before = tree_digest(vault)
+    latin = brain("ingest", "-", "--vault", str(vault), home=tmp_path, stdin=b"**User:** caf\xe9")
+    assert latin.returncode == 2
+    assert latin.stderr == "error: stdin: not UTF-8 text (bad byte at offset 13)\n"
+    assert tree_digest(vault) == before
