@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from brain._streams import fit_streams, speaks_unicode
+from brain._streams import fit_streams, not_utf8, speaks_unicode
 
 _VALUED = {
     "-k": "k",
@@ -31,6 +31,7 @@ _FLAGS = {"--superseded": "include_superseded", "--defining": "defining_first", 
 def main() -> None:
     """Entry point of the `brain` script and `python -m brain`."""
     fit_streams()
+    refuse_bytes(sys.argv[1:])
     try:
         Path.cwd()
     except FileNotFoundError:  # a shell left standing in a folder since deleted or replaced
@@ -47,6 +48,20 @@ def main() -> None:
     except BrokenPipeError:  # the reader went away (`brain list | head -1`): nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush too
         sys.exit(1)  # as click ends the full command line on a broken pipe
+
+
+def refuse_bytes(argv: list[str]) -> None:
+    """One line and exit 2 for an argument that is not UTF-8, before anything is read or written."""
+    problem = not_utf8(argv)
+    if problem is not None:
+        from brain._errors import InvalidInput, boundary
+
+        with boundary(lambda message: print(f"error: {message}", file=sys.stderr)):
+            raise InvalidInput(
+                problem,
+                "brain reads its arguments as UTF-8: convert the text first, e.g. with "
+                "iconv -f latin1 -t utf-8, or rename a file or folder so named",
+            )
 
 
 def answered(argv: Sequence[str]) -> bool:

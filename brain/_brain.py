@@ -246,9 +246,9 @@ class Brain:
         return documents.sync(self._context, list(names))
 
     @recorded(lambda report, a: f"ingest {Path(a['path']).name}")
-    def ingest(self, path: Path) -> ImportReport:
-        """Store one transcript file (seed JSON or Markdown chat) as a recall note."""
-        found = [conversations.read_transcript(path)]
+    def ingest(self, path: Path, data: bytes | None = None) -> ImportReport:
+        """Store one transcript (seed JSON or Markdown chat; `data`: piped in) as a recall note."""
+        found = [conversations.read_transcript(path, data)]
         return conversations.store_transcripts(self._context, found, "ingest")
 
     @recorded(lambda report, a: f"import a {a['platform']} export")

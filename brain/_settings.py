@@ -78,13 +78,27 @@ def find_vault(
     Returns the path and how it was found, so messages can say why that folder.
     """
     if explicit is not None:
-        return explicit.expanduser().absolute(), "--vault"
+        return _utf8(explicit.expanduser().absolute(), "--vault")
     if env.get(VAULT_ENV):
-        return Path(env[VAULT_ENV]).expanduser().absolute(), VAULT_ENV
+        return _utf8(Path(env[VAULT_ENV]).expanduser().absolute(), VAULT_ENV)
     for folder in (cwd, *cwd.parents):
         if (folder / SETTINGS_FILE).is_file():
-            return folder, "the current folder"
-    return home / "brain", "the default location"
+            return _utf8(folder, "the current folder")
+    return _utf8(home / "brain", "the default location")
+
+
+def _utf8(root: Path, how: str) -> tuple[Path, str]:
+    # A name in another encoding reaches Python as lone surrogates, which no note, index or
+    # message can hold: every command would end in a traceback.
+    try:
+        str(root).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(root).encode("utf-8", "surrogateescape")
+        raise InvalidInput(
+            f"the vault's path {shown!r} ({how}) is not UTF-8",
+            "rename the folder, e.g. with convmv -f latin1 -t utf-8, or move the vault",
+        ) from None
+    return root, how
 
 
 def model_cache_dir(env: Mapping[str, str], home: Path) -> Path:

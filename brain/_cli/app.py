@@ -83,7 +83,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
+# Piped, stdout has no width to fit: rich would cut a table's paths at 80 columns (with "…"),
+# which `grep` and `awk` then never see. A table is only as wide as its cells.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 100_000)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 _state = {"debug": False}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -146,13 +147,19 @@ def watch(
 @command()
 def ingest(
     file: Annotated[
-        Path, typer.Argument(help="A transcript: seed recall JSON (.json) or a Markdown chat.")
+        Path,
+        typer.Argument(
+            help="A transcript: seed recall JSON (.json) or a Markdown chat; - reads stdin."
+        ),
     ],
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store a conversation transcript as a recall note (verbatim, with a summary)."""
-    report = open_brain(vault).ingest(file)
+    if str(file) == "-":  # piped in: JSON or a chat, told by its first character
+        report = open_brain(vault).ingest(Path("stdin"), sys.stdin.buffer.read())
+    else:
+        report = open_brain(vault).ingest(file)
     render_import(report, as_json)
 
 

@@ -64,8 +64,27 @@ class ImportReport:
         }
 
 
-def read_transcript(path: Path) -> Transcript:
-    """A transcript file: seed-004 JSON (`.json`) or a Markdown chat (anything else)."""
+def read_transcript(path: Path, data: bytes | None = None) -> Transcript:
+    """A transcript file: seed-004 JSON (`.json`) or a Markdown chat (anything else). `data`:
+    its bytes piped in (`brain ingest -`), `path` then only its name: JSON when it opens with
+    `{`, as a chat's first line never does."""
+    piped = data is not None
+    if data is None:
+        data = _file_bytes(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
+    if text.lstrip().startswith("{") if piped else path.suffix.lower() == ".json":
+        transcript = parse_seed_json(text, str(path))
+    else:
+        transcript = parse_markdown_chat(text, str(path))
+    if not transcript.turns:  # as an export leaves out its conversations with no messages
+        raise InvalidInput(f"{path}: no turn has any text; nothing to store")
+    return transcript
+
+
+def _file_bytes(path: Path) -> bytes:
     if path.is_dir():
         raise InvalidInput(
             f"{path}: a folder, not a transcript file",
@@ -74,22 +93,11 @@ def read_transcript(path: Path) -> Transcript:
             f"{path}",
         )
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from None
-    if path.suffix.lower() == ".json":
-        transcript = parse_seed_json(text, str(path))
-    else:
-        transcript = parse_markdown_chat(text, str(path))
-    if not transcript.turns:  # as an export leaves out its conversations with no messages
-        raise InvalidInput(f"{path}: no turn has any text; nothing to store")
-    return transcript
 
 
 def read_export(platform: str, path: Path) -> list[Transcript]:
