@@ -144,6 +144,7 @@ def examine(brain: Context) -> DoctorReport:
     ]
     copies, renewed = _copies(brain, parsed)
     left = leftovers.find(brain.root, brain.clock.now().timestamp())
+    left = [rel for rel in left if not synced.generated_copy(rel)]  # said with sync_copies
     rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(
         tuple(broken),

@@ -1,4 +1,5 @@
-"""What killed writes leave behind: hidden temp files of atomic writes, caches set aside."""
+"""What killed writes leave behind: hidden temp files of atomic writes, caches set aside; and
+a file-sync tool's conflict copies of `index.json`, which brain never reads (synced.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+from brain._vault import synced
 from brain._vault.paths import CACHE_DIR
 
 # A write in flight lives for milliseconds between its temp file and the rename; a temp file an
@@ -25,7 +27,7 @@ def find(root: Path, now: float, min_age: float = LEFTOVER_AGE) -> list[str]:
         rel = here.relative_to(root)
         if rel == Path():
             dirs[:] = [d for d in dirs if d != ".git"]
-        candidates = [f for f in files if _TEMP.match(f)]
+        candidates = [f for f in files if _TEMP.match(f) or synced.generated_copy(f)]
         if rel == Path(CACHE_DIR):
             candidates += [d for d in dirs if _SET_ASIDE.match(d)]
             dirs[:] = [d for d in dirs if not _SET_ASIDE.match(d)]

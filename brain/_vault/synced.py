@@ -109,10 +109,22 @@ def conflict_copies(rels: list[str]) -> list[str]:
                 f"compare the two, keep what you want in {original}, then delete this file "
                 "(until then it is a note of its own)"
             )
+        elif generated_copy(rel):
+            what = (
+                f"{tool}'s conflict copy of {original}, which brain writes itself and never "
+                "reads back; `brain sleep` removes it"
+            )
         else:
-            what = f"{tool}'s conflict copy of {original}, a file brain writes itself; delete it"
+            continue  # an attachment both machines changed: the person's, not brain's
         said.append(f"{rel}: {what}")
     return said
+
+
+def generated_copy(rel: str) -> bool:
+    """A sync tool's conflict copy of a node's `index.json`: brain rewrites the file on every
+    change of the node, so two machines writing at once leave one behind, never read."""
+    found = conflict_of(rel)
+    return found is not None and found[1].rpartition("/")[2] == "index.json"
 
 
 def conflict_of(rel: str) -> tuple[str, str] | None:

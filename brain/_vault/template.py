@@ -10,7 +10,7 @@ from pathlib import Path
 from brain._errors import InvalidInput
 from brain._model import iso, new_id
 from brain._settings import SETTINGS_FILE
-from brain._vault import notefile
+from brain._vault import notefile, synced
 from brain._vault.files import atomic_write
 
 TEMPLATE_PARTITION = "main"
@@ -73,12 +73,14 @@ def init_vault(root: Path, now: datetime) -> bool:
     root.parent.mkdir(parents=True, exist_ok=True)
     if not root.exists():
         os.replace(staging, root)
+        synced.keep_private(root)
         return True
     # A folder that is there is filled, not replaced: a shell standing in it (`brain init .`),
     # an editor or a sync tool watching it keeps it. brain.yaml last, so it marks a whole vault.
     for entry in sorted(staging.iterdir(), key=lambda entry: entry.name == SETTINGS_FILE):
         os.replace(entry, root / entry.name)
     staging.rmdir()
+    synced.keep_private(root)  # before a sync tool sees `.brain/`, or its first writes
     return True
 
 

@@ -42,10 +42,10 @@ def test_a_vault_at_the_root_of_a_syncthing_folder_keeps_its_caches_out_of_it(
     (folder / ".stfolder").mkdir(parents=True)
     (folder / ".stignore").write_text("*.tmp")  # the person's own pattern, no newline after
     new_vault(folder, clock.now(), daemon=NO_AUTOSTART)  # the marks count as an empty folder
+    lines = (folder / ".stignore").read_text().splitlines()  # before `.brain/` is made
+    assert lines[0] == "*.tmp" and lines[-1] == "/.brain"
     brain = open_vault(folder, clock=clock)
     try:
-        lines = (folder / ".stignore").read_text().splitlines()
-        assert lines[0] == "*.tmp" and lines[-1] == "/.brain"
         assert brain.doctor().synced == ()
     finally:
         brain.close()
@@ -53,12 +53,12 @@ def test_a_vault_at_the_root_of_a_syncthing_folder_keeps_its_caches_out_of_it(
     assert (folder / ".stignore").read_text().count("/.brain") == 1
 
 
-def test_a_vault_inside_a_syncthing_folder_is_ignored_from_that_folders_root(
+def test_a_vault_put_inside_a_syncthing_folder_later_is_ignored_from_that_folders_root(
     tmp_path: Path, clock: FixedClock
 ) -> None:
     folder = tmp_path / "Sync"
-    (folder / ".stfolder").mkdir(parents=True)
     vault = new_vault(folder / "Notes", clock.now(), daemon=NO_AUTOSTART)
+    (folder / ".stfolder").mkdir()  # Syncthing set up on the folder above, after the vault
     open_vault(vault, clock=clock).close()
     assert "/Notes/.brain" in (folder / ".stignore").read_text().splitlines()
 
@@ -122,7 +122,23 @@ def test_doctor_names_a_sync_tools_conflict_copies(brain: Brain, vault: Path) ->
     assert f"{INBOX}/{CONFLICT}: Syncthing kept this version of {note.path}" in said
     assert f"{INBOX}/{dropbox}: Dropbox kept this version of {note.path}" in said
     assert f"Syncthing's conflict copy of {INBOX}/index.json" in said
-    assert len(report.sync_copies) == 3
+    (vault / INBOX / "photo (Ana's conflicted copy 2026-12-07).jpg").write_bytes(b"\xff")
+    assert len(brain.doctor().sync_copies) == 3  # an attachment's copy is the person's
+    assert report.leftovers == ()  # the index's copy is said once, above
+
+
+def test_sleep_removes_conflict_copies_of_index_json_and_keeps_the_notes(
+    brain: Brain, vault: Path, clock: FixedClock
+) -> None:
+    note = brain.remember("Ana likes tulips", title="Tulips")
+    copy = vault / INBOX / "index.sync-conflict-20261207-201744-OX6ZGZU.json"
+    copy.write_text("{}")
+    shutil.copy(vault / note.path, vault / INBOX / CONFLICT)
+    past = clock.now().timestamp() - 7200  # Syncthing gives a copy the time of its version
+    os.utime(copy, (past, past))
+    report = brain.sleep()
+    assert not copy.exists() and f"{INBOX}/{copy.name}" in report.leftovers
+    assert (vault / INBOX / CONFLICT).is_file()  # a note: the person compares and chooses
 
 
 def test_a_conflict_copy_gets_the_same_new_id_on_every_machine(
