@@ -152,3 +152,44 @@ def test_the_administrators_commands_that_need_the_key_tell_the_administrator_wh
     # A server without the key file is still told to give it one.
     with pytest.raises(TenantKeyError, match="--tenant-key FILE"):
         PgTenants(servers)
+
+
+def test_a_server_that_had_a_deleted_users_brain_open_never_reads_her_an_empty_or_old_one(
+    two: str,
+) -> None:
+    """Deleted and added again, her reads through a server that still had her old Brain open
+    showed an empty brain (no error, so nothing reopened it); now each call's first round trip
+    finds her tenant's row is not the one her Brain was opened on, and opens the new one."""
+    server = start(two, None)
+    try:
+
+        async def main() -> None:
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                await call(mcp, "remember", {"text": "Carol's old kite is red.", "title": "Kite"})
+                template = (await call(mcp, "usage"))["notes"] - 1
+            delete_user(two, "carol")
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                # Nobody has written as her since: her brain is the template's, not empty.
+                assert (await call(mcp, "usage"))["notes"] == template
+                titles = [n["title"] for n in (await call(mcp, "list_memories"))["notes"]]
+                assert len(titles) == template and "Kite" not in titles
+            # Deleted and added again once more; this time another server writes as her first.
+            delete_user(two, "carol")
+            token = add_user(two, "carol")
+            elsewhere = PgTenants(two, embedder="hashing")
+            try:
+                brain = elsewhere.open("carol")
+                brain.remember("Carol's new kite is blue.", title="Blue kite")
+                brain.close()
+            finally:
+                elsewhere.close()
+            async with connect(server.url, token) as mcp:
+                assert (await call(mcp, "usage"))["notes"] == template + 1
+                titles = [n["title"] for n in (await call(mcp, "list_memories"))["notes"]]
+                assert "Blue kite" in titles and "Kite" not in titles
+                hits = (await call(mcp, "recall", {"query": "kite"}))["hits"]
+                assert [h["title"] for h in hits] == ["Blue kite"]
+
+        anyio.run(main)
+    finally:
+        server.stop()
