@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from brain._errors import VaultBusy
 from brain._hosted.sql import TenantDatabase
 from brain._hosted.store import PgStore
 from brain._indexes.nodeindex import INDEX_FILE
@@ -21,7 +20,8 @@ class PgLock:
     may lend the connection to anyone once it ends), and everything written under it commits
     together or not at all (a killed process loses only what was not acknowledged).
     Re-entrant within one process, as the files vault's lock is (ports.LockPort); inside a
-    bulk block each inner hold is one write, undone alone if it fails (TenantDatabase.write)."""
+    bulk block each inner hold is one write, undone alone if it fails, and the block commits
+    a batch of writes at a time, taking the lock again for the next (hosted/writer.py)."""
 
     def __init__(self, db: TenantDatabase, timeout: float = 60.0) -> None:
         self.db = db
@@ -44,7 +44,7 @@ class PgLock:
             return
         self.db.begin()
         try:
-            self._acquire_in_transaction()
+            self.db.lock_writer(self.timeout)
         except BaseException:
             self.db.end(ok=False)
             raise
@@ -56,22 +56,6 @@ class PgLock:
         finally:
             self._depth = 0
             self.db.end(ok=ok)
-
-    def _acquire_in_transaction(self) -> None:
-        import psycopg
-
-        self.db.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
-        try:
-            self.db.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended('brain:' || ?, 0))",
-                (self.db.tenant,),
-            )
-        except psycopg.errors.LockNotAvailable:
-            raise VaultBusy(
-                f"another brain process has held the writer lock of user {self.db.tenant!r} "
-                f"for {self.timeout:.0f} s",
-                "try again; `SELECT * FROM pg_locks WHERE locktype = 'advisory'` shows who",
-            ) from None
 
     @contextlib.contextmanager
     def turn(self, name: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:

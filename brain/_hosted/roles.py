@@ -136,8 +136,21 @@ def ensure_key(conn: Conn) -> None:
     )
 
 
-def stored_key(conn: Conn) -> bytes:
-    """The key as the database holds it: only its owner (or a superuser) may read it."""
+# What to do when a login that may not read the key asks for it: an administrator's command
+# needs the owner's login; a server (PgTenants) the key file instead.
+OWNERS_LOGIN = (
+    "give this command the database owner's DSN, `--db postgresql://OWNER@HOST/DB` (or "
+    "$BRAIN_DB): only the owner's login may read the key"
+)
+KEY_FILE = (
+    "give the server the key file: `brain serve --http --tenant-key FILE`, written by "
+    "`brain hosted init --key-file FILE` run as the database's owner"
+)
+
+
+def stored_key(conn: Conn, hint: str = OWNERS_LOGIN) -> bytes:
+    """The key as the database holds it: only its owner (or a superuser) may read it. `hint`
+    says what to do if this login may not (the administrator's, unless a server asks)."""
     import psycopg
 
     try:
@@ -145,10 +158,7 @@ def stored_key(conn: Conn) -> bytes:
             row = conn.execute(f"SELECT key FROM {KEY_TABLE}").fetchone()
     except psycopg.errors.InsufficientPrivilege:
         raise TenantKeyError(
-            "this login cannot read the tenants' key (a server's role may not)",
-            "run the administrator's commands with the database owner's DSN; give a server the "
-            "key file, `brain serve --http --tenant-key FILE`, written by `brain hosted init "
-            "--key-file FILE` run as the owner",
+            f"the login {conn.info.user!r} cannot read the tenants' key", hint
         ) from None
     if row is None:
         raise TenantKeyError("the database has no tenants' key", "run `brain hosted init DSN`")

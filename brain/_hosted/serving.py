@@ -26,6 +26,7 @@ from brain._hosted.address import BACKLOG, Address, Allowed, Limits, listen
 from brain._hosted.guard import Guard, RateLimit, Ready, Verify, current_tenant
 from brain._hosted.limits import timed_protocol
 from brain._hosted.observe import AccessLog, Metrics, configure_logs, current_call
+from brain._hosted.writer import TenantGone
 from brain._mcp_server import build_tenant_server, tenant_http_app, tenant_tools
 from brain._model import new_id
 
@@ -159,6 +160,13 @@ class TenantTools:
                 with opened.brain.running().session(read_only=read_only):
                     return work(tools)
             except Exception as exc:
+                if attempt == 1 and opened_before and _caused_by(exc, TenantGone):
+                    # `brain hosted user delete` (and `add` again) since her Brain was opened
+                    # here, found by the call's first round trip before it read or wrote:
+                    # open the brain she has now (made from the template if none).
+                    log.info("a tenant's brain was deleted since it was opened here: opened again")
+                    _drop(opened)
+                    continue
                 if not connection_lost(exc):
                     if attempt == 1 and opened_before and self._deleted(tenant):
                         # `brain hosted user delete` (and `add` again) since her Brain was
@@ -235,6 +243,18 @@ def _drop(opened: _Opened) -> None:
 def _alive(brain: Brain) -> bool:
     """Whether the Brain's storage still reaches its database (always, for files)."""
     return brain.running().alive()
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `exc`, or what caused it (the SDK wraps what a tool raised), is a `kind`."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def connection_lost(exc: BaseException) -> bool:

@@ -10,6 +10,7 @@ from brain._hosted import replica as reads
 from brain._hosted.pool import Pool, admin, private
 from brain._hosted.roles import ROLE, proof, stored_key
 from brain._hosted.schema import HostedError
+from brain._hosted.writer import STAMP, TenantGone, Writer
 from brain._vault.paths import check_segment
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class Rows:
         return iter(self.fetchall())
 
 
-class TenantDatabase:
+class TenantDatabase(Writer):
     """A tenant's statements, each in a transaction that first enters the tenant (`enter`), on
     a connection lent by the pool for that transaction only.
 
@@ -97,12 +98,16 @@ class TenantDatabase:
         self._reading: bool | None = None  # in a session: None, else whether it only reads
         self._lent_by_begin = False  # the outermost begin() took it: its end() gives it back
         self.depth = 0
-        self._keeping = 0  # inside bulk blocks (`keeping`)
-        self._salvage = False  # a bulk block failed: its finished writes commit all the same
+        self._writer_init()
+        self.stamp: Any = None  # the tenant's `created` once known (`known`): checked each call
 
     def known(self) -> bool:
-        """Whether the database knows this tenant (its row in `tenants`, which it alone sees)."""
-        return self.value("SELECT 1 FROM tenants WHERE name = ?", (self.tenant,)) is not None
+        """Whether the database knows this tenant (its row in `tenants`, which it alone sees);
+        from then on each call checks that the row is still that one (`STAMP`)."""
+        row = self.execute("SELECT created FROM tenants WHERE name = ?", (self.tenant,)).fetchone()
+        if row is not None:
+            self.stamp = row[0]
+        return row is not None
 
     @property
     def lent(self) -> psycopg.Connection[Any] | None:
@@ -115,13 +120,17 @@ class TenantDatabase:
         return self.depth > 0
 
     # the transaction each connection is lent for -------------------------------------------
-    def _start(self, conn: psycopg.Connection[Any], finish: str | None = None) -> None:
+    def _start(
+        self, conn: psycopg.Connection[Any], finish: str | None = None, *, check: bool = True
+    ) -> None:
         """End the connection's transaction with `finish` (COMMIT or ROLLBACK), if given, and
-        begin the next one as the tenant: one round trip (a pipeline)."""
+        begin the next one as the tenant: one round trip (a pipeline). `check`: the tenant's
+        row is still the one this Brain was opened on (`TenantGone` if not)."""
         with conn.pipeline():
             if finish is not None:
                 self._finish(conn, finish)
-            self._begin(conn)
+            stamp = self._begin(conn, check=check)
+        self._same(stamp)
 
     def _finish(self, conn: psycopg.Connection[Any], finish: str) -> None:
         """COMMIT or ROLLBACK; a commit on the primary counts a write for the replicas
@@ -130,12 +139,30 @@ class TenantDatabase:
             conn.execute(reads.BUMP)
         conn.execute(finish)
 
-    def _begin(self, conn: psycopg.Connection[Any]) -> None:
+    def _begin(
+        self, conn: psycopg.Connection[Any], *, check: bool = True
+    ) -> psycopg.Cursor[Any] | None:
+        """BEGIN as the tenant (in the caller's pipeline); with `check` and the tenant known,
+        also the tenant's row, for `_same` once the pipeline has run: one statement more in
+        the same round trip, never a round trip of its own."""
         conn.execute("BEGIN")
         enter(conn, self.tenant, self._proof, local=True)
         # Approximate (HNSW) scans keep going until k rows pass the tenant's policy.
         conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
         self.pool.time_limit(conn)
+        if not check or self.stamp is None:
+            return None
+        return conn.execute(STAMP, (self.tenant,))
+
+    def _same(self, stamp: psycopg.Cursor[Any] | None) -> None:
+        """Refuse to go on if the tenant's row is gone or was made again since `known`: her
+        brain was deleted by an administrator, and what is there (nothing, or a new brain
+        made from the template) is not what this Brain holds in memory."""
+        if stamp is None:
+            return
+        row = stamp.fetchone()
+        if row is None or row[0] != self.stamp:
+            raise TenantGone(self.tenant)
 
     def _take(self) -> psycopg.Connection[Any]:
         """A lent connection in a new tenant transaction. A connection that died while idle
@@ -148,6 +175,9 @@ class TenantDatabase:
             try:
                 self._start(conn)
                 return conn
+            except TenantGone:
+                self.pool.give(conn)
+                raise
             except psycopg.OperationalError:
                 lost = conn.broken or conn.closed
                 self.pool.give(conn)
@@ -212,9 +242,16 @@ class TenantDatabase:
         self._on_replica = True
         try:
             with conn.pipeline():
-                self._begin(conn)
+                stamp = self._begin(conn)
                 cursor = conn.execute(reads.READ)
             have = reads.written(cursor.fetchone())
+            # A replica that has not replayed a deletion still shows the old brain's rows
+            # (and counts): the primary, which checks the tenant again, says what is there.
+            self._same(stamp)
+        except TenantGone:
+            self._give(conn, commit=False)
+            replica.counted(reads.BEHIND)
+            return self._take()
         except psycopg.Error as exc:
             self._give(conn, commit=False)
             replica.failed(exc)
@@ -235,9 +272,10 @@ class TenantDatabase:
             conn = self.pool.take()
             try:
                 with conn.pipeline():
-                    self._begin(conn)
+                    stamp = self._begin(conn)
                     cursor = conn.execute(reads.READ)
                     conn.execute("COMMIT")
+                self._same(stamp)
                 return cursor.fetchone()
             except psycopg.OperationalError:
                 if not (conn.broken or conn.closed) or attempt == 2:
@@ -265,6 +303,7 @@ class TenantDatabase:
         import psycopg
         from psycopg.pq import TransactionStatus
 
+        self._lock_again()  # a bulk block's batch was committed: the writer lock first
         conn = self._conn
         if conn is None:
             if self._reading is None:
@@ -284,7 +323,7 @@ class TenantDatabase:
                 # Outside a writer's transaction each statement stood alone, as it does in
                 # SQLite: the session goes on in a new transaction.
                 with contextlib.suppress(psycopg.Error):
-                    self._start(conn, finish="ROLLBACK")
+                    self._start(conn, finish="ROLLBACK", check=False)
             raise
 
     def _alone(self, statement: Statement) -> Rows:
@@ -293,7 +332,7 @@ class TenantDatabase:
         conn = self.pool.take()
         try:
             with conn.pipeline():
-                self._begin(conn)
+                self._begin(conn, check=False)  # a script's statement alone: unchecked
                 cursor = statement(conn)
                 self._finish(conn, "COMMIT")
             return Rows(cursor)
@@ -348,56 +387,12 @@ class TenantDatabase:
             if self._lent_by_begin:
                 self._conn, self._lent_by_begin = None, False
                 self._give(conn, commit=commit)
-            elif not conn.broken:
-                self._start(conn, finish="COMMIT" if commit else "ROLLBACK")
+            elif not conn.broken:  # the call goes on: its next begin() checks the tenant
+                self._start(conn, finish="COMMIT" if commit else "ROLLBACK", check=False)
         except psycopg.Error:
             if ok:
                 raise  # the commit failed: the caller must know
             # else the error that ended the block says more than this one
-
-    @contextlib.contextmanager
-    def keeping(self) -> Iterator[None]:
-        """A bulk block (PgCatalog.batched) inside a writer's transaction: each write in it is
-        a savepoint (`write`), and if the block ends in an error the writes it finished
-        first are committed all the same, as each is already on disk in a files vault."""
-        from psycopg.pq import TransactionStatus
-
-        self._keeping += 1
-        try:
-            yield
-        except BaseException:
-            conn = self._conn
-            if (
-                self.depth
-                and conn is not None
-                and not conn.broken
-                and conn.info.transaction_status == TransactionStatus.INTRANS
-            ):
-                self._salvage = True
-            raise
-        finally:
-            self._keeping -= 1
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[None]:
-        """One write inside a bulk block: a savepoint, so a write that fails undoes itself
-        alone (elsewhere the writer's transaction is the unit, and this does nothing)."""
-        import psycopg
-
-        conn = self._conn
-        if not self._keeping or not self.depth or conn is None:
-            yield
-            return
-        conn.execute("SAVEPOINT brain_write")
-        try:
-            yield
-        except BaseException:
-            if not conn.broken:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK TO SAVEPOINT brain_write")
-                    conn.execute("RELEASE SAVEPOINT brain_write")
-            raise
-        conn.execute("RELEASE SAVEPOINT brain_write")
 
     @contextlib.contextmanager
     def apart(self) -> Iterator[TenantDatabase]:

@@ -18,7 +18,7 @@ from brain._brain import Brain, open_vault
 from brain._clock import Clock, SystemClock
 from brain._errors import InvalidInput
 from brain._hosted.pool import Pool, admin
-from brain._hosted.roles import check_key, login_warning, stored_key
+from brain._hosted.roles import KEY_FILE, check_key, login_warning, stored_key
 from brain._hosted.schema import check_schema
 from brain._hosted.sql import known_tenant
 from brain._hosted.tenant import open_tenant
@@ -151,7 +151,7 @@ class PgTenants:
         )
         with admin(self.pool) as conn:
             check_schema(conn)  # `brain hosted init` first: said before anything listens
-            self.key = stored_key(conn) if key is None else key
+            self.key = stored_key(conn, KEY_FILE) if key is None else key
             check_key(conn, self.key)
             warning = login_warning(conn)
         if warning:

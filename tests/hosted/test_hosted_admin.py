@@ -17,9 +17,10 @@ from brain._cli import _register as register_commands
 from brain._cli import app
 from brain._clock import FixedClock
 from brain._hosted.admin import delete_user
-from brain._hosted.roles import SERVER_ROLE
+from brain._hosted.roles import SERVER_ROLE, TenantKeyError
 from brain._hosted.schema import SCHEMA_VERSION
 from brain._hosted.schema import init as init_schema
+from brain._hosted.tenants import PgTenants
 from tests.conftest import pushed
 
 
@@ -130,3 +131,65 @@ def test_a_user_deleted_and_added_again_gets_a_new_brain_from_a_server_that_had_
     finally:
         server.stop()
     assert rows_of(two, "carol")["tenants"] == 1
+
+
+@pytest.mark.parametrize(
+    "command", [["user", "delete", "alice", "--yes"], ["pull", "--user", "alice"]]
+)
+def test_the_administrators_commands_that_need_the_key_tell_the_administrator_which_login(
+    two: str, command: list[str], tmp_path: Path
+) -> None:
+    """`user delete` and `pull` with the servers' login need the tenants' key: the hint is
+    the administrator's (the owner's DSN in `--db`), not the server's `--tenant-key`."""
+    servers = make_conninfo(two, user=SERVER_ROLE)
+    where = [str(tmp_path / "copy")] if command[0] == "pull" else []
+    said = CliRunner().invoke(app, ["hosted", *command, *where, "--db", servers])
+    assert said.exit_code == 2, said.output
+    line = " ".join(said.stderr.split())
+    assert "'brain_server' cannot read the tenants' key" in line
+    assert "owner's DSN, `--db postgresql://OWNER@HOST/DB`" in line
+    assert "--tenant-key" not in line and "brain serve" not in line
+    # A server without the key file is still told to give it one.
+    with pytest.raises(TenantKeyError, match="--tenant-key FILE"):
+        PgTenants(servers)
+
+
+def test_a_server_that_had_a_deleted_users_brain_open_never_reads_her_an_empty_or_old_one(
+    two: str,
+) -> None:
+    """Deleted and added again, her reads through a server that still had her old Brain open
+    showed an empty brain (no error, so nothing reopened it); now each call's first round trip
+    finds her tenant's row is not the one her Brain was opened on, and opens the new one."""
+    server = start(two, None)
+    try:
+
+        async def main() -> None:
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                await call(mcp, "remember", {"text": "Carol's old kite is red.", "title": "Kite"})
+                template = (await call(mcp, "usage"))["notes"] - 1
+            delete_user(two, "carol")
+            async with connect(server.url, add_user(two, "carol")) as mcp:
+                # Nobody has written as her since: her brain is the template's, not empty.
+                assert (await call(mcp, "usage"))["notes"] == template
+                titles = [n["title"] for n in (await call(mcp, "list_memories"))["notes"]]
+                assert len(titles) == template and "Kite" not in titles
+            # Deleted and added again once more; this time another server writes as her first.
+            delete_user(two, "carol")
+            token = add_user(two, "carol")
+            elsewhere = PgTenants(two, embedder="hashing")
+            try:
+                brain = elsewhere.open("carol")
+                brain.remember("Carol's new kite is blue.", title="Blue kite")
+                brain.close()
+            finally:
+                elsewhere.close()
+            async with connect(server.url, token) as mcp:
+                assert (await call(mcp, "usage"))["notes"] == template + 1
+                titles = [n["title"] for n in (await call(mcp, "list_memories"))["notes"]]
+                assert "Blue kite" in titles and "Kite" not in titles
+                hits = (await call(mcp, "recall", {"query": "kite"}))["hits"]
+                assert [h["title"] for h in hits] == ["Blue kite"]
+
+        anyio.run(main)
+    finally:
+        server.stop()

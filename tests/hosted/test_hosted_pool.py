@@ -13,8 +13,10 @@ import psycopg
 import pytest
 
 from brain._clock import FixedClock
+from brain._hosted import writer
 from brain._hosted.pool import Pool, PoolBusy
 from brain._hosted.sql import TenantDatabase
+from brain._hosted.writer import BulkInterrupted
 from tests.conftest import pushed
 
 
@@ -42,6 +44,46 @@ def test_a_write_that_fails_inside_bulk_is_undone_alone(
         "SELECT count(*) FROM vault_files WHERE convert_from(data, 'UTF8') LIKE ?", ("%Crate 2%",)
     )
     assert stored == 0  # no row of the failed write, not even the file written before the error
+    brain.close()
+
+
+def test_a_bulk_block_whose_connection_is_killed_keeps_its_committed_batches_and_says_so(
+    hosted_dsn: str, vault: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection lost inside `bulk()` took every write of the block with it and raised
+    psycopg's OperationalError; now the block commits a batch at a time (as the files
+    catalog does), so it loses the unfinished batch only, and says which writes it kept."""
+    brain = pushed(hosted_dsn, vault, clock)
+    db = brain._context.caches.catalog.tenant_db  # type: ignore[attr-defined]
+    monkeypatch.setattr(writer, "BATCH_SECONDS", 3600.0)  # each batch ends where the test says
+    with pytest.raises(BulkInterrupted) as caught, brain.bulk():
+        for n in range(3):
+            brain.remember(f"Crate {n} holds {n} quince jars.", title=f"Crate {n}")
+        monkeypatch.setattr(writer, "BATCH_SECONDS", 0.0)
+        brain.remember("Crate 3 holds three quince jars.", title="Crate 3")  # commits 0-3
+        monkeypatch.setattr(writer, "BATCH_SECONDS", 3600.0)
+        for n in (4, 5):
+            brain.remember(f"Crate {n} holds {n} quince jars.", title=f"Crate {n}")
+        pid = db.lent.info.backend_pid
+        with psycopg.connect(hosted_dsn, autocommit=True) as other:
+            # The next batch holds the writer lock again (taken before its first write).
+            held = other.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = %s", (pid,)
+            ).fetchone()
+            assert held == (1,)
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        brain.remember("Crate 6 holds six quince jars.", title="Crate 6")
+    said = str(caught.value)
+    assert "lost inside a bulk block" in said and "its first 4 writes are kept" in said
+    assert "the 2 after them (and the one under way) were not" in said
+    assert "write again from write 5" in caught.value.hint
+    assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+    titles = {note.title for note in brain.list(kind="titled", limit=50)}
+    assert titles >= {f"Crate {n}" for n in range(4)}
+    assert not titles & {"Crate 4", "Crate 5", "Crate 6"}
+    # The writer lock was taken again after the committed batch, and the brain writes on.
+    brain.remember("Crate 7 holds seven quince jars.", title="Crate 7")
+    assert "Crate 7" in {note.title for note in brain.list(kind="titled", limit=50)}
     brain.close()
 
 
