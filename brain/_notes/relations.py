@@ -52,7 +52,7 @@ def _source(brain: Context, note_id: str) -> Note:
         raise InvalidInput(
             f"note {row.id} is superseded (kept as history); the current version is "
             f"{latest.id if latest else 'unknown'}",
-            "relate the current version",
+            "relations are added and removed on the current version: use its id",
         )
     return brain.get(row.id)
 

@@ -112,6 +112,9 @@ def test_a_superseded_version_is_not_related(brain: Brain, clock: FixedClock) ->
     new = brain.correct(a, "Widget Pro has a 6 inch screen")
     with pytest.raises(InvalidInput, match=f"current version is {new.id}"):
         brain.relate(a, "supports", b)
+    with pytest.raises(InvalidInput, match=f"current version is {new.id}") as refused:
+        brain.unrelate(a, "supports", b)
+    assert "added and removed on the current version" in refused.value.hint  # not "relate"
 
 
 def test_a_dangling_target_after_a_hand_edit_is_reported_not_fatal(
