@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from brain._brain import open_vault
 from brain._cli import _register, app
+from brain._model import Note
 from brain._vault import forgotten
 from tests.vault.test_merging_notes import at, git, push
 
@@ -42,6 +43,18 @@ def shared_note(a: Path, b: Path) -> tuple[str, str]:
     return heron.id, falcon.id
 
 
+def forgotten_on_a_corrected_on_b(a: Path, b: Path) -> tuple[str, Note]:
+    """`Heron launch` forgotten on A, then corrected on B (which has not pulled A's forget)."""
+    heron, _ = shared_note(a, b)
+    brain = open_vault(a, clock=at(10))
+    brain.forget(heron)
+    brain.close()
+    brain = open_vault(b, clock=at(20))
+    newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
+    brain.close()
+    return heron, newer
+
+
 def settled(root: Path, minutes: int) -> None:
     """The next brain command on a machine (it finishes what the pull left)."""
     open_vault(root, clock=at(minutes)).close()
@@ -63,13 +76,7 @@ def test_a_forget_pulled_onto_a_correction_keeps_the_correction_alone(
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron, _ = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
-    brain = open_vault(b, clock=at(20))
-    newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
-    brain.close()
+    heron, newer = forgotten_on_a_corrected_on_b(a, b)
     push(a)
     pull(b)  # modify/delete on Heron launch.md; B's correction moved the original aside
     settled(b, 30)
@@ -182,13 +189,7 @@ def test_a_correction_pulled_onto_a_forget_stays_a_note_of_its_own(
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron, _ = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
-    brain = open_vault(b, clock=at(20))
-    newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
-    brain.close()
+    heron, newer = forgotten_on_a_corrected_on_b(a, b)
     push(b)
     pull(a)  # A forgot it; B's correction and B's copy of the original come in
     settled(a, 30)
@@ -236,13 +237,7 @@ def test_a_clone_that_lost_its_caches_still_honours_a_forget_a_pull_brought(
     """With `.brain/` gone (no record of the commit last seen), the original A forgot came
     back with B's correction and stayed: brain could not tell what the pull brought."""
     a, b = machines
-    heron, _ = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
-    brain = open_vault(b, clock=at(20))
-    newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
-    brain.close()
+    heron, newer = forgotten_on_a_corrected_on_b(a, b)
     push(a)
     shutil.rmtree(b / ".brain")  # a cache, the docs say: a person may delete it
     pull(b)

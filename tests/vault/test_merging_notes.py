@@ -169,11 +169,9 @@ def test_a_relation_to_a_dated_note_whose_id_a_merge_dropped_still_resolves(
     assert git(a, "status", "--porcelain") == ""
 
 
-def test_an_id_a_dated_merge_dropped_is_looked_up_through_the_note_that_took_it_in(
-    machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`brain expand <dropped id>` said "no note", and so did `relate` to it."""
-    a, b = machines
+def a_diary_entry_on_each_pulled_into_b(a: Path, b: Path) -> str:
+    """A diary entry made on each machine the same day, A's pulled into B: the dated merge
+    keeps A's id; B's id, returned, is the one it dropped."""
     brain = open_vault(a, clock=at(0))
     brain.remember("a diary entry from A", node="LLM/Diary")
     brain.close()
@@ -182,6 +180,15 @@ def test_an_id_a_dated_merge_dropped_is_looked_up_through_the_note_that_took_it_
     brain.close()
     push(a)
     pull(b)
+    return dropped
+
+
+def test_an_id_a_dated_merge_dropped_is_looked_up_through_the_note_that_took_it_in(
+    machines: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`brain expand <dropped id>` said "no note", and so did `relate` to it."""
+    a, b = machines
+    dropped = a_diary_entry_on_each_pulled_into_b(a, b)
     monkeypatch.setenv("BRAIN_VAULT", str(b))
     said = CliRunner().invoke(app, ["expand", dropped])
     assert said.exit_code == 0, said.output
@@ -221,14 +228,7 @@ def test_a_change_through_an_id_a_dated_merge_dropped_is_refused_naming_the_kept
     """`brain correct`, `forget` and `set` on the dropped id said "no note with id"; acting
     on the whole merged day through the other machine's id must be the person's choice."""
     a, b = machines
-    brain = open_vault(a, clock=at(0))
-    brain.remember("a diary entry from A", node="LLM/Diary")
-    brain.close()
-    brain = open_vault(b, clock=at(5))
-    dropped = brain.remember("a diary entry from B", node="LLM/Diary").id
-    brain.close()
-    push(a)
-    pull(b)
+    dropped = a_diary_entry_on_each_pulled_into_b(a, b)
     brain = open_vault(b, clock=at(10))  # the regeneration after the merge runs here
     (row,) = brain.list(node="LLM/Diary")
     kept = row.id
