@@ -296,7 +296,7 @@ class Context:
             paths = () if self.for_model else [f.path for f in self.caches.catalog.broken_files()]
             if found := self.store.broken_with_id(paths, key):
                 raise broken_in_the_way(*found)
-            raise missing(self.caches.catalog, self.store, object_id, self.shows)
+            raise missing(self.caches.catalog, self.store, object_id, self.shows, paths)
         return row
 
     def changed_under_model(self, paths: Iterable[str]) -> bool:

@@ -118,7 +118,9 @@ def examine(brain: Context) -> DoctorReport:
             broken.append((rel, row.error))
         elif row.hash != content_hash(data):
             changed.append(rel)
-    missing = sorted(found.missing)
+    # A broken file deleted (a forgotten note's copy, as doctor advised) left nothing cached.
+    catalog = brain.caches.catalog
+    missing = sorted(p for p in found.missing if (row := catalog.file(p)) is None or not row.error)
     stale = []
     brain.flush(vectors=False)
     objects = brain.caches.catalog.count()

@@ -12,13 +12,16 @@ both machines wrote, which must be the person's explicit choice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 from brain._errors import BrokenNote, NotFound
 from brain._indexes.catalog import ObjectRow
+from brain._indexes.catchup import FORGOTTEN_BACK
 from brain._indexes.ports import CatalogReads, NotesPort
 from brain._model import is_id
+from brain._vault import forgotten
 
 _CROCKFORD = str.maketrans("0123456789ABCDEFGHJKMNPQRSTVWXYZ", "0123456789abcdefghijklmnopqrstuv")
 
@@ -55,10 +58,23 @@ def taken_in(catalog: CatalogReads, store: NotesPort, object_id: str) -> ObjectR
 
 
 def missing(
-    catalog: CatalogReads, store: NotesPort, object_id: str, shows: Callable[[ObjectRow], bool]
+    catalog: CatalogReads,
+    store: NotesPort,
+    object_id: str,
+    shows: Callable[[ObjectRow], bool],
+    held_out: Iterable[str] = (),
 ) -> NotFound:
-    """Why `object_id` names no note: merged into another (one the asker `shows`), or none."""
+    """Why `object_id` names no note: merged into another (one the asker `shows`), forgotten
+    here and back in one of the files kept out of the caches (`held_out`), or none."""
     key = object_id.split("#", 1)[0]
+    if forgotten.forgotten_here(store.root, key) is not None:
+        for path in held_out:
+            with contextlib.suppress(BrokenNote, OSError):
+                if store.read(path).id == key:
+                    return NotFound(
+                        f"{key} was forgotten here; {path} holds it again (a backup or a copy)",
+                        FORGOTTEN_BACK,
+                    )
     kept = taken_in(catalog, store, key)
     if kept is not None and shows(kept):
         return NotFound(

@@ -16,6 +16,7 @@ from brain._indexes.ports import CachesPort, CatalogPort, NotesPort
 from brain._indexes.rows import stamp_matches
 from brain._model import LOCAL_ONLY, Note, content_hash, iso, parse_iso
 from brain._processes import process_mark, stopped
+from brain._vault import forgotten
 from brain._vault.paths import COLD_DIR
 from brain._vault.store import RESERVED_TOP
 
@@ -308,6 +309,9 @@ def index_file(
     if (named := _named_by_hand(store, caches, clock, holders, note, known)) is not None:
         note, data = named
         st = store.stat(rel)
+    if (back := _forgotten_back(store, caches, holders, note, known)) is not None:
+        caches.put_broken(rel, data, st, f"{rel}: {back}")
+        return "broken"
     if known is not None and known.note_id and known.note_id != note.id:
         # The file now holds another note (moved over it, its id edited, a commit undone): the
         # one it held is gone from here, unless a file indexed before this one took it along.
@@ -358,6 +362,32 @@ def _named_by_hand(
         return None
     note = note.with_meta(title=title)
     return note, store.write(note)
+
+
+def _forgotten_back(
+    store: NotesPort, caches: CachesPort, holders: Holders, note: Note, known: FileRow | None
+) -> str | None:
+    """Why a file is kept out of the caches when it holds a note forgotten here, back from a
+    backup or a copy (forgetting is for good: docs/security.md); None for any other note. Only
+    an id the caches do not hold is looked up, so a walk of known notes costs nothing more."""
+    if known is not None and known.note_id == note.id:
+        return None
+    if caches.catalog.get(note.id) is not None or holders.moved_from(note.id) is not None:
+        return None
+    found = forgotten.forgotten_here(store.root, note.id)
+    if found is None:
+        return None
+    day = found.at[:10] or "an earlier day"
+    return (
+        f"holds a note forgotten here on {day}, back from a backup or a copy; kept out of "
+        f"recall: {FORGOTTEN_BACK}"
+    )
+
+
+# What to do with a file that brought a forgotten note back (doctor, and a command given its id).
+FORGOTTEN_BACK = (
+    "delete the file to leave it forgotten, or remove its `id:` line to keep its text as a new note"
+)
 
 
 def _holds(store: NotesPort, rel: str, note_id: str) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from brain._indexes.handmade import moved_aside
 from brain._model import Note, new_id, parse_iso
 
 if TYPE_CHECKING:
@@ -67,14 +68,16 @@ class Holders:
         return _first(mine) < _first(theirs)
 
 
-def _first(claim: Claim) -> tuple[datetime, str]:
+def _first(claim: Claim) -> tuple[datetime, bool, str]:
     """A claim's place in line: the earlier `created` first; one missing or unreadable (a
-    hostile copy may write anything there) after every readable one; then the path."""
+    hostile copy may write anything there) after every readable one; then a file at its own
+    name before one at a correction's `(superseded <day>)` name (a correction stopped, or a
+    copy taken, between its two writes holds the note in both); then the path."""
     try:
         when = parse_iso(claim[0]) if claim[0] else _NEVER
     except (ValueError, OverflowError):
         when = _NEVER
-    return when, claim[1]
+    return when, moved_aside(claim[1]), claim[1]
 
 
 def renew(note: Note, original: str, now: datetime) -> Note:

@@ -53,6 +53,12 @@ def adopt(note: Note, now: datetime, known: ObjectRow | None = None) -> Note:
 
 
 _HISTORY = re.compile(r" \(superseded \d{4}-\d\d-\d\d\)( \d+)?")
+_ASIDE = re.compile(_HISTORY.pattern + r"$")
+
+
+def moved_aside(path: str) -> bool:
+    """Whether a file has the name a correction gives the version it moves aside."""
+    return _ASIDE.search(PurePosixPath(path).stem) is not None
 
 
 def renamed_title(note: Note, before: str) -> str | None:

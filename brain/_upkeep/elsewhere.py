@@ -69,6 +69,7 @@ def forget_again(brain: Context, seen: str | None, head: str | None) -> list[str
     if not ids:
         return []
     _record(brain, commits)
+    _take_in(brain, ids)
     said = []
     for note_id in sorted(ids):
         if brain.caches.catalog.get(note_id) is None:
@@ -90,6 +91,24 @@ def forget_again(brain: Context, seen: str | None, head: str | None) -> list[str
         said.append(f"drop relations to forgotten notes from {', '.join(holders)}")
     dailylog.strike(brain, sorted(ids))
     return said
+
+
+def _take_in(brain: Context, ids: set[str]) -> None:
+    """Files the catch-up kept out for holding a note forgotten here (one a merge brought back:
+    catchup._forgotten_back) indexed again, so they are forgotten again the forget's way below,
+    a correction made on the other clone unlinked from them. Lock held."""
+    back = {}
+    for row in brain.caches.catalog.broken_files():
+        try:
+            note_id = brain.store.read(row.path).id
+        except (BrokenNote, OSError):
+            continue
+        if note_id in ids:
+            back[row.path] = note_id
+    if back:
+        forgotten.unrecord(brain.root, back.values())  # forgotten again below: recorded anew
+        for path in back:
+            brain.by_hand.index_file(path)
 
 
 def _record(brain: Context, commits: dict[str, list[str]]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from brain._errors import InvalidInput
+from brain._errors import BrokenNote, InvalidInput
 from brain._git import history as githistory
 from brain._model import Visibility
 from brain._vault import forgotten
@@ -33,26 +33,37 @@ def undo(brain: Context) -> tuple[str, str]:
         brain.changes.commit()  # what is pending first: undo names brain's real last change
         target, touches = githistory.undo_target(brain.root)
         made = githistory.undo(brain.root, target, touches)
+        changed = set(githistory.changed_paths(brain.root, target))
+        # Before the catch-up, which keeps out a file holding a note forgotten here.
+        had = forgotten.unrecord(brain.root, _ids_in(brain, changed))
         brain.catch_up(force=True)
         moves = githistory.operation(brain.root, target) in ("sleep", "move")
-        changed = set(githistory.changed_paths(brain.root, target))
         brain.journal.drop(_undone(brain, changed if moves else set()))
-        _unforgotten(brain, changed)
+        _unforgotten(brain, changed, had)
     return target, made
 
 
-def _unforgotten(brain: Context, changed: set[str]) -> None:
-    """Notes an undone forget brought back are not forgotten: their forgetting records go
-    (a later import leaves their conversation out no more; `doctor --forgotten` looks for
-    them no more), and so does one anonymous "forgotten" entry of the day's log for each."""
+def _ids_in(brain: Context, paths: set[str]) -> list[str]:
+    """The ids the notes at these paths hold now (those gone or broken left out)."""
+    ids = []
+    for path in sorted(paths):
+        try:
+            ids.append(brain.store.read(path).id)
+        except (OSError, BrokenNote):
+            continue
+    return ids
+
+
+def _unforgotten(brain: Context, changed: set[str], had: set[str]) -> None:
+    """Notes an undone forget brought back are not forgotten: their forgetting records went
+    (`had`: a later import leaves their conversation out no more; `doctor --forgotten` looks
+    for them no more), and so does one anonymous "forgotten" entry of the day's log for each."""
     back = []
     for path in sorted(changed):
         row = brain.caches.catalog.file(path)
         note = brain.caches.catalog.get(row.note_id) if row and row.note_id else None
-        if note is not None:
+        if note is not None and note.id in had:
             back.append(note)
-    had = forgotten.unrecord(brain.root, [n.id for n in back])
-    back = [n for n in back if n.id in had]
     events = [e for e in brain.journal.events() if e.kind == "forgotten" and not e.id]
     dropped = []
     for note in back:

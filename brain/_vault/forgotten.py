@@ -179,6 +179,28 @@ def lookup(root: Path, note_id: str) -> Record:
     )
 
 
+def forgotten_here(root: Path, note_id: str) -> Record | None:
+    """The record of this id when it names a note forgotten here (its file brought back by a
+    backup's restore, or copied in), else None. The records are read again only when their
+    file changed: a catch-up asks this of every id the catalog does not know."""
+    global _last  # one read of the records per change of their file
+    try:
+        st = (root / FILE).stat()
+    except FileNotFoundError:
+        return None
+    stamp = (str(root), st.st_ino, st.st_mtime_ns, st.st_size)
+    if _last is None or _last[0] != stamp:
+        _last = (stamp, tuple((bytes.fromhex(r.salt), r) for r in load(root)))
+    key = note_id.casefold().encode()
+    for salt, rec in _last[1]:
+        if hashlib.blake2b(key, key=salt, digest_size=8).hexdigest() == rec.id:
+            return rec
+    return None
+
+
+_last: tuple[tuple[str, int, int, int], tuple[tuple[bytes, Record], ...]] | None = None
+
+
 def origin_of(source: Mapping[str, Any]) -> str | None:
     """The key an imported conversation is known by (from its note's `source`, or the same
     fields of a transcript), or None for a note that was not one. A chat file's is the hash of
