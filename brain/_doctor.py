@@ -17,7 +17,7 @@ from brain._model import KINDS, STATUSES, Note, Visibility, content_hash, is_id,
 from brain._notes import relations
 from brain._sources import documents
 from brain._upkeep import dictionaries
-from brain._vault import leftovers, synced
+from brain._vault import editors, leftovers, synced
 from brain._vault.archive import is_archived
 from brain._vault.paths import CACHE_DIR, COLD_DIR
 
@@ -108,10 +108,12 @@ def examine(brain: Context) -> DoctorReport:
     for rel, _st, row in found.on_disk:
         data = brain.store.read_bytes(rel)
         try:
-            parsed.append(brain.store.parse(rel, data))
+            note = brain.store.parse(rel, data)
         except BrokenNote as exc:
             broken.append((rel, exc.message))
             continue
+        if not editors.drawing(note.meta):  # a drawing is no note (vault/editors.py)
+            parsed.append(note)
         if row is None:
             unknown.append(rel)
         elif row.error is not None:

@@ -13,16 +13,15 @@ from brain._indexes import handmade
 from brain._indexes.copies import Holders, renew
 from brain._indexes.folders import FolderCheck, by_folders
 from brain._indexes.ports import CachesPort, CatalogPort, NotesPort
-from brain._indexes.rows import stamp_matches
+from brain._indexes.rows import FileRow, stamp_matches
 from brain._model import LOCAL_ONLY, Note, content_hash, iso, parse_iso
 from brain._processes import process_mark, stopped
-from brain._vault import forgotten
+from brain._vault import editors, forgotten
 from brain._vault.paths import COLD_DIR
 from brain._vault.store import RESERVED_TOP
 
 if TYPE_CHECKING:
     from brain._clock import Clock
-    from brain._indexes.rows import FileRow
     from brain._vault.store import Folders
 
 
@@ -230,7 +229,12 @@ def is_note_path(rel: str) -> bool:
         return rel.endswith(".md.zst")
     if parts[0] == LOCAL_ONLY:
         parts = parts[1:]
-    return len(parts) >= 2 and parts[0] not in RESERVED_TOP and rel.endswith(".md")
+    return (
+        len(parts) >= 2
+        and parts[0] not in RESERVED_TOP
+        and rel.endswith(".md")
+        and not editors.drawing_name(rel)
+    )
 
 
 @dataclass(frozen=True)
@@ -250,8 +254,8 @@ def apply_files(
     holders = Holders()  # one for the pass: a copy never takes an id from its original
     for rel in gone:
         row = caches.catalog.file(rel)
-        if row is None or store.exists(rel):
-            continue
+        if row is None or store.stat_note(rel) is not None:
+            continue  # still there as a note (a drawing's name is not a note's: editors.py)
         holders.went(row)
         if row.note_id:
             caches.drop_note(row.note_id, rel)
@@ -303,9 +307,8 @@ def index_file(
     except BrokenNote as exc:
         caches.put_broken(rel, data, st, exc.message)
         return "broken"
-    if not note.id and handmade.is_empty(note):  # never written: an editor may be saving it
-        caches.put_broken(rel, data, st, f"{rel}: {handmade.EMPTY}")
-        return "broken"
+    if (alone := _left_alone(caches, note, data, st, known)) is not None:
+        return alone
     if (named := _named_by_hand(store, caches, clock, holders, note, known)) is not None:
         note, data = named
         st = store.stat(rel)
@@ -336,6 +339,24 @@ def index_file(
             return "changed"
     caches.put_note(note, data, st)
     return "changed"
+
+
+def _left_alone(
+    caches: CachesPort, note: Note, data: bytes, st: os.stat_result, known: FileRow | None
+) -> str | None:
+    """The outcome for a file brain must not write, or None for a note: a drawing is never a
+    note (vault/editors.py); an empty file is none yet (an editor may be saving it)."""
+    rel = note.path
+    if editors.drawing(note.meta):
+        held = caches.catalog.get(known.note_id) if known is not None and known.note_id else None
+        if held is not None and held.path == rel:  # read as a note before: no longer one
+            caches.drop_note(held.note_id)
+        caches.catalog.put_file(FileRow.of(rel, None, content_hash(data), st, None))
+        return "same" if held is None else "changed"
+    if not note.id and handmade.is_empty(note):
+        caches.put_broken(rel, data, st, f"{rel}: {handmade.EMPTY}")
+        return "broken"
+    return None
 
 
 def _named_by_hand(

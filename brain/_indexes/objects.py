@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from brain._indexes.fulltext import TextDoc
+from brain._indexes.readable import readable
 from brain._indexes.rows import FileRow, IndexObject, ObjectRow
 from brain._ingest.sections import SECTIONED_KINDS, section_text, sections_of
 from brain._model import Note, content_hash, normalise_title
@@ -46,13 +47,13 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
         text_hash=text_hash,
     )
     if note.kind not in SECTIONED_KINDS:
-        return [IndexObject(row, note.body)]
+        return [IndexObject(row, readable(note.body))]
     sections = sections_of(note)
     # The note itself is found by what precedes its sections (a recall's title and summary).
-    own = IndexObject(row, note.body[: sections[0].start].strip() if sections else note.body)
+    own = note.body[: sections[0].start].strip() if sections else note.body
     parts = []
     for section in sections:
-        text, source = section_text(note, section), row.source
+        text, source = readable(section_text(note, section)), row.source
         if section.block_type == "turn" and section.role:
             # A turn is said by someone, as a remembered turn is ("Caroline: …", "user: …"):
             # its speaker is part of what it says, and its row says who (recall reads it as a
@@ -68,7 +69,7 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
             text_hash=content_hash(text.encode("utf-8")),
         )  # one message, broken where it reads
         parts.append(IndexObject(part, text))
-    return [own, *parts]
+    return [IndexObject(row, readable(own)), *parts]
 
 
 def catalog_note(

@@ -15,7 +15,7 @@ from brain._ingest.sections import SECTIONED_KINDS
 from brain._model import Hit
 from brain._recall.ahead import Ahead
 from brain._recall.relevance import band
-from brain._terms import words
+from brain._terms import without_purpose, words
 
 if TYPE_CHECKING:
     from threading import Event
@@ -371,22 +371,34 @@ def to_hit(
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A quoted line's marks: `>` (nested too) and an Obsidian callout's `[!type]` with its fold sign.
+_QUOTED = re.compile(r"^>[\s>]*(?:\[![\w-]+\][+-]?\s*)?")
 
 
 def snippet(body: str, wanted: frozenset[str], width: int = 200) -> str:
-    """The passage of the body that holds the most of the query's words, trimmed to `width`."""
-    text = re.sub(r"^#+\s.*$", "", body, flags=re.MULTILINE)
-    text = re.sub(r"^>.*$", "", text, flags=re.MULTILINE)
-    pieces = [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
+    """The passage of the body that holds the most of the query's words, trimmed to `width`.
+
+    A quoted line (a callout, `> [!warning] …`, where an Obsidian user writes what matters, or
+    a quote) is read without its marks, and chosen when it holds more of the query's words than
+    the body's own lines: the lines brain quotes at the top of its notes (a purpose, a log's
+    or a transcript's header) are not what a snippet should open with.
+    """
+    pieces: list[tuple[str, bool]] = []  # each sentence, and whether it was quoted
+    for line in without_purpose(body).split("\n"):
+        if re.match(r"#+\s", line):
+            continue
+        quoted = _QUOTED.match(line)
+        text = line[quoted.end() :] if quoted else line
+        pieces += [(p.strip(), bool(quoted)) for p in _SENTENCE.split(text) if p and p.strip()]
     if not pieces:
         return body.strip()[:width]
     best = max(
         range(len(pieces)),
-        key=lambda i: (sum(1 for w in words(pieces[i]) if w in wanted), -i),
+        key=lambda i: (sum(1 for w in words(pieces[i][0]) if w in wanted), not pieces[i][1], -i),
     )
-    out = pieces[best]
+    out = pieces[best][0]
     follow = best + 1
     while len(out) < width // 2 and follow < len(pieces):
-        out += " " + pieces[follow]
+        out += " " + pieces[follow][0]
         follow += 1
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"

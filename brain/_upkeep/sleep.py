@@ -101,9 +101,13 @@ def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
 
     drawn = []
     for name in brain.store.partitions():
-        if not is_archived(brain.store, name):
-            graph.write_graph(brain.at(name))  # the partition's own view draws its graph
-            drawn.append(name)
+        if is_archived(brain.store, name):
+            continue
+        at = f"{name}/{graph.GRAPH_NODE}/{graph.GRAPH_FILE}"
+        if not brain.store.exists(at) and not brain.caches.catalog.visible_notes(name):
+            continue  # a folder of no notes (an editor's attachments or drawings): left alone
+        graph.write_graph(brain.at(name))  # the partition's own view draws its graph
+        drawn.append(name)
     relinked = wikilinks.refresh(brain)  # relations' wikilinks whose targets moved
     return f"regenerated for {', '.join(drawn) or 'no partition'}; {relinked} notes relinked"
 

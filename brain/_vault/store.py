@@ -14,7 +14,7 @@ from brain._errors import BrokenNote, InvalidInput
 from brain._model import LOCAL_ONLY, Note
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, hot_path, is_cold
-from brain._vault.editors import aside, template_folders
+from brain._vault.editors import aside, drawing_name, template_folders
 from brain._vault.files import (
     atomic_write,
     discard,
@@ -213,6 +213,8 @@ class NoteStore:
         try:
             if folder and (self._linked(folder) or aside(folder, self.aside)):
                 return None
+            if drawing_name(rel):  # an Excalidraw drawing (vault/editors.py): not a note
+                return None
             st = os.lstat(self.root / rel)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return None
@@ -252,7 +254,11 @@ class NoteStore:
             if entry.is_dir(follow_symlinks=False):
                 if not aside(child, self.aside):
                     yield from self._walk(child, suffix, folders)
-            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+            elif (
+                entry.name.endswith(suffix)
+                and not drawing_name(entry.name)  # vault/editors.py: a drawing, not a note
+                and entry.is_file(follow_symlinks=False)
+            ):
                 yield child, entry.stat(follow_symlinks=False)
 
     def path(self, rel: str) -> Path:
