@@ -33,7 +33,7 @@ def _started(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
-        preexec_fn=before,  # only a signal disposition, set before exec
+        preexec_fn=before or _default_signals,  # only signal dispositions, set before exec
     )
 
 
@@ -97,7 +97,15 @@ def test_a_command_started_under_nohup_still_ignores_sighup(vault: Path, tmp_pat
     assert b"(SIGTERM)" in err
 
 
+def _default_signals() -> None:
+    # As a terminal's shell starts a command, whatever the test runner inherited (a runner
+    # under `nohup`, or started in the background, ignores SIGHUP or SIGINT).
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _ignore_sighup() -> None:
+    _default_signals()
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # what `nohup` does before it runs a command
 
 
