@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from brain._streams import fit_streams, not_utf8, speaks_unicode
+from brain._streams import (
+    Stopped,
+    ending_as_ctrl_c,
+    exit_code,
+    fit_streams,
+    interrupted,
+    not_utf8,
+    speaks_unicode,
+)
 
 _VALUED = {
     "-k": "k",
@@ -41,13 +50,20 @@ def main() -> None:
         )
         sys.exit(2)
     try:
-        if not answered(sys.argv[1:]):
+        with ending_as_ctrl_c():  # the full CLI's long-lived commands keep their own handling
+            done = answered(sys.argv[1:])
+        if not done:
             from brain._cli import main as full
 
             full()
     except BrokenPipeError:  # the reader went away (`brain list | head -1`): nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush too
         sys.exit(1)  # as click ends the full command line on a broken pipe
+    except KeyboardInterrupt as stop:  # the fast path, or the full CLI still loading
+        signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
+        named = [arg for arg in sys.argv[1:2] if not arg.startswith("-")]
+        sys.stderr.write(interrupted(" ".join(named), signum) + "\n")
+        sys.exit(exit_code(signum))
 
 
 def refuse_bytes(argv: list[str]) -> None:

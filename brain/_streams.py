@@ -2,14 +2,35 @@
 (a non-UTF-8 locale, a Windows pipe): text that does not fit is replaced rather than ending the
 command in a traceback after its work is done, and JSON is written in ASCII so that it stays
 exact. Arguments that are not UTF-8 (bytes of a Latin-1 file through `$(cat …)`, a folder's
-name): refused at once, before anything is written."""
+name): refused at once, before anything is written. A one-shot command asked to end (Ctrl-C,
+SIGTERM, SIGHUP) unwinds, so that each write in flight ends whole or not at all, and says so."""
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
+import signal
 import sys
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any, TextIO
+
+# What a person reads for each signal that ends a command; the exit code is 128 + its number.
+SIGNALS: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+if hasattr(signal, "SIGHUP"):  # not on Windows
+    SIGNALS[signal.SIGHUP] = "SIGHUP: its terminal closed"
+# Commands that a second run finishes, doing only what the first left undone.
+RESUMABLE = ("import", "sync", "reindex", "sleep")
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread wherever it is, to unwind as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def speaks_unicode(stream: TextIO) -> bool:
@@ -44,3 +65,46 @@ def not_utf8(argv: list[str]) -> str | None:
             byte = f"byte 0x{raw[offset]:02x} at offset {offset}"
             return f"argument {number} is not UTF-8: {byte} ({near!r})"
     return None
+
+
+@contextlib.contextmanager
+def ending_as_ctrl_c() -> Iterator[None]:
+    """Inside: SIGTERM and SIGHUP raise Stopped, as Ctrl-C raises KeyboardInterrupt, so a
+    command killed by `timeout`, `kill` or a closed terminal runs its `finally` blocks (temp
+    files renamed into place or removed, transactions rolled back) instead of dying mid-write.
+    A signal ignored already (`nohup`) stays ignored; outside the main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken: dict[int, Any] = {}
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        # Once is enough: a second SIGTERM (or the SIGHUP of a closing terminal after it) must
+        # not cut the unwinding short. Ctrl-C still interrupts it, as a person may insist.
+        for each in taken:
+            signal.signal(each, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    for signum in SIGNALS:
+        if signum != signal.SIGINT and signal.getsignal(signum) is signal.SIG_DFL:
+            taken[signum] = signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum, before in taken.items():
+            signal.signal(signum, before)
+
+
+def interrupted(command: str, signum: int) -> str:
+    """The one line a command ended by a signal says on stderr."""
+    who = f"brain {command}" if command else "brain"
+    said = f"{who}: interrupted ({SIGNALS.get(signum, f'signal {signum}')}); "
+    said += "the vault is whole (each file is written whole or not at all)"
+    if command in RESUMABLE:
+        return f"{said}; run it again to finish: it does only what is left"
+    return f"{said}; `brain doctor` checks it"
+
+
+def exit_code(signum: int) -> int:
+    """The shell's code for a command ended by this signal: 130 for Ctrl-C, 143 for SIGTERM."""
+    return 128 + signum

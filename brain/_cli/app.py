@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +20,7 @@ from rich.markup import escape
 
 from brain._cli.progress import Shown
 from brain._errors import InvalidInput, boundary
-from brain._streams import speaks_unicode
+from brain._streams import Stopped, ending_as_ctrl_c, exit_code, interrupted, speaks_unicode
 
 if TYPE_CHECKING:
     from brain._brain import Brain
@@ -111,15 +113,28 @@ PartitionOpt = Annotated[
 ]
 
 
-def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+def command(
+    *names: str, group: typer.Typer | None = None, own_signals: bool = False, **kwargs: Any
+) -> Callable[[F], F]:
     """Register a command (on `app`, or a sub-command group) behind the error boundary:
-    BrainError → one red line on stderr, exit 2."""
+    BrainError → one red line on stderr, exit 2. Ctrl-C, SIGTERM and SIGHUP unwind it and it
+    says so in one line (exit 128 + the signal's number), unless it has `own_signals` (the
+    long-lived `serve`, `watch`, `daemon run`)."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def guarded(*args: Any, **kw: Any) -> Any:
-            with boundary(say_error, debug=say_traceback if _state["debug"] else None):
-                return fn(*args, **kw)
+            debug = say_traceback if _state["debug"] else None
+            if own_signals:
+                with boundary(say_error, debug=debug):
+                    return fn(*args, **kw)
+            try:
+                with ending_as_ctrl_c(), boundary(say_error, debug=debug):
+                    return fn(*args, **kw)
+            except KeyboardInterrupt as stop:
+                signum = stop.signum if isinstance(stop, Stopped) else signal.SIGINT
+                say_interrupted(_named(group, names[0] if names else fn.__name__), signum)
+                raise SystemExit(exit_code(signum)) from None
 
         if "help" not in kwargs and fn.__doc__:
             # Paragraphs as flowing text: the rich help keeps a docstring's line breaks, which
@@ -135,6 +150,28 @@ def command(*names: str, group: typer.Typer | None = None, **kwargs: Any) -> Cal
 def say_error(message: str) -> None:
     """How the command line shows a BrainError: one red line on stderr."""
     err.print(f"[red]error:[/red] {escape(message)}")
+
+
+def say_interrupted(name: str, signum: int) -> None:
+    """What a command ended by a signal says: one line on stderr (none if stderr is gone)."""
+    with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone with stderr
+        err.print(f"[yellow]{escape(interrupted(name, signum))}[/yellow]")
+
+
+def _named(group: typer.Typer | None, name: str) -> str:
+    """A command's name as typed after `brain` (`import`, `partition list`)."""
+
+    def under(parent: typer.Typer, path: list[str]) -> list[str] | None:
+        for info in parent.registered_groups:
+            here = [*path, info.name or ""]
+            if info.typer_instance is group:
+                return here
+            if info.typer_instance is not None and (found := under(info.typer_instance, here)):
+                return found
+        return None
+
+    path = under(app, []) if group is not None else []
+    return " ".join([*(path or []), name.replace("_", "-")])
 
 
 def say_traceback(text: str) -> None:
@@ -239,11 +276,18 @@ def read_text(text: str) -> str:
     """TEXT, or stdin when TEXT is `-` (strict UTF-8)."""
     if text != "-":
         return text
-    data = sys.stdin.buffer.read()
+    data = read_stdin()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_stdin() -> bytes:
+    """All of stdin; at a terminal, said first how to end it (else a person sees only a wait)."""
+    if sys.stdin.isatty():
+        err.print("Type or paste the text, then press Ctrl-D on a new line to end it.")
+    return sys.stdin.buffer.read()
 
 
 def emit_json(data: Any) -> None:

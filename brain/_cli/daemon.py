@@ -163,7 +163,7 @@ def _stopped(root: Path, pid: int | None, as_json: bool) -> None:
     out.print(f"  `kill -CONT {pid}` resumes it; `brain daemon stop` ends it.")
 
 
-@command("run", group=daemon_app, hidden=True)
+@command("run", group=daemon_app, hidden=True, own_signals=True)  # daemon/server.py
 def run(vault: VaultOpt = None) -> None:
     """Be the daemon in the foreground (what `start` runs, detached)."""
     from brain._clock import SystemClock

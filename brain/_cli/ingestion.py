@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +9,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from brain._cli.app import JsonOpt, VaultOpt, command, emit_json, err, open_brain, out
+from brain._cli.app import (
+    JsonOpt,
+    VaultOpt,
+    command,
+    emit_json,
+    err,
+    open_brain,
+    out,
+    read_stdin,
+)
 from brain._cli.corrections import print_purged
 from brain._errors import InvalidInput
 
@@ -117,7 +125,7 @@ def sync(
         render_sync(report)
 
 
-@command()
+@command(own_signals=True)  # Ctrl-C stops it (below); SIGTERM ends it at once
 def watch(
     delay: Annotated[float, typer.Option(help="Seconds of quiet before syncing.")] = 0.5,
     vault: VaultOpt = None,
@@ -157,7 +165,8 @@ def ingest(
 ) -> None:
     """Store a conversation transcript as a recall note (verbatim, with a summary)."""
     if str(file) == "-":  # piped in: JSON or a chat, told by its first character
-        report = open_brain(vault).ingest(Path("stdin"), sys.stdin.buffer.read())
+        data = read_stdin()  # before the vault opens, as `remember -` reads it
+        report = open_brain(vault).ingest(Path("stdin"), data)
     else:
         report = open_brain(vault).ingest(file)
     render_import(report, as_json)
@@ -182,6 +191,8 @@ def import_export(
     shown: list[bool] = []
 
     def step(done: int, total: int) -> None:
+        if not err.is_terminal:  # rich's bar, piped, shows nothing but leaves a blank line
+            return
         if not shown:  # the export parsed: only now is there something to show
             bar.start()
             shown.append(True)

@@ -17,6 +17,8 @@ MOMENT = 1.0  # seconds of work said only if it lasts longer (the 2 s rule, with
 BIG = 200  # from this many files or memories a job is said at once: it will not be a moment
 UNITS = {"indexing": "files", "embedding": "memories"}
 WHY = {"indexing": "the full-text index and catalog", "embedding": "the vector index"}
+# A script's log should tell a long embedding from a hang, and what stopping it costs.
+AFTER = {"embedding": " (once; if stopped, what is done is kept; recall --mode text needs none)"}
 
 
 class Shown:
@@ -59,6 +61,7 @@ class Shown:
         if not err.is_terminal:
             err.print(
                 f"brain: {label.lower()} for {WHY.get(what, what)} of {escape(str(self.root))}…"
+                + AFTER.get(what, "")
             )
             return
         if self.bar is None:

@@ -39,7 +39,7 @@ PartitionOpt = Annotated[
 NameArg = Annotated[str, typer.Argument(help="The partition's name.")]
 
 
-@command()
+@command(own_signals=True)  # hosts end it by closing stdin or SIGTERM; Ctrl-C: below
 def serve(
     vault: VaultOpt = None,
     partition: PartitionOpt = None,

@@ -290,7 +290,9 @@ class Caches:
         return self.vectors_on and self.catalog.pending("vector_queue") > 0
 
     def flush_vectors(self) -> int:
-        """Embed queued objects (reusing cached vectors) and update the faiss index. Lock held."""
+        """Embed queued objects (reusing cached vectors) and update the faiss index. Lock held.
+        Stopped halfway (Ctrl-C, SIGTERM), it saves the vectors made, which only the index holds
+        (the embedding cache keeps their marks): the queue stays, the next flush does the rest."""
         from brain._indexes.vectors import StaleIndex
 
         seq, latest = _collapse(self.catalog.queued("vector_queue"))
@@ -308,21 +310,23 @@ class Caches:
         index.remove([oid for oid, doc in latest.items() if doc is None])
         if self.sparse_on:
             self.sparse.remove([oid for oid, doc in latest.items() if doc is None])
-        items = []
-        for oid, doc in latest.items():
-            if doc is not None:
-                data = json.loads(doc)
-                items.append((oid, data["hash"], data["text"]))
+        docs = {oid: json.loads(doc) for oid, doc in latest.items() if doc is not None}
+        items = [(oid, data["hash"], data["text"]) for oid, data in docs.items()]
         assert self.embedder is not None or not items
-        for start in range(0, len(items), VECTOR_BATCH):  # never every vector at once
-            chunk = items[start : start + VECTOR_BATCH]
-            assert self.embedder is not None
-            vectors = self.embeddings.embed_cached(self.embedder, chunk, index.vectors)
-            index.upsert([oid for oid, _, _ in chunk], vectors)
-            if self.sparse_encoder is not None:
-                self.sparse.encode_missing(self.sparse_encoder, chunk)
-            if self.steps is not None:
-                self.steps("embedding", start + len(chunk), len(items))
+        try:
+            for start in range(0, len(items), VECTOR_BATCH):  # never every vector at once
+                chunk = items[start : start + VECTOR_BATCH]
+                assert self.embedder is not None
+                vectors = self.embeddings.embed_cached(self.embedder, chunk, index.vectors)
+                index.upsert([oid for oid, _, _ in chunk], vectors)
+                if self.sparse_encoder is not None:
+                    self.sparse.encode_missing(self.sparse_encoder, chunk)
+                if self.steps is not None:
+                    self.steps("embedding", start + len(chunk), len(items))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                index.save()
+            raise
         if self.catalog.info(PRUNE_VECTORS):  # after a reindex: drop what no object holds
             objects = self.catalog.object_ids()
             index.remove(set(index.ids()) - set(objects))
@@ -405,8 +409,7 @@ class Caches:
         self._sparse = recreate(self.sparse, self.sparse_encoder)
         items = []
         for oid in self.catalog.object_ids():
-            stored = self.fulltext.stored(oid)
-            if stored is not None:
+            if (stored := self.fulltext.stored(oid)) is not None:
                 text = f"{stored['title']}\n{stored['body']}"
                 items.append((oid, text_hash(text), text))
         self._sparse.encode_missing(self.sparse_encoder, items)
@@ -425,13 +428,9 @@ class Caches:
         ids = self.catalog.object_ids()
         with self.catalog.transaction():
             self.catalog.dequeue("vector_queue", 2**62)
-        self._requeue_from_fulltext(ids)
-
-    def _requeue_from_fulltext(self, ids: Sequence[str]) -> None:
         upserts = []
         for oid in ids:
-            stored = self.fulltext.stored(oid)
-            if stored is not None:
+            if (stored := self.fulltext.stored(oid)) is not None:
                 text = f"{stored['title']}\n{stored['body']}"
                 upserts.append((oid, json.dumps({"hash": text_hash(text), "text": text})))
         with self.catalog.transaction():

@@ -43,6 +43,9 @@ def test_reindex_off_a_terminal_says_one_line_per_job(vault: Path, cli: CliRunne
     assert len(lines) == 2, res.stderr
     assert lines[0].startswith("brain: indexing ") and "files" in lines[0]
     assert lines[1].startswith("brain: embedding ") and str(vault) in lines[1]
+    assert lines[1].endswith(
+        "(once; if stopped, what is done is kept; recall --mode text needs none)"
+    )
     assert "Reindexed" in res.stdout
 
 
