@@ -196,6 +196,7 @@ def _titled(
         if _holds(note.body, request.text):  # the same memory again: no copy, no "X 2.md"
             return Written(_touch(note, now, request.tags), UNCHANGED)
         if request.title is not None:  # the same title adds to its note
+            _check_not_a_board(note)
             body = note.body.rstrip("\n") + "\n\n" + request.text.strip() + "\n"
             return Written(_touch(note.with_body(body), now, request.tags), APPENDED)
     else:
@@ -306,6 +307,17 @@ def _thread(
     title = f"{index.title} — {day}"
     note = new_note(request, path, title, "dated", f"# {title}\n\n{block}", now, parent=index.id)
     return Written(note, CREATED)
+
+
+def _check_not_a_board(note: Note) -> None:
+    """Obsidian's Kanban plugin keeps only its lanes' cards: a paragraph added to a board
+    would be hidden, then dropped at the board's next save (docs/lab/probe-plugins.md)."""
+    if "kanban-plugin" in note.meta:
+        raise InvalidInput(
+            f"{note.path} is a Kanban board (`kanban-plugin` in its properties), whose plugin "
+            "keeps only the cards of its lanes: text added to it would be lost",
+            "remember it under another title, or add it as a card in Obsidian",
+        )
 
 
 def _find_title(request: Request, catalog: CatalogReads, node: str, title: str) -> ObjectRow | None:

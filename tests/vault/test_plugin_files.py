@@ -13,6 +13,7 @@ import pytest
 
 from brain._brain import Brain, open_vault
 from brain._clock import FixedClock
+from brain._errors import InvalidInput
 
 KNOWLEDGE = "main/Knowledge"
 # Base64 as the plugins write it (Excalidraw's compressed JSON, a pasted image's data URI).
@@ -153,6 +154,19 @@ def test_plugin_data_and_pasted_images_are_not_recall_text(brain: Brain, vault: 
     assert not [e for e in entities if len(e) > 30]
     assert "kanban-plugin: basic" in (vault / KNOWLEDGE / "Falcon board.md").read_text()
     assert BLOB in (vault / KNOWLEDGE / "Projects.md").read_text()  # the file keeps every byte
+
+
+def test_remember_does_not_add_a_paragraph_to_a_kanban_board(brain: Brain, vault: Path) -> None:
+    """`remember --title "Falcon board"` appended its text after the board's settings, where
+    the Kanban plugin shows nothing and drops it at its next save: a memory lost."""
+    board = vault / KNOWLEDGE / "Falcon board.md"
+    board.write_text(KANBAN)
+    brain.list()  # adopted: the board is a note with brain's fields added
+    before = board.read_bytes()
+    with pytest.raises(InvalidInput, match="is a Kanban board") as refused:
+        brain.remember("Falcon slipped a week.", title="Falcon board", node="Knowledge")
+    assert "another title" in refused.value.hint
+    assert board.read_bytes() == before
 
 
 def test_a_callout_that_answers_is_the_snippet(brain: Brain, vault: Path) -> None:
