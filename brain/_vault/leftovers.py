@@ -1,5 +1,5 @@
 """What killed writes leave behind: hidden temp files of atomic writes, caches set aside; and
-a file-sync tool's conflict copies of `index.json`, which brain never reads (synced.py)."""
+a file-sync tool's conflict copies of files brain writes anew (synced.py)."""
 
 from __future__ import annotations
 
@@ -20,14 +20,17 @@ _SET_ASIDE = re.compile(r"^fulltext\.old-[0-9a-f]+$")  # FullText.create() renam
 
 
 def find(root: Path, now: float, min_age: float = LEFTOVER_AGE) -> list[str]:
-    """Vault-relative paths of leftovers last changed at least `min_age` seconds before `now`."""
+    """Vault-relative paths of leftovers last changed at least `min_age` seconds before `now`
+    (a sync tool's conflict copy of a file brain writes anew: at any age)."""
     found = []
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         rel = here.relative_to(root)
         if rel == Path():
             dirs[:] = [d for d in dirs if d != ".git"]
-        candidates = [f for f in files if _TEMP.match(f) or synced.generated_copy(f)]
+        # A sync tool's copy is whole when it appears (and brain may have just renewed its id).
+        found += [p for f in files if synced.generated_copy(p := (rel / f).as_posix())]
+        candidates = [f for f in files if _TEMP.match(f)]
         if rel == Path(CACHE_DIR):
             candidates += [d for d in dirs if _SET_ASIDE.match(d)]
             dirs[:] = [d for d in dirs if not _SET_ASIDE.match(d)]

@@ -23,6 +23,7 @@ STIGNORE = ".stignore"  # Syncthing's ignore patterns, read at the root only, ne
 DROPBOX_MARK = ".dropbox"  # the file the Dropbox client keeps at the root of its folder
 DROPBOX_IGNORED = "user.com.dropbox.ignored"  # Dropbox's attribute for "do not sync this"
 _PROVIDED = ("Mobile Documents", "CloudStorage")  # macOS's iCloud Drive and File Provider folders
+_GRAPH = "/Insights/Graph.md"  # a partition's graph (brain/_upkeep/graph.py)
 _GLOB = frozenset("*?[]{}!\\#")  # a path holding one cannot be written as a literal pattern
 _STIGNORE_SAYS = "# brain: its caches and this machine's state stay on this machine"
 
@@ -103,16 +104,16 @@ def conflict_copies(rels: list[str]) -> list[str]:
         if found is None:
             continue
         tool, original = found
-        if original.endswith(".md"):
+        if generated_copy(rel):
+            what = (
+                f"{tool}'s conflict copy of {original}, which brain writes anew from the notes; "
+                "`brain sleep` removes it"
+            )
+        elif original.endswith(".md"):
             what = (
                 f"{tool} kept this version of {original} too, when two machines changed it; "
                 f"compare the two, keep what you want in {original}, then delete this file "
                 "(until then it is a note of its own)"
-            )
-        elif generated_copy(rel):
-            what = (
-                f"{tool}'s conflict copy of {original}, which brain writes itself and never "
-                "reads back; `brain sleep` removes it"
             )
         else:
             continue  # an attachment both machines changed: the person's, not brain's
@@ -121,10 +122,15 @@ def conflict_copies(rels: list[str]) -> list[str]:
 
 
 def generated_copy(rel: str) -> bool:
-    """A sync tool's conflict copy of a node's `index.json`: brain rewrites the file on every
-    change of the node, so two machines writing at once leave one behind, never read."""
+    """A sync tool's conflict copy of a file brain writes anew from the notes: a node's
+    `index.json` (rewritten on every change of the node) or a partition's `Insights/Graph.md`
+    (at every sleep). Two machines writing at once leave one behind, with nothing of the
+    person's in it."""
     found = conflict_of(rel)
-    return found is not None and found[1].rpartition("/")[2] == "index.json"
+    if found is None:
+        return False
+    original = found[1]
+    return original.rpartition("/")[2] == "index.json" or original.endswith(_GRAPH)
 
 
 def conflict_of(rel: str) -> tuple[str, str] | None:

@@ -133,11 +133,13 @@ def test_sleep_removes_conflict_copies_of_index_json_and_keeps_the_notes(
     note = brain.remember("Ana likes tulips", title="Tulips")
     copy = vault / INBOX / "index.sync-conflict-20261207-201744-OX6ZGZU.json"
     copy.write_text("{}")
+    graph = vault / "main/Insights/Graph.sync-conflict-20261207-201744-OX6ZGZU.md"
+    shutil.copy(vault / "main/Insights/Graph.md", graph)
     shutil.copy(vault / note.path, vault / INBOX / CONFLICT)
-    past = clock.now().timestamp() - 7200  # Syncthing gives a copy the time of its version
-    os.utime(copy, (past, past))
+    assert "writes anew from the notes" in "".join(brain.doctor().sync_copies)
     report = brain.sleep()
     assert not copy.exists() and f"{INBOX}/{copy.name}" in report.leftovers
+    assert not graph.exists() and not brain.doctor().sync_copies[1:]  # the note's copy stays
     assert (vault / INBOX / CONFLICT).is_file()  # a note: the person compares and chooses
 
 
