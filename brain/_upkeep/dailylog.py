@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from brain._errors import BrokenNote
@@ -17,7 +17,7 @@ from brain._model import Note, Visibility, iso, new_id
 from brain._upkeep import graph
 from brain._upkeep.splits import Suggestion
 from brain._vault.archive import is_archived
-from brain._vault.journal import Event
+from brain._vault.journal import KEEP_DAYS, Event
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -41,49 +41,72 @@ def regenerate(
     dry_run: bool = False,
     pending: Sequence[Event] = (),
 ) -> list[str]:
-    """Write today's log in every partition where something happened; returns changed paths.
+    """Write the logs of today and of the journal's week before it in every partition where
+    something happened; returns changed paths.
 
+    The earlier days are written again because what happened after a day's last pass (all of
+    it, for a pass run nightly after midnight) would otherwise reach no log. Their split
+    suggestions are kept as they were: only today's pass knows today's.
     `pending`: events not journaled (a dry run's would-be changes).
     """
-    day = iso(now)[:10]
-    events = brain.journal.on(day) + list(pending)
+    today = iso(now)[:10]
+    days = [iso(now - timedelta(days=n))[:10] for n in range(KEEP_DAYS, 0, -1)] + [today]
     changed = []
     with brain.lock.hold():
-        for partition in brain.store.partitions():
-            if is_archived(brain.store, partition):
-                continue  # read-only: nothing happens there
-            path = log_path(partition, day)
-            existing = _existing(brain, path)
-            body = _body(
-                brain,
-                partition,
-                day,
-                [e for e in events if e.partition == partition],
-                [s for s in splits if s.partition == partition],
-                _said(existing.body) if existing is not None else {},
-            )
-            if body is None and existing is None:
-                continue
-            body = body or f"# Log {day}\n\n{PURPOSE}\n\nNothing changed today.\n"
-            if existing is not None and existing.body == body:
-                continue
-            changed.append(path)
-            if dry_run:
-                continue
-            stamp = iso(now)
-            if existing is None:
-                meta = {
-                    "id": new_id(now),
-                    "title": day,
-                    "kind": "log",
-                    "status": "active",
-                    "created": stamp,
-                    "touched": stamp,
-                    "source": {"via": "sleep"},
-                }
-                brain.save(Note(meta=meta, body=body, path=path))
-            else:
-                brain.save(existing.with_body(body).with_meta(touched=stamp))
+        for day in days:
+            events = brain.journal.on(day) + (list(pending) if day == today else [])
+            kept = splits if day == today else None
+            changed += _regenerate_day(brain, now, day, events, kept, dry_run=dry_run)
+    return changed
+
+
+def _regenerate_day(
+    brain: Context,
+    now: datetime,
+    day: str,
+    events: list[Event],
+    splits: Sequence[Suggestion] | None,
+    *,
+    dry_run: bool = False,
+) -> list[str]:
+    """One day's log in every partition; `splits` None keeps the suggestions it already has."""
+    changed = []
+    for partition in brain.store.partitions():
+        if is_archived(brain.store, partition):
+            continue  # read-only: nothing happens there
+        path = log_path(partition, day)
+        existing = _existing(brain, path)
+        said = _said(existing.body) if existing is not None else {}
+        body = _body(
+            brain,
+            partition,
+            day,
+            [e for e in events if e.partition == partition],
+            [s for s in splits if s.partition == partition] if splits is not None else None,
+            said,
+        )
+        if body is None and existing is None:
+            continue
+        body = body or f"# Log {day}\n\n{PURPOSE}\n\nNothing changed today.\n"
+        if existing is not None and existing.body == body:
+            continue
+        changed.append(path)
+        if dry_run:
+            continue
+        stamp = iso(now)
+        if existing is None:
+            meta = {
+                "id": new_id(now),
+                "title": day,
+                "kind": "log",
+                "status": "active",
+                "created": stamp,
+                "touched": stamp,
+                "source": {"via": "sleep"},
+            }
+            brain.save(Note(meta=meta, body=body, path=path))
+        else:
+            brain.save(existing.with_body(body).with_meta(touched=stamp))
     return changed
 
 
@@ -134,6 +157,7 @@ def _existing(brain: Context, path: str) -> Note | None:
 
 # The sections the journal feeds, and the lines that count notes not named in them.
 _JOURNALED = ("Corrected", "Forgotten", "Aged", "Moved between tiers")
+_SPLITS = "Split suggestions"
 _COUNTED = re.compile(r"^- (\d+) (?:private or local-only note\(s\)|note\(s\); neither .*)$")
 Said = dict[str, tuple[list[str], int]]
 
@@ -147,6 +171,8 @@ def _said(body: str) -> Said:
     for section in body.split("\n## ")[1:]:
         heading, *lines = section.split("\n")
         named = _HEADING.match(heading)
+        if named is not None and named[1] == _SPLITS:
+            said[_SPLITS] = ([n for n in lines if n.startswith("- ")], 0)
         if named is None or named[1] not in _JOURNALED:
             continue
         counted = [int(m[1]) for n in lines if (m := _COUNTED.match(n))]
@@ -160,9 +186,10 @@ def _body(
     partition: str,
     day: str,
     events: list[Event],
-    splits: list[Suggestion],
+    splits: list[Suggestion] | None,
     said: Said,
 ) -> str | None:
+    """A log's text, or None when nothing happened; `splits` None: the ones `said` holds."""
     catalog = brain.caches.catalog
     created = catalog.created_on(partition, day)
 
@@ -185,12 +212,18 @@ def _body(
         _forgotten(max(forgotten, said.get("Forgotten", ([], 0))[1])),
         _section("Aged", happened("aged"), said.get("Aged")),
         _section("Moved between tiers", happened("moved"), said.get("Moved between tiers")),
-        _section("Split suggestions", [("", "normal", s.line()) for s in splits]),
+        _section(_SPLITS, [("", "normal", s) for s in _split_lines(splits, said)]),
     ]
     parts = [s for s in sections if s]
     if not parts:
         return None
     return f"# Log {day}\n\n{PURPOSE}\n\n" + "\n".join(parts)
+
+
+def _split_lines(splits: list[Suggestion] | None, said: Said) -> list[str]:
+    if splits is not None:
+        return [s.line() for s in splits]
+    return [n.removeprefix("- ") for n in said.get(_SPLITS, ([], 0))[0]]
 
 
 def _forgotten(count: int) -> str:

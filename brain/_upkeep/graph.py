@@ -65,7 +65,9 @@ def select(catalog: CatalogReads, partition: str) -> Drawn:
     for e in edges:
         degree[e.source] += 1
         degree[e.target] += 1
-    ranked = sorted(degree, key=lambda n: (-degree[n], n))
+    # Ties go to the newest notes (ids sort by time): in a year of notes with a relation or
+    # two each, the oldest would otherwise fill the diagram for good.
+    ranked = sorted(sorted(degree, reverse=True), key=lambda n: -degree[n])
     kept = set(ranked[:MAX_NODES])
     inside = [e for e in edges if e.source in kept and e.target in kept]
     drawn = inside[:MAX_EDGES]

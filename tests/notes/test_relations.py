@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,20 @@ def test_graph_is_capped_and_says_what_was_left_out(
     body = brain.write_graph().body
     assert body.count("-->|partOf|") == 3
     assert "Left out to keep the diagram readable: 3 notes and 3 relations" in body
+
+
+def test_a_full_graph_draws_the_newest_of_equally_connected_notes(
+    brain: Brain, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(4):
+        clock.set(clock.now() + timedelta(days=1))
+        a = brain.remember(f"Month {n} plan", title=f"Plan {n}").id
+        b = brain.remember(f"Month {n} budget", title=f"Budget {n}").id
+        brain.relate(a, "extends", b)
+    monkeypatch.setattr(graph, "MAX_NODES", 4)
+    body = brain.write_graph().body
+    assert "Plan 3" in body and "Plan 2" in body, "a year on, the graph still shows this month"
+    assert "Plan 0" not in body and "Plan 1" not in body
 
 
 def test_graph_leaves_out_private_notes(brain: Brain, vault: Path) -> None:

@@ -121,10 +121,11 @@ def test_the_log_lists_aging_and_hides_private_titles(brain: Brain, clock: Fixed
 
 
 def test_an_idle_day_writes_no_log(brain: Brain, clock: FixedClock) -> None:
+    brain.sleep()  # the first day's log: the template's notes were created then
     clock.set(T0 + 3 * DAY)
     report = brain.sleep()
     assert report.logs == []
-    assert not list((brain.root / "main/Insights/Logs").glob("*.md"))
+    assert [p.name for p in (brain.root / "main/Insights/Logs").glob("*.md")] == [f"{TODAY}.md"]
 
 
 def test_after_sleep_no_byte_of_a_forgotten_note_remains_under_brain(
@@ -384,3 +385,38 @@ def test_a_log_written_again_never_unsays_what_the_journal_no_longer_holds(
     brain.sleep()
     assert aged.id not in log_file.read_text() and "Ager" not in log_file.read_text()
     brain.close()
+
+
+def test_a_nightly_pass_after_midnight_logs_what_the_day_before_it_did(
+    brain: Brain, clock: FixedClock
+) -> None:
+    evening = T0.replace(hour=0) + 21 * DAY + timedelta(hours=20)
+    clock.set(evening)
+    old = brain.remember("the old plan", title="Old plan")
+    doomed = brain.remember("quorvantel is gone", title="Doomed")
+    written = brain.remember("an evening idea", title="Evening idea")
+    fixed = brain.correct(old.id, "the plan, corrected")
+    brain.forget(doomed.id)
+    clock.set(evening + timedelta(hours=7))  # 03:00 the next day, as a nightly cron runs it
+    report = brain.sleep()
+    day = f"{evening:%Y-%m-%d}"
+    assert f"main/Insights/Logs/{day}.md" in report.logs
+    text = (brain.root / f"main/Insights/Logs/{day}.md").read_text()
+    assert "Evening idea" in text and written.id in text
+    assert f"## Corrected (1)\n\n- Old plan: `{old.id}` → `{fixed.id}`" in text
+    assert "## Forgotten (1)" in text and "quorvantel" not in text and doomed.id not in text
+    assert not brain.sleep().logs, "the day before is written again only when it changes"
+
+
+def test_writing_the_day_before_again_keeps_its_split_suggestions(
+    brain: Brain, clock: FixedClock
+) -> None:
+    crowd(brain, "Knowledge/Domains/Cooking")
+    brain.sleep()
+    clock.set(T0 + timedelta(hours=2))
+    late = brain.remember("a late thought", title="Late")  # after the day's pass
+    clock.set(T0 + DAY)
+    assert f"main/Insights/Logs/{TODAY}.md" in brain.sleep().logs
+    log = (brain.root / f"main/Insights/Logs/{TODAY}.md").read_text()
+    assert late.id in log
+    assert "## Split suggestions (1)" in log and "Bread (20)" in log
