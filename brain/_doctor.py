@@ -17,7 +17,7 @@ from brain._model import KINDS, STATUSES, Note, Visibility, content_hash, is_id,
 from brain._notes import relations
 from brain._sources import documents
 from brain._upkeep import dictionaries
-from brain._vault import editors, leftovers, synced
+from brain._vault import editors, leftovers, portable, synced
 from brain._vault.archive import is_archived
 from brain._vault.paths import CACHE_DIR, COLD_DIR
 
@@ -50,6 +50,7 @@ class DoctorReport:
     unmerged: tuple[str, ...] = ()  # deleted on one side of a merge, changed on the other
     synced: tuple[str, ...] = ()  # file-sync tools copying `.brain/` to other machines
     sync_copies: tuple[str, ...] = ()  # a sync tool's conflict copies: both machines changed it
+    unportable: tuple[str, ...] = ()  # names a clone on macOS or Windows cannot hold
 
     @property
     def ok(self) -> bool:
@@ -71,6 +72,7 @@ class DoctorReport:
             or self.unmerged
             or self.synced
             or self.sync_copies
+            or self.unportable
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -96,6 +98,7 @@ class DoctorReport:
             "unmerged": list(self.unmerged),
             "synced": list(self.synced),
             "sync_copies": list(self.sync_copies),
+            "unportable": list(self.unportable),
         }
 
 
@@ -176,6 +179,7 @@ def examine(brain: Context) -> DoctorReport:
         ),
         tuple(synced.exposed(brain.root)),
         tuple(synced.conflict_copies(_walked(brain.root))),
+        tuple(portable.names(brain.root)),
     )
 
 

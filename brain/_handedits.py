@@ -204,7 +204,7 @@ class HandEdits:
             return []
         catalog = self.caches.catalog
         broken = []
-        for name in self._names_by_title(folder).get(normalise_title(title), ()):
+        for name in self.names_by_title(folder).get(normalise_title(title), ()):
             rel = f"{folder}/{name}"
             st = self.store.stat(rel)
             row = catalog.file(rel)
@@ -230,7 +230,7 @@ class HandEdits:
         finally:
             self._names = None
 
-    def _names_by_title(self, folder: str) -> NamesByTitle:
+    def names_by_title(self, folder: str) -> NamesByTitle:
         """A folder's note file names by normalised title. Inside `bulk()` a folder is listed
         once per block: the lock is held, so its new files are ours and already cached (a
         listing per titled write made ingesting quadratic: 26k files in one folder at 100k)."""

@@ -330,6 +330,7 @@ def doctor(
             ("[red]conflict[/red]", report.unmerged, ""),
             ("[yellow]synced[/yellow]  ", report.synced, ""),
             ("[red]conflict[/red]", report.sync_copies, ""),
+            ("[yellow]name[/yellow]    ", report.unportable, ""),
         ]
         for label, items, why in findings:
             for item in items:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 from datetime import datetime
 from pathlib import PurePosixPath
@@ -75,5 +76,6 @@ def renamed_title(note: Note, before: str) -> str | None:
         stem = file_stem(note.title)
     except InvalidInput:  # a title with no characters usable in a file name
         return None
-    named = old.stem == stem or re.fullmatch(re.escape(stem) + r" \d+", old.stem)
-    return new.stem if named and new.stem != stem else None
+    was = unicodedata.normalize("NFC", old.stem)  # brain names files in NFC; macOS wrote NFD
+    named = was == stem or re.fullmatch(re.escape(stem) + r" \d+", was)
+    return new.stem if named and unicodedata.normalize("NFC", new.stem) != stem else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from brain._notes.levers import hidden_path
 from brain._obsidian import check_tag
 from brain._scoping import place
 from brain._vault.archive import check_writable
-from brain._vault.paths import check_node, file_stem
+from brain._vault.paths import check_node, check_portable, file_stem, twin_of
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -73,6 +73,8 @@ class Request:
     visible_only: bool = False
     # Files named after the title that do not parse (a hand edit broke them), where known.
     broken: tuple[str, ...] = ()
+    # A folder's note file names by normalised title (listed once a bulk block), for twins.
+    names: Callable[[str], Mapping[str, list[str]]] | None = None
 
 
 def check_text(text: str, limit: int) -> str:
@@ -142,7 +144,8 @@ def _as_spelled(store: NotesPort, partition: str, node: str) -> str:
     spelled: list[str] = []
     for part in node.split("/"):
         parent = "/".join([partition, *spelled])
-        spelled.append(store.folder_named(parent, part) or part)
+        found = store.folder_named(parent, part)  # a new folder: one every system can hold
+        spelled.append(found or check_portable(part, f"node {node!r}: its part"))
     return "/".join(spelled)
 
 
@@ -213,13 +216,16 @@ def _holds(body: str, text: str) -> bool:
 
 
 def _free_path(request: Request, store: NotesPort, folder: str, stem: str) -> str:
-    path = f"{folder}/{stem}.md"
-    n = 2
-    while store.exists(path):
-        _check_in_the_way(request, store, path)
-        path = f"{folder}/{stem} {n}.md"
-        n += 1
-    return path
+    """A name no file in the folder has, even as macOS or Windows see names: "kite.md" or an
+    NFD "Café.md" takes "Kite.md" or "Café.md" (a clone there would hold one file of two)."""
+    listed = request.names(folder) if request.names is not None else {}
+    name, n = f"{stem}.md", 2
+    while held := next(
+        (f for f in (twin_of(listed, name), name) if f and store.exists(f"{folder}/{f}")), None
+    ):
+        _check_in_the_way(request, store, f"{folder}/{held}")
+        name, n = f"{stem} {n}.md", n + 1
+    return f"{folder}/{name}"
 
 
 def read_in_the_way(request: Request, store: NotesPort, path: str) -> Note:
@@ -342,11 +348,13 @@ def _thread_folder(
     if found is not None:
         return found.node, found
     stem = file_stem(title)
-    folder, n = f"{node}/{stem}", 2
-    while store.exists(f"{request.partition}/{folder}/index.md"):
+    name, n = stem, 2
+    while True:  # a folder spelled in another case or normal form is the same one elsewhere
+        folder = f"{node}/{store.folder_named(f'{request.partition}/{node}', name) or name}"
+        if not store.exists(f"{request.partition}/{folder}/index.md"):
+            return folder, None
         _check_in_the_way(request, store, f"{request.partition}/{folder}/index.md")
-        folder, n = f"{node}/{stem} {n}", n + 1
-    return folder, None
+        name, n = f"{stem} {n}", n + 1
 
 
 def remember(
@@ -378,6 +386,7 @@ def remember(
         tags=clean_tags,
         source=source or own_pass(brain.clock.now()),
         visible_only=brain.for_model,
+        names=brain.by_hand.names_by_title,
     )
     with brain.lock.hold():
         check_writable(brain.store, brain.partition)

@@ -6,14 +6,22 @@ import functools
 import os
 import re
 import stat
+import unicodedata
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from brain._errors import InvalidInput
+from brain._model import normalise_title
 
-_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{n}" for p in ("com", "lpt") for n in range(1, 10)}
+_RESERVED = {"con", "prn", "aux", "nul", "conin$", "conout$"} | {
+    f"{p}{n}" for p in ("com", "lpt") for n in [*range(1, 10), "¹", "²", "³"]
+}  # Windows takes COM¹ to COM³ for devices too
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _UNSAFE_IN_FILENAME = re.compile(r'[/\\:*?"<>|]')
 MAX_SEGMENT = 100
+# A file name's bytes in UTF-8: ext4 and APFS allow 255 (Windows 255 UTF-16 units, never more
+# than the bytes); the rest is for " 12", ".md" and a write's temp name ".<name>.<8>.tmp".
+MAX_STEM_BYTES = 200
 CACHE_DIR = ".brain"
 COLD_DIR = "cold"
 
@@ -35,6 +43,33 @@ def check_segment(name: str, what: str) -> str:
     if name != name.strip():
         raise InvalidInput(f"{what} {name!r} may not start or end with a space")
     return name
+
+
+def check_portable(name: str, what: str) -> str:
+    """A folder name brain is to make, in NFC: one a clone on Windows or macOS can hold too
+    (git stops a Windows checkout of the whole vault at one name it cannot make)."""
+    name = unicodedata.normalize("NFC", name)
+    unsafe = "".join(sorted(set(_UNSAFE_IN_FILENAME.findall(name))))
+    if unsafe:
+        raise InvalidInput(f"{what} {name!r} may not contain {unsafe!r} (Windows refuses them)")
+    if name.endswith("."):
+        raise InvalidInput(f"{what} {name!r} may not end with '.' (Windows drops it)")
+    if len(name.encode()) > MAX_STEM_BYTES:
+        raise InvalidInput(f"{what} is longer than {MAX_STEM_BYTES} bytes in UTF-8")
+    return name
+
+
+def unportable(name: str) -> str | None:
+    """Why macOS or Windows cannot hold a file or folder of this name (None: both can)."""
+    if unsafe := "".join(sorted(set(_UNSAFE_IN_FILENAME.findall(name)))):
+        return f"{unsafe!r} cannot be in a Windows file name"
+    if _CONTROL.search(name):
+        return "a control character cannot be in a Windows file name"
+    if name.endswith((".", " ")):
+        return "Windows drops a name's last dot or space"
+    if name.split(".")[0].strip().casefold() in _RESERVED:
+        return "Windows keeps this name for a device"
+    return None
 
 
 def check_node(node: str) -> str:
@@ -69,16 +104,35 @@ def spelled_as(folders: list[str], name: str) -> str | None:
     (two would be ambiguous: none), else None."""
     if name in folders:
         return name
-    same = [f for f in folders if f.casefold() == name.casefold()]
+    key = name_key(name)
+    same = [f for f in folders if name_key(f) == key]
     return same[0] if len(same) == 1 else None
 
 
+def name_key(name: str) -> str:
+    """What two names share when macOS or Windows take them for one file: the same letters in
+    another case, or in another Unicode normal form (macOS wrote "é" as "e" + U+0301)."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def twin_of(listed: Mapping[str, Sequence[str]], name: str) -> str | None:
+    """The file of a folder that macOS or Windows would take for `name`, from the folder's
+    names by normalised title (their stems'); None if none."""
+    same = listed.get(normalise_title(name.removesuffix(".md")), ())
+    return next((other for other in same if name_key(other) == name_key(name)), None)
+
+
 def file_stem(title: str) -> str:
-    """A file name from a title: separators and reserved characters become spaces."""
+    """A file name from a title that every system can hold: separators and the characters
+    Windows refuses become spaces, in Unicode's composed form (NFC, as Linux and Windows
+    spell a typed "é"), cut to 80 characters and to MAX_STEM_BYTES."""
     if _CONTROL.search(title):
         raise InvalidInput(f"title {title!r} contains a control character (NUL, newline, …)")
-    stem = _UNSAFE_IN_FILENAME.sub(" ", title)
-    stem = re.sub(r"\s+", " ", stem).strip(" .")[:80].strip(" .")
+    stem = _UNSAFE_IN_FILENAME.sub(" ", unicodedata.normalize("NFC", title))
+    stem = re.sub(r"\s+", " ", stem).strip(" .")[:80]
+    while len(stem.encode()) > MAX_STEM_BYTES:  # 80 CJK characters or emoji are 240 or 320
+        stem = stem[:-1]
+    stem = stem.strip(" .")
     if not stem:
         raise InvalidInput(f"title {title!r} has no characters usable in a file name")
     base, dot, rest = stem.partition(".")

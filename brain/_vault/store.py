@@ -292,8 +292,12 @@ class NoteStore:
         """The names of the entries of one folder (none if it is not there)."""
         try:
             return [entry.name for entry in os.scandir(self.path(folder))]
-        except (FileNotFoundError, NotADirectoryError, InvalidInput):
+        except InvalidInput:
             return []
+        except OSError as exc:  # a name too long for the file system is never there either
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+                return []
+            raise
 
     def read_bytes(self, rel: str) -> bytes:
         """The file as stored (a cold note: its compressed frame)."""
