@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,7 @@ from brain._notes.levers import hidden_path
 from brain._obsidian import check_tag
 from brain._scoping import place
 from brain._vault.archive import check_writable
-from brain._vault.paths import check_node, check_portable, file_stem, twin_of
+from brain._vault.paths import check_node, check_portable, file_stem, spellings
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -73,8 +73,6 @@ class Request:
     visible_only: bool = False
     # Files named after the title that do not parse (a hand edit broke them), where known.
     broken: tuple[str, ...] = ()
-    # A folder's note file names by normalised title (listed once a bulk block), for twins.
-    names: Callable[[str], Mapping[str, list[str]]] | None = None
 
 
 def check_text(text: str, limit: int) -> str:
@@ -216,13 +214,12 @@ def _holds(body: str, text: str) -> bool:
 
 
 def _free_path(request: Request, store: NotesPort, folder: str, stem: str) -> str:
-    """A name no file in the folder has, even as macOS or Windows see names: "kite.md" or an
-    NFD "Café.md" takes "Kite.md" or "Café.md" (a clone there would hold one file of two)."""
-    listed = request.names(folder) if request.names is not None else {}
+    """A name no file in the folder has, nor in the spellings macOS and Windows take for the
+    same file that people and Macs make most: "kite.md" or an NFD "Café.md" takes "Kite.md" or
+    "Café.md" (a clone there would hold one file of two). A few stats, not a listing of the
+    folder (~30 ms a write at 10k notes); doctor names any other twin (portable.py)."""
     name, n = f"{stem}.md", 2
-    while held := next(
-        (f for f in (twin_of(listed, name), name) if f and store.exists(f"{folder}/{f}")), None
-    ):
+    while held := next((f for f in spellings(name) if store.exists(f"{folder}/{f}")), None):
         _check_in_the_way(request, store, f"{folder}/{held}")
         name, n = f"{stem} {n}.md", n + 1
     return f"{folder}/{name}"
@@ -386,7 +383,6 @@ def remember(
         tags=clean_tags,
         source=source or own_pass(brain.clock.now()),
         visible_only=brain.for_model,
-        names=brain.by_hand.names_by_title,
     )
     with brain.lock.hold():
         check_writable(brain.store, brain.partition)

@@ -7,11 +7,9 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from brain._errors import InvalidInput
-from brain._model import normalise_title
 
 _RESERVED = {"con", "prn", "aux", "nul", "conin$", "conout$"} | {
     f"{p}{n}" for p in ("com", "lpt") for n in [*range(1, 10), "¹", "²", "³"]
@@ -115,11 +113,15 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
-def twin_of(listed: Mapping[str, Sequence[str]], name: str) -> str | None:
-    """The file of a folder that macOS or Windows would take for `name`, from the folder's
-    names by normalised title (their stems'); None if none."""
-    same = listed.get(normalise_title(name.removesuffix(".md")), ())
-    return next((other for other in same if name_key(other) == name_key(name)), None)
+def spellings(name: str) -> list[str]:
+    """A file name and the spellings of it that macOS and Windows take for the same file, that
+    people and Macs make most: all in lower case, its first letter's case swapped, macOS's NFD
+    (not when longer than a name can be: Hangul's NFD is three times its bytes)."""
+    variants = (name.lower(), name[:1].swapcase() + name[1:], unicodedata.normalize("NFD", name))
+    return [v for v in dict.fromkeys((name, *variants)) if len(v.encode()) <= NAME_BYTES]
+
+
+NAME_BYTES = 255  # the longest file name Linux's, macOS's and Windows's file systems hold
 
 
 def file_stem(title: str) -> str:
