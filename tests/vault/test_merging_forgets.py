@@ -43,12 +43,18 @@ def shared_note(a: Path, b: Path) -> tuple[str, str]:
     return heron.id, falcon.id
 
 
-def forgotten_on_a_corrected_on_b(a: Path, b: Path) -> tuple[str, Note]:
-    """`Heron launch` forgotten on A, then corrected on B (which has not pulled A's forget)."""
+def forgotten_on_a(a: Path, b: Path) -> str:
+    """`Heron launch`, on both machines, forgotten on A (not yet pushed)."""
     heron, _ = shared_note(a, b)
     brain = open_vault(a, clock=at(10))
     brain.forget(heron)
     brain.close()
+    return heron
+
+
+def forgotten_on_a_corrected_on_b(a: Path, b: Path) -> tuple[str, Note]:
+    """`Heron launch` forgotten on A, then corrected on B (which has not pulled A's forget)."""
+    heron = forgotten_on_a(a, b)
     brain = open_vault(b, clock=at(20))
     newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
     brain.close()
@@ -64,10 +70,7 @@ def test_a_forget_commit_names_the_forgotten_notes_in_a_trailer(
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron, _ = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
+    heron = forgotten_on_a(a, b)
     said = git(a, "log", "-1", "--format=%(trailers:key=Brain-Forgets,valueonly)")
     assert said.split() == [heron]
 
@@ -254,10 +257,7 @@ def test_a_forget_reverted_by_hand_is_not_honoured_by_a_clone_that_lost_its_cach
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron, _ = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
+    heron = forgotten_on_a(a, b)
     git(a, "revert", "--no-edit", "HEAD")  # git's own revert: no Brain-Undoes trailer
     settled(a, 15)
     push(a)
