@@ -82,17 +82,46 @@ def ending_as_ctrl_c() -> Iterator[None]:
         # Once is enough: a second SIGTERM (or the SIGHUP of a closing terminal after it) must
         # not cut the unwinding short. Ctrl-C still interrupts it, as a person may insist.
         for each in taken:
-            signal.signal(each, signal.SIG_IGN)
-        raise Stopped(signum)
+            if each != signal.SIGINT:
+                signal.signal(each, signal.SIG_IGN)
+        if _held.depth:  # in the few steps of a write that must end together: at their end
+            _held.waiting = signum
+            return
+        raise Stopped(signum) if signum != signal.SIGINT else KeyboardInterrupt()
 
     for signum in SIGNALS:
-        if signum != signal.SIGINT and signal.getsignal(signum) is signal.SIG_DFL:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        if signal.getsignal(signum) is default:
             taken[signum] = signal.signal(signum, stop)
     try:
         yield
     finally:
         for signum, before in taken.items():
             signal.signal(signum, before)
+
+
+class _Held(threading.local):
+    depth = 0
+    waiting: int | None = None
+
+
+_held = _Held()
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A few steps that must end together, such as a temp file made and recorded where its
+    cleanup will find it: a stop arriving inside (Ctrl-C, SIGTERM, SIGHUP, while
+    `ending_as_ctrl_c` is on) is raised at their end, not between two of them. Signals reach
+    the main thread only, so only its steps wait."""
+    _held.depth += 1
+    try:
+        yield
+    finally:
+        _held.depth -= 1
+        if not _held.depth and _held.waiting is not None:
+            signum, _held.waiting = _held.waiting, None
+            raise Stopped(signum) if signum != signal.SIGINT else KeyboardInterrupt()
 
 
 def interrupted(command: str, signum: int) -> str:

@@ -19,16 +19,19 @@ from typing import cast
 from brain._errors import VaultBusy
 from brain._model import Steps
 from brain._processes import described, lock_holders
+from brain._streams import held
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
-    """Temp file, fsync, rename, fsync of the folder: a crash leaves the old file or the new."""
-    tmp = write_temp(path, data, durable=True)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        discard(tmp)
-        raise
+    """Temp file, fsync, rename, fsync of the folder: a crash leaves the old file or the new,
+    and a Ctrl-C or SIGTERM waits for the rename (streams.held), leaving no temp file."""
+    with held():
+        tmp = write_temp(path, data, durable=True)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            discard(tmp)
+            raise
     fsync_dir(path.parent)
 
 

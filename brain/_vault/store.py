@@ -12,6 +12,7 @@ from typing import Protocol
 
 from brain._errors import BrokenNote, InvalidInput
 from brain._model import LOCAL_ONLY, Note
+from brain._streams import held
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, hot_path, is_cold
 from brain._vault.editors import aside, drawing_name, template_folders
@@ -70,21 +71,22 @@ class NoteStore:
         """The notes written since the last commit: on disk (one sync), then renamed into place."""
         if not self._group:
             return
-        group = list(self._group.values())
-        self._group.clear()
-        try:
-            make_durable([tmp for tmp, _ in group])
-        except BaseException:
-            for tmp, _ in group:
-                discard(tmp)
-            raise
-        for done, (tmp, target) in enumerate(group):
+        with held():  # renamed into place or removed, every one: a stop waits for the end
+            group = list(self._group.values())
+            self._group.clear()
             try:
-                os.replace(tmp, target)
+                make_durable([tmp for tmp, _ in group])
             except BaseException:
-                for rest, _ in group[done:]:
-                    discard(rest)
+                for tmp, _ in group:
+                    discard(tmp)
                 raise
+            for done, (tmp, target) in enumerate(group):
+                try:
+                    os.replace(tmp, target)
+                except BaseException:
+                    for rest, _ in group[done:]:
+                        discard(rest)
+                    raise
         for folder in dict.fromkeys(target.parent for _, target in group):
             fsync_dir(folder)  # once each (or once at the end of the block)
 
@@ -333,11 +335,12 @@ class NoteStore:
             atomic_write(self.path(rel), data)
             return data
         target = inside(self.root, rel)
-        tmp = write_temp(target, data, durable=False)
-        replaced = self._group.pop(rel, None)  # written twice in one group: the last counts
-        if replaced is not None:
-            discard(replaced[0])
-        self._group[rel] = (tmp, target)
+        with held():  # a stop waits until the temp file is in the group its end commits
+            tmp = write_temp(target, data, durable=False)
+            replaced = self._group.pop(rel, None)  # written twice in one group: the last counts
+            if replaced is not None:
+                discard(replaced[0])
+            self._group[rel] = (tmp, target)
         return data
 
     def delete(self, rel: str) -> None:

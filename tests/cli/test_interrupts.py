@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from brain._streams import ending_as_ctrl_c, held
 from tests.cli.test_connect_terminal import _read_until
 from tests.cli.test_scripting import brain
 from tests.ingest.test_recalls import chatgpt
@@ -157,3 +158,17 @@ def test_reading_stdin_at_a_terminal_says_how_to_end_the_text(
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, seen
     assert done in seen, seen
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_inside_a_held_write_is_raised_when_the_write_is_whole(signum: int) -> None:
+    """A temp file made, then the stop, then its record: the stop came between the two and the
+    file was left behind (CI saw one after a Ctrl-C). Inside `held` the steps end first."""
+    done = []
+    with pytest.raises(KeyboardInterrupt), ending_as_ctrl_c():
+        with held():
+            os.kill(os.getpid(), signum)
+            time.sleep(0.05)  # the handler has run by now: the stop is waiting
+            done.append("recorded")
+        done.append("after")  # never: the stop is raised as the held steps end
+    assert done == ["recorded"]
