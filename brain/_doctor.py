@@ -19,7 +19,7 @@ from brain._sources import documents
 from brain._upkeep import dictionaries
 from brain._vault import editors, leftovers, portable, synced
 from brain._vault.archive import is_archived
-from brain._vault.paths import CACHE_DIR, COLD_DIR
+from brain._vault.paths import COLD_DIR
 
 if TYPE_CHECKING:
     from brain._context import Context
@@ -150,8 +150,10 @@ def examine(brain: Context) -> DoctorReport:
         for rel, where in brain.store.links()
     ]
     copies, renewed = _copies(brain, parsed)
-    left = leftovers.find(brain.root, brain.clock.now().timestamp())
-    left = [rel for rel in left if not synced.generated_copy(rel)]  # said with sync_copies
+    # A sync tool's copy of a file brain writes anew is a leftover too; said with the notes'.
+    found_left = leftovers.find(brain.root, brain.clock.now().timestamp())
+    left = [rel for rel in found_left if not synced.generated_copy(rel)]
+    copies_of = sorted(seen) + [rel for rel in found_left if synced.generated_copy(rel)]
     rebuilt = brain.caches.catalog.info(REBUILT)
     return DoctorReport(
         tuple(broken),
@@ -178,21 +180,9 @@ def examine(brain: Context) -> DoctorReport:
             for rel in githistory.deleted_in_merge(brain.root)
         ),
         tuple(synced.exposed(brain.root)),
-        tuple(synced.conflict_copies(_walked(brain.root))),
+        tuple(synced.conflict_copies(copies_of)),
         tuple(portable.names(brain.root)),
     )
-
-
-def _walked(root: Path) -> list[str]:
-    """Every file of the vault but `.git/` and `.brain/`, vault-relative: a sync tool's conflict
-    copy of a note is a note, of `index.json` a file brain never reads."""
-    found = []
-    for folder, dirs, names in os.walk(root):
-        if folder == os.fspath(root):
-            dirs[:] = [d for d in dirs if d not in (".git", CACHE_DIR)]
-        rel = Path(folder).relative_to(root)
-        found += [(rel / name).as_posix() for name in names]
-    return sorted(found)
 
 
 def _not_files(brain: Context) -> list[str]:

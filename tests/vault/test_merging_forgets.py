@@ -43,18 +43,18 @@ def shared_note(a: Path, b: Path) -> tuple[str, str]:
     return heron.id, falcon.id
 
 
-def forgotten_on_a(a: Path, b: Path) -> str:
-    """`Heron launch`, on both machines, forgotten on A (not yet pushed)."""
-    heron, _ = shared_note(a, b)
+def forgotten_on_a(a: Path, b: Path) -> tuple[str, str]:
+    """`Heron launch` and `Falcon` on both machines, Heron forgotten on A (not yet pushed)."""
+    heron, falcon = shared_note(a, b)
     brain = open_vault(a, clock=at(10))
     brain.forget(heron)
     brain.close()
-    return heron
+    return heron, falcon
 
 
 def forgotten_on_a_corrected_on_b(a: Path, b: Path) -> tuple[str, Note]:
     """`Heron launch` forgotten on A, then corrected on B (which has not pulled A's forget)."""
-    heron = forgotten_on_a(a, b)
+    heron, _ = forgotten_on_a(a, b)
     brain = open_vault(b, clock=at(20))
     newer = brain.correct(heron, "Heron launches on May 12 (B heard)")
     brain.close()
@@ -70,7 +70,7 @@ def test_a_forget_commit_names_the_forgotten_notes_in_a_trailer(
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron = forgotten_on_a(a, b)
+    heron, _ = forgotten_on_a(a, b)
     said = git(a, "log", "-1", "--format=%(trailers:key=Brain-Forgets,valueonly)")
     assert said.split() == [heron]
 
@@ -108,10 +108,7 @@ def test_a_change_on_one_machine_to_a_note_forgotten_on_the_other_goes_with_the_
     machines: tuple[Path, Path], change: str
 ) -> None:
     a, b = machines
-    heron, falcon = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
+    heron, falcon = forgotten_on_a(a, b)
     brain = open_vault(b, clock=at(20))
     if change == "relate":
         brain.relate(falcon, "references", heron)
@@ -140,10 +137,7 @@ def test_git_status_names_the_collision_and_the_next_command_settles_it(
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron, falcon = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
+    heron, falcon = forgotten_on_a(a, b)
     brain = open_vault(b, clock=at(20))
     brain.relate(heron, "references", falcon)
     brain.close()
@@ -206,10 +200,7 @@ def test_a_correction_pulled_onto_a_forget_stays_a_note_of_its_own(
 
 def test_a_forget_undone_is_not_honoured_by_the_merge(machines: tuple[Path, Path]) -> None:
     a, b = machines
-    heron, falcon = shared_note(a, b)
-    brain = open_vault(a, clock=at(10))
-    brain.forget(heron)
-    brain.close()
+    heron, falcon = forgotten_on_a(a, b)
     result = CliRunner().invoke(app, ["undo", "--vault", str(a)])
     assert result.exit_code == 0, result.output
     brain = open_vault(b, clock=at(20))
@@ -257,7 +248,7 @@ def test_a_forget_reverted_by_hand_is_not_honoured_by_a_clone_that_lost_its_cach
     machines: tuple[Path, Path],
 ) -> None:
     a, b = machines
-    heron = forgotten_on_a(a, b)
+    heron, _ = forgotten_on_a(a, b)
     git(a, "revert", "--no-edit", "HEAD")  # git's own revert: no Brain-Undoes trailer
     settled(a, 15)
     push(a)
