@@ -69,6 +69,7 @@ def open_context(
     synced.keep_private(root)  # a file-sync tool copies the vault, but not its caches
     regenerate.regenerate_after_merge(context)  # a merge kept one side of the derived files
     regenerate.catch_up_after_pull(context)  # git changed the files since the caches saw them
+    regenerate.catch_up_after_restore(context)  # an older backup's caches, forgets since
     regenerate.refresh_git_layout(context)  # git enabled by an older brain: today's lines, once
     return context
 

@@ -107,6 +107,12 @@ def model_cache_dir(env: Mapping[str, str], home: Path) -> Path:
     return Path(base) / "brain" / "models"
 
 
+def state_dir(env: Mapping[str, str], home: Path) -> Path:
+    """Machine-local state that must outlive a vault's `.brain/` (never inside a vault)."""
+    base = env.get("XDG_STATE_HOME") or str(home / ".local" / "state")
+    return Path(base) / "brain"
+
+
 def load(root: Path) -> Settings:
     """Read and validate brain.yaml; every problem names the field."""
     path = root / SETTINGS_FILE

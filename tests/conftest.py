@@ -29,6 +29,12 @@ def _no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BRAIN_DAEMON", "off")
 
 
+@pytest.fixture(autouse=True)
+def _own_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each test's machine-local state (the forget records' copy) in a folder of its own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return fixed_clock()

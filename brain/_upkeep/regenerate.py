@@ -8,6 +8,7 @@ from brain._git import seen
 from brain._git.repo import REGENERATE_FLAG, dirty, merging, refresh_layout, stale_layout
 from brain._indexes.rows import Settled
 from brain._upkeep import concurrent, elsewhere, graph
+from brain._vault import forgotten
 from brain._vault.archive import is_archived
 from brain._vault.files import remove_file
 
@@ -57,6 +58,24 @@ def catch_up_after_pull(brain: Context) -> bool:
     if elsewhere.brought(brain, before, commit):  # a pull brought forgets: honoured here
         with brain.changes.operation() as op, brain.lock.hold():
             op.said = "; ".join(elsewhere.forget_again(brain, before, commit)) or None
+    return True
+
+
+def catch_up_after_restore(brain: Context) -> bool:
+    """Forgets the vault's own records do not hold but the state folder's copy does: a whole
+    older backup restored with its `.brain/`, whose caches still hold the notes forgotten
+    since. Those are dropped from the caches, and the walk keeps their files out of recall as
+    it keeps out any forgotten note a backup puts back (doctor names each file)."""
+    if not brain.capabilities.hand_edits or not forgotten.behind(brain.root):
+        return False  # the usual case: both hold the same bytes, or nothing was forgotten
+    with brain.lock.hold():
+        if not (missing := forgotten.behind(brain.root)):
+            return False  # another process took them in meanwhile
+        forgotten.take_in(brain.root)
+        for row in brain.caches.catalog.all_notes():
+            if any(record.names(row.id) for record in missing):
+                brain.caches.drop_note(row.id, row.path)
+    brain.catch_up(force=True)
     return True
 
 

@@ -6,12 +6,20 @@ of the note, and the hashes of one record cannot be matched against another's. T
 confirm a guess but do not reveal a text; a short title can be guessed by someone who tries
 candidate titles with the salt (docs/security.md). Machine-local: deleting `.brain/` loses
 the records, never a memory.
+
+A copy of the records is kept outside the vault, in the user's state folder
+(`~/.local/state/brain/forgotten/`, one file per vault id and folder), and every read takes
+both: a whole older backup restored over the vault with its own `.brain/` (whose records are
+older than the forget) would otherwise bring the forgotten notes back with nothing to say so.
+The copy is a safety net: a state folder that cannot be written leaves the forget as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -19,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from brain._errors import NotFound
+from brain import _settings
+from brain._errors import BrainError, NotFound
 from brain._model import Note
 from brain._vault.files import atomic_write
 from brain._vault.paths import CACHE_DIR
@@ -156,16 +165,82 @@ def unrecord(root: Path, note_ids: Iterable[str]) -> set[str]:
 
 def _save(root: Path, records: Iterable[Record]) -> None:
     data = {"version": 1, "forgotten": [r.to_json() for r in records]}
-    atomic_write(root / FILE, json.dumps(data, indent=0) + "\n")
+    text = json.dumps(data, indent=0) + "\n"
+    atomic_write(root / FILE, text)
+    if (copy := mirror(root)) is not None:
+        _keep_copy(copy, text.encode())
+
+
+def _keep_copy(copy: Path, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # the copy is a safety net, never the forget's end
+        copy.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(copy, data)  # a temp file of mode 0600, renamed
 
 
 def load(root: Path) -> Iterator[Record]:
+    """The records of the vault's file and of its copy in the state folder, each once."""
+    seen: set[str] = set()
+    for path in (root / FILE, mirror(root)):
+        for entry in _entries(path):
+            if str(entry.get("salt")) not in seen:
+                seen.add(str(entry.get("salt")))
+                yield Record.from_json(entry)
+
+
+def behind(root: Path) -> list[Record]:
+    """The records only the state folder's copy holds (the vault's file was put back from a
+    backup older than a forget, or lost), now written into the vault's file; [] when the two
+    agree, the usual case, known from their bytes without parsing them. Lock held to write."""
+    copy = mirror(root)
+    theirs, ours = _bytes(copy), _bytes(root / FILE)
+    if not theirs and ours and copy:  # forgets recorded before the copy was kept: copied
+        _keep_copy(copy, ours)
+    if not theirs or theirs == ours:
+        return []
+    known = {str(e.get("salt")) for e in _entries(root / FILE)}
+    return [Record.from_json(e) for e in _entries(copy) if str(e.get("salt")) not in known]
+
+
+def _bytes(path: Path | None) -> bytes:
     try:
-        data = json.loads((root / FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return
-    for entry in data.get("forgotten", []):
-        yield Record.from_json(entry)
+        return path.read_bytes() if path else b""
+    except OSError:  # missing, or unreadable: as if nothing were recorded there
+        return b""
+
+
+def take_in(root: Path) -> None:
+    """Write every record of both places into both (after `behind`). Lock held."""
+    _save(root, list(load(root)))
+
+
+def _entries(path: Path | None) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+        found = data.get("forgotten", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def mirror(root: Path) -> Path | None:
+    """Where this vault's copy of the records lives: the user's state folder, named by the
+    vault id and the vault's folder (two clones on one machine keep their own); None when
+    the vault or the home folder cannot be read (a cron job with no HOME)."""
+    try:
+        st = (root / _settings.SETTINGS_FILE).stat()
+        key = (str(root), st.st_ino, st.st_mtime_ns, st.st_size)
+        if key not in _mirrors:
+            vault_id = _settings.load(root).vault_id
+            where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
+            base = _settings.state_dir(os.environ, Path.home())
+            _mirrors.clear()  # one vault per process, most of the time
+            _mirrors[key] = base / "forgotten" / f"{vault_id}-{where}.json"
+        return _mirrors[key]
+    except (OSError, RuntimeError, BrainError):
+        return None
+
+
+_mirrors: dict[tuple[str, int, int, int], Path] = {}
 
 
 def lookup(root: Path, note_id: str) -> Record:
@@ -183,12 +258,16 @@ def forgotten_here(root: Path, note_id: str) -> Record | None:
     """The record of this id when it names a note forgotten here (its file brought back by a
     backup's restore, or copied in), else None. The records are read again only when their
     file changed: a catch-up asks this of every id the catalog does not know."""
-    global _last  # one read of the records per change of their file
-    try:
-        st = (root / FILE).stat()
-    except FileNotFoundError:
+    global _last  # one read of the records per change of their files
+    stamp: tuple[object, ...] = (str(root),)
+    for path in (root / FILE, mirror(root)):
+        try:
+            st = path.stat() if path else None
+        except FileNotFoundError:
+            st = None
+        stamp += (st.st_ino, st.st_mtime_ns, st.st_size) if st else (None,)
+    if stamp[1:] == (None, None):
         return None
-    stamp = (str(root), st.st_ino, st.st_mtime_ns, st.st_size)
     if _last is None or _last[0] != stamp:
         _last = (stamp, tuple((bytes.fromhex(r.salt), r) for r in load(root)))
     key = note_id.casefold().encode()
@@ -198,7 +277,7 @@ def forgotten_here(root: Path, note_id: str) -> Record | None:
     return None
 
 
-_last: tuple[tuple[str, int, int, int], tuple[tuple[bytes, Record], ...]] | None = None
+_last: tuple[tuple[object, ...], tuple[tuple[bytes, Record], ...]] | None = None
 
 
 def origin_of(source: Mapping[str, Any]) -> str | None:

@@ -119,3 +119,51 @@ def test_a_copy_taken_between_a_corrections_two_writes_keeps_the_id_on_the_curre
         assert brain.expand(fan.id, touch=False).relations[0].target == launch.id
     finally:
         brain.close()
+
+
+def test_a_whole_older_backup_restored_with_its_own_caches_brings_no_forgotten_note_back(
+    vault: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    pin = brain.remember(PIN, title="PIN hint")
+    brain.close()
+    backup = tmp_path / "backup"  # the folder as it was, `.brain/` and its records included
+    shutil.copytree(vault, backup, symlinks=True)
+    brain = open_vault(vault, clock=clock)
+    brain.forget(pin.id)
+    brain.close()
+    shutil.rmtree(vault)  # the whole vault put back from the backup
+    shutil.copytree(backup, vault, symlinks=True)
+    brain = open_vault(vault, clock=clock)
+    try:
+        assert pin.id not in [h.id for h in brain.recall("bank PIN hint cat birthday")]
+        assert pin.id not in {r.id for r in brain.list()}
+        [(path, why)] = brain.doctor().broken
+        assert path == pin.path and "forgotten here" in why
+    finally:
+        brain.close()
+    copies = list((tmp_path / "state" / "brain" / "forgotten").iterdir())
+    assert [oct(c.stat().st_mode & 0o777) for c in copies] == ["0o600"]
+    assert "bank" not in copies[0].read_text()  # salted hashes, no word of the note
+
+
+def test_forgets_recorded_before_the_copy_was_kept_are_copied_at_the_next_opening(
+    vault: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    brain = open_vault(vault, clock=clock)
+    pin = brain.remember(PIN, title="PIN hint")
+    brain.close()
+    backup = tmp_path / "backup"
+    shutil.copytree(vault, backup, symlinks=True)
+    brain = open_vault(vault, clock=clock)
+    brain.forget(pin.id)
+    brain.close()
+    shutil.rmtree(tmp_path / "state")  # as an older brain left it: no copy outside the vault
+    open_vault(vault, clock=clock).close()  # the next opening copies the records out
+    shutil.rmtree(vault)
+    shutil.copytree(backup, vault, symlinks=True)
+    brain = open_vault(vault, clock=clock)
+    try:
+        assert pin.id not in {r.id for r in brain.list()}
+    finally:
+        brain.close()
