@@ -124,3 +124,15 @@ def test_hand_written_created_times_sort_as_moments_and_fall_on_their_day(
     found = {h.id for h in brain.recall("harbour on 6 December 2026", k=5)}
     assert found == set(ids.values())
     assert brain.doctor().ok
+
+
+def test_an_evening_correction_in_los_angeles_is_among_the_days_reflection_cues(
+    brain: Brain, clock: FixedClock
+) -> None:
+    clock.set(datetime(2026, 12, 7, 9, 0, tzinfo=LOS_ANGELES))
+    launch = brain.remember("The launch is in May", title="Launch")
+    clock.set(datetime(2026, 12, 7, 20, 0, tzinfo=LOS_ANGELES))  # 04:00 on the 8th in UTC
+    fixed = brain.correct(launch.id, "The launch is in March")
+    clock.set(datetime(2026, 12, 7, 21, 0, tzinfo=LOS_ANGELES))
+    cues = brain.gate().cues()
+    assert [c["id"] for c in cues["corrected_today"]] == [fixed.id]
