@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import os
+from datetime import UTC, date, datetime, tzinfo
+from pathlib import Path
 from typing import Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from brain._errors import InvalidInput
 
@@ -15,10 +18,59 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The real time, in UTC."""
+    """The real time, in the machine's own zone: a dated note, a daily log and "yesterday" in
+    a query are the person's calendar day, not UTC's (docs/lab/probe-timezones.md). Stored
+    times stay UTC (`model.iso`)."""
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return datetime.now(UTC).astimezone(local_zone())
+
+
+def local_zone() -> tzinfo:
+    """The machine's zone as of now, read afresh (a laptop that travels): TZ, else the
+    /etc/localtime link, else the C library's offset of the moment."""
+    for name in (os.environ.get("TZ", "").lstrip(":"), _linked_zone()):
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError, OSError):
+                continue  # a POSIX rule such as "XYZ-3": the C library below reads it
+    return datetime.now(UTC).astimezone().tzinfo or UTC
+
+
+def _linked_zone() -> str:
+    try:
+        link = str(Path("/etc/localtime").readlink())
+    except OSError:
+        return ""
+    return link.partition("zoneinfo/")[2]
+
+
+def day_of(stamp: str, zone: tzinfo | None) -> date | None:
+    """The calendar day, in `zone`, of a stored time (`2026-12-07T23:30:00Z`, or an offset
+    or naive UTC time written by hand); a date alone is that day wherever one is. None when
+    it does not parse."""
+    text = stamp.strip()
+    try:
+        if len(text) == 10:
+            return date.fromisoformat(text)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(zone).date() if zone is not None else moment.date()
+
+
+def stamp(now: datetime) -> str:
+    """A dated note's block heading time: the person's clock time and its offset
+    (`23:30:00-08:00`), `Z` for UTC, so a day's blocks read and merge in time order."""
+    offset = now.utcoffset()
+    if not offset:
+        return now.strftime("%H:%M:%SZ")
+    minutes = round(offset.total_seconds() / 60)
+    sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
+    return f"{now.strftime('%H:%M:%S')}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 class FixedClock:

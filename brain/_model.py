@@ -111,6 +111,20 @@ def parse_iso(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _stored_time(value: Any) -> str:
+    """A front-matter time as brain stores and compares it, `2026-12-07T09:00:00Z`, whatever
+    the hand that wrote it (an offset, a space, a fraction, a naive UTC time), so times sort
+    as moments; a date alone stays a date (the person's day); what does not parse stays as
+    written (doctor names it)."""
+    text = str(value if value is not None else "").strip()
+    if len(text) <= 10 or (len(text) == 20 and text.endswith("Z") and text[10] == "T"):
+        return text
+    try:
+        return iso(parse_iso(text))
+    except (ValueError, OverflowError):  # OverflowError: year 1 with an offset
+        return text
+
+
 LOCAL_ONLY = Visibility.LOCAL_ONLY.value
 COLD_TIER = "cold"  # compressed notes keep their hot path under it: cold/<hot path>.zst
 
@@ -194,11 +208,11 @@ class Note:
 
     @property
     def created(self) -> str:
-        return str(self.meta.get("created", ""))
+        return _stored_time(self.meta.get("created", ""))
 
     @property
     def touched(self) -> str:
-        return str(self.meta.get("touched", self.created))
+        return _stored_time(self.meta.get("touched")) if "touched" in self.meta else self.created
 
     @property
     def tags(self) -> tuple[str, ...]:

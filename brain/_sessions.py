@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
+from brain._clock import day_of
 from brain._errors import BrokenNote, InvalidInput
 from brain._indexes.catalog import ObjectRow
-from brain._model import LOCAL_ONLY, Note, Status, Visibility, parse_iso
+from brain._model import LOCAL_ONLY, Note, Status, Visibility, iso, parse_iso
 from brain._notes.writing import SINGLETONS, THREADS, Request, check_text, plan
 from brain._vault.archive import check_writable
 
@@ -213,26 +214,37 @@ class Gate:
         return {"changed": sum(1 for n in notes if n is not None and brain.shows(n))}
 
     def cues(self) -> dict[str, Any]:
-        """Reflection cues: today's corrections, notes worth suspicion, threads touched."""
-        day = self.brain.clock.now().strftime("%Y-%m-%d")
-        today = self.brain.caches.catalog.created_or_touched_on(
-            self.brain.partition, day, normal_only=self.brain.for_model
-        )
-        corrections = [r for r in today if r.supersedes and r.created.startswith(day)]
-        superseded = self.brain.caches.catalog.superseded(
-            self.brain.partition, normal_only=self.brain.for_model
-        )
+        """Reflection cues: today's corrections, notes worth suspicion, threads touched. Today
+        is the person's calendar day, of which the stored UTC times may name two."""
+        now = self.brain.clock.now()
+        day, zone = now.date(), now.tzinfo
+        catalog = self.brain.caches.catalog
+        found: dict[str, ObjectRow] = {}
+        for utc_day in dict.fromkeys(iso(moment)[:10] for moment in _day_bounds(now)):
+            for row in catalog.created_or_touched_on(
+                self.brain.partition, utc_day, normal_only=self.brain.for_model
+            ):
+                found.setdefault(row.id, row)
+        today = [
+            r for r in found.values() if day in (day_of(r.created, zone), day_of(r.touched, zone))
+        ]
+        corrections = [r for r in today if r.supersedes and day_of(r.created, zone) == day]
+        superseded = catalog.superseded(self.brain.partition, normal_only=self.brain.for_model)
         sessions = {
-            (_session_of(r), r.created[:10]) for r in superseded if _session_of(r) is not None
+            (_session_of(r), day_of(r.created, zone))
+            for r in superseded
+            if _session_of(r) is not None
         }
         suspect = [
             r
             for r in today
             if r.status != Status.SUPERSEDED
-            and (_session_of(r), r.created[:10]) in sessions
+            and (_session_of(r), day_of(r.created, zone)) in sessions
             and not r.supersedes
         ]
-        threads = [r for r in today if r.node.startswith(THREADS) and r.touched.startswith(day)]
+        threads = [
+            r for r in today if r.node.startswith(THREADS) and day_of(r.touched, zone) == day
+        ]
         return {
             "corrected_today": [_brief(r) for r in corrections],
             "suspect": [_brief(r) for r in suspect],
@@ -247,3 +259,9 @@ def _brief(row: ObjectRow) -> dict[str, Any]:
 def _session_of(row: ObjectRow) -> str | None:
     value = row.source.get("session") if isinstance(row.source, dict) else None
     return str(value) if value else None
+
+
+def _day_bounds(now: datetime) -> tuple[datetime, datetime]:
+    """The first and last moment of `now`'s calendar day in its own zone."""
+    start = datetime.combine(now.date(), time(), now.tzinfo)
+    return start, start + timedelta(days=1) - timedelta(seconds=1)

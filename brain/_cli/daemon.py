@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -172,7 +173,7 @@ def run(vault: VaultOpt = None) -> None:
     root, _how = vault_path(vault)
 
     def log(line: str) -> None:
-        stamp = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = SystemClock().now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         print(f"{stamp} {line}", file=sys.stderr, flush=True)
 
     raise typer.Exit(run_daemon(root, log))

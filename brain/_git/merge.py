@@ -3,11 +3,11 @@
 git calls `python -m brain git merge-driver <kind> %O %A %B %P` and reads the result from %A.
 - `regenerate` (index.json, Insights/Graph.md): both are made from the notes, so the merge
   keeps our side and flags the vault; the next brain command rewrites them from the merged notes.
-- `dated` (Sessions, Diary, Logs): a union of the `## HH:MM:SSZ` blocks in time order (a block
-  one side removed stays removed); named sections (a daily log's `## Created (3)`) merge their
-  lines. Both clones reach the same bytes whichever way they merge. When each side made the
-  day's note with an id of its own, the older id is kept and the other is listed in
-  `merged_ids`; relations to it are repointed after the merge (`aftermerge`).
+- `dated` (Sessions, Diary, Logs): a union of the `## HH:MM:SSZ` (or `±HH:MM`) blocks in time
+  order (a block one side removed stays removed); named sections (a daily log's
+  `## Created (3)`) merge their lines. Both clones reach the same bytes whichever way they
+  merge. When each side made the day's note with an id of its own, the older id is kept and
+  the other is listed in `merged_ids`; relations to it are repointed after the merge (`aftermerge`).
 Anything that does not parse falls back to git's own line merge, conflict markers and all.
 """
 
@@ -24,7 +24,10 @@ from brain._git import aftermerge
 from brain._vault import notefile
 
 KINDS = ("regenerate", "dated")
-_STAMP = re.compile(r"^## \d\d:\d\d:\d\dZ\s*$")
+# The clock time of a block, `Z` or the offset of the zone it was written in (clock.stamp).
+_STAMP = re.compile(
+    r"^## (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)(?:Z|(?P<sign>[+-])(?P<oh>\d\d):(?P<om>\d\d))\s*$"
+)
 
 
 def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, rel: str, cwd: Path) -> int:
@@ -78,7 +81,7 @@ def merge_dated(base: str, ours: str, theirs: str, *, rel: str = "note.md") -> s
     (_, o_blocks, o_named), (preamble, a_blocks, a_named), (_, b_blocks, b_named) = parsed
     removed = {blk for blk in o_blocks if blk not in a_blocks or blk not in b_blocks}
     kept = {blk for blk in a_blocks + b_blocks if blk not in removed}
-    stamped = sorted(kept, key=lambda blk: (blk.split("\n", 1)[0], blk))
+    stamped = sorted(kept, key=lambda blk: (_instant(blk.split("\n", 1)[0]), blk))
     # A named section's line one side removed stays removed too: a forget struck it from a
     # daily log, and a union would bring the forgotten note's title back.
     struck = {
@@ -123,6 +126,18 @@ def _split(body: str) -> tuple[str, list[str], dict[str, list[str]]]:
             heading = _uncounted(block[0][3:])
             named[heading] = [line for line in block[1:] if line.strip()]
     return "\n".join(preamble), stamped, named
+
+
+def _instant(heading: str) -> int:
+    """A block's moment in seconds from the start of the note's day in UTC: blocks written
+    in two zones (two machines, a trip) interleave as they happened, not as their clocks read."""
+    found = _STAMP.match(heading)
+    assert found is not None  # only stamped blocks are sorted
+    seconds = int(found["h"]) * 3600 + int(found["m"]) * 60 + int(found["s"])
+    if found["sign"]:
+        offset = int(found["oh"]) * 3600 + int(found["om"]) * 60
+        seconds -= offset if found["sign"] == "+" else -offset
+    return seconds
 
 
 def _uncounted(heading: str) -> str:

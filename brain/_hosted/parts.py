@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from brain._hosted.sql import TenantDatabase
@@ -125,7 +125,7 @@ class PgJournal:
             )
 
     def trim(self, now: datetime) -> int:
-        horizon = (now - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        horizon = (now - timedelta(days=KEEP_DAYS)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         cursor = self.db.execute("DELETE FROM journal WHERE at < ?", (horizon,))
         return int(cursor.rowcount or 0)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from brain._clock import stamp
 from brain._errors import BrokenNote, InvalidInput, broken_in_the_way
 from brain._indexes.catalog import ObjectRow
 from brain._indexes.ports import CatalogReads, NotesPort
@@ -253,7 +254,7 @@ def _check_in_the_way(request: Request, store: NotesPort, path: str) -> None:
 def _dated(request: Request, node: str, store: NotesPort, now: datetime) -> Written:
     day = now.strftime("%Y-%m-%d")
     path = f"{request.partition}/{node}/{day}.md"
-    block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
+    block = f"## {stamp(now)}\n\n{request.text.strip()}\n"
     if store.exists(path):
         return _append(request, store, path, block, now)
     return Written(new_note(request, path, day, "dated", f"# {day}\n\n{block}", now), CREATED)
@@ -304,7 +305,7 @@ def _thread(
         return Written(note, CREATED)
     day = now.strftime("%Y-%m-%d")
     path = f"{request.partition}/{folder}/{day}.md"
-    block = f"## {now.strftime('%H:%M:%S')}Z\n\n{request.text.strip()}\n"
+    block = f"## {stamp(now)}\n\n{request.text.strip()}\n"
     if store.exists(path):
         return _append(request, store, path, block, now)
     title = f"{index.title} — {day}"

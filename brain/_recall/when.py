@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
+from brain._clock import day_of
 from brain._indexes.catalog import Brief
 
 # A memory created inside the window the query names is multiplied by TIME_PRIOR. A date in a
@@ -103,15 +104,35 @@ MOST_UNITS = 100
 
 @dataclass(frozen=True)
 class Window:
-    """The days a query names: `start` inclusive, `end` exclusive; `said` the words it read."""
+    """The days a query names: `start` inclusive, `end` exclusive; `said` the words it read.
+    The days are the asker's calendar days in `zone` (UTC's when None)."""
 
     start: date
     end: date
     said: str
+    zone: tzinfo | None = None
 
     def bounds(self) -> tuple[str, str]:
-        """The window with its slack as ISO text, for a range of `created`: [start, end)."""
-        return self.start.isoformat(), _shift(self.end, SLACK).isoformat()
+        """The window with its slack as ISO text, for a range of `created`: [start, end). Wide
+        enough for both a stored UTC time and a hand-written date alone."""
+        end = _shift(self.end, SLACK)
+        return (
+            min(self.start.isoformat(), self._utc(self.start)),
+            max(end.isoformat(), self._utc(end)),
+        )
+
+    def _utc(self, day: date) -> str:
+        """The moment `day` begins in the asker's zone, as a stored UTC time."""
+        if day in (date.min, date.max) or self.zone is None:
+            return day.isoformat()
+        try:
+            return (
+                datetime.combine(day, time(), self.zone)
+                .astimezone(UTC)
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+            )
+        except OverflowError:
+            return day.isoformat()
 
     def holds(self, created: str) -> bool:
         """Whether an ISO `created` falls in the window or its slack."""
@@ -119,9 +140,8 @@ class Window:
 
     def tier(self, created: str) -> int:
         """0: an ISO `created` in the window itself, 1: in its slack, 2: neither."""
-        try:
-            day = date.fromisoformat(created[:10])
-        except ValueError:
+        day = day_of(created, self.zone)
+        if day is None:
             return 2
         if self.start <= day < self.end:
             return 0
@@ -130,7 +150,9 @@ class Window:
 
 def parse_time(query: str, now: datetime) -> Window | None:
     """The window of days the query speaks of, None when it names no time. Absolute dates win
-    over relative words; a month or day without a year is the latest one not after `now`."""
+    over relative words; a month or day without a year is the latest one not after `now`.
+    Days are those of `now`'s zone: "yesterday" asked at 00:30 is the day that just ended."""
+    zone = now.tzinfo
     spans: list[tuple[date, date, str]] = []
     pending: list[tuple[int, int | None, re.Match[str]]] = []  # month, day: year to come
     for match in _ABSOLUTE.finditer(query):
@@ -154,9 +176,13 @@ def parse_time(query: str, now: datetime) -> Window | None:
     spans = [s for s in spans if s[0] < s[1]]
     if spans:
         return Window(
-            min(s[0] for s in spans), max(s[1] for s in spans), "; ".join(s[2] for s in spans)
+            min(s[0] for s in spans),
+            max(s[1] for s in spans),
+            "; ".join(s[2] for s in spans),
+            zone,
         )
-    return _relative(query.lower(), now.date())
+    window = _relative(query.lower(), now.date())
+    return replace(window, zone=zone) if window is not None else None
 
 
 def _pick(parts: dict[str, str], prefix: str) -> str:
