@@ -89,7 +89,13 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
     ) -> Result:
         """Store a memory in the current partition. Returns the note's id, title and folder,
         and `outcome`: created, appended (added to the note of that title), replaced (a
-        singleton's text) or unchanged (the memory was already there)."""
+        singleton's text) or unchanged (the memory was already there: the same text again,
+        whatever its case or spacing, with no title or the same one, writes nothing).
+
+        There is no tool to edit a memory. When a fact changes (the person moved, changed
+        their mind), remember the new fact and say what changed ("moved from Berlin to
+        Lisbon"): the old memory stays as history, and recall dates every memory, so the
+        newer one shows which is current. Use `forget` only when the person asks."""
         written = brain.remembered(
             text, title=title, node=node, tags=tags, kind=kind, source=source
         )
@@ -120,7 +126,9 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
         and how much of the query each holds (`relevance` 0-1, `band` strong | fair | weak).
         `nothing_relevant` is true, with no hits, when no memory is about the query.
 
-        Use `expand` with an id to read a whole note.
+        `created` is when a memory was written: where two disagree, the newer one is current
+        (the older is kept as history). A snippet is at most 200 characters of the memory;
+        `more` is true when the memory holds more, which `expand` with its id reads whole.
         """
         hits = brain.recall(query, k=k, node=node)
         # Nothing cleared the relevance floor: said outright, so a model does not take an
@@ -129,13 +137,15 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
 
     @tool(read_only=False, destructive=True, idempotent=True)
     async def forget(note_id: Id) -> Result:
-        """Remove a memory for good, from the files and every index. Cannot be undone."""
+        """Remove a memory for good, from the files and every index. Cannot be undone. Only
+        when the person asks to forget it; a fact that changed is remembered anew instead."""
         removed = brain.forget(note_id)
         return {"forgotten": note_id, "objects_removed": len(removed)}
 
     @tool(read_only=False, idempotent=True)
     async def expand(note_id: Id) -> Result:
-        """A whole note by id (reading it keeps it alive, so it does not age)."""
+        """A whole note by id, up to 20,000 characters (`truncated` says when it holds more);
+        reading it keeps it alive, so it does not age."""
         note = brain.expand(note_id)
         body = note.body
         return {
@@ -295,4 +305,5 @@ def hit_json(hit: Hit) -> Result:
         "score": round(hit.score, 4),
         "relevance": round(hit.relevance, 4),
         "band": hit.band,
+        "more": hit.more,
     }

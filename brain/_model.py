@@ -150,6 +150,13 @@ def normalise_title(title: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def paragraphs(text: str) -> list[str]:
+    """A text's paragraphs as one says them: case, width, spacing and a closing stop aside."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    parts = (" ".join(p.split()).rstrip(".!?…;: ") for p in re.split(r"\n\s*\n", folded))
+    return [p for p in parts if p]
+
+
 @dataclass(frozen=True)
 class Relation:
     """A typed edge from one note to another, stored in the source's front-matter."""
@@ -340,6 +347,7 @@ class Hit:
     # (strong | fair | weak: recall/relevance.py); `score` only orders one answer's hits.
     relevance: float = 0.0
     band: str = "weak"
+    more: bool = False  # the memory says more than its snippet: `expand` reads it whole
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -352,6 +360,7 @@ class Hit:
             "score": round(self.score, 6),
             "relevance": round(self.relevance, 4),
             "band": self.band,
+            "more": self.more,
             "kind": self.kind,
             "status": self.status,
             "node": self.node,

@@ -227,6 +227,7 @@ def hit_from_json(data: Json) -> Hit:
         explain=data.get("explain"),
         relevance=data.get("relevance", 0.0),
         band=data.get("band", "weak"),
+        more=data.get("more", False),
     )
 
 

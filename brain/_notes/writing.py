@@ -21,6 +21,7 @@ from brain._model import (
     iso,
     new_id,
     normalise_title,
+    paragraphs,
 )
 from brain._notes import defining
 from brain._notes.levers import hidden_path
@@ -210,8 +211,12 @@ def _titled(
 
 
 def _holds(body: str, text: str) -> bool:
-    """Whether a note's body already holds the text as whole paragraphs of its own."""
-    return f"\n\n{text.strip()}\n\n" in f"\n\n{body.strip()}\n\n"
+    """Whether a note's body already holds the text as whole paragraphs, whatever their case,
+    spacing or closing full stop: a fact said again is the same memory, not a second note."""
+    said, held = paragraphs(text), paragraphs(body)
+    return bool(said) and any(
+        held[i : i + len(said)] == said for i in range(len(held) - len(said) + 1)
+    )
 
 
 def _free_path(request: Request, store: NotesPort, folder: str, stem: str) -> str:

@@ -350,10 +350,11 @@ def to_hit(
     flags: tuple[str, ...] = (),
     relevance: float = 0.0,
 ) -> Hit:
+    shown = snippet(body, terms)
     return Hit(
         id=row.id,
         title=row.title,
-        snippet=snippet(body, terms),
+        snippet=shown,
         created=row.created,
         path=row.path,
         score=score,
@@ -367,6 +368,7 @@ def to_hit(
         tags=row.tags,
         relevance=relevance,
         band=band(relevance),
+        more=len(words(shown)) < len(words(without_purpose(body))),
     )
 
 

@@ -31,6 +31,7 @@ HIT_KEYS = {
     "flags",
     "relevance",
     "band",
+    "more",
 }
 
 
