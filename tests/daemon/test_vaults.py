@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from brain._brain import open_vault
 from brain._indexes import catchup
-from tests.daemon.conftest import brain, stop_daemon, until
+from brain.testing import NO_AUTOSTART, new_vault
+from tests.daemon.conftest import brain, env, stop_daemon, until
 
 pytestmark = pytest.mark.usefixtures("autostart")
 
@@ -31,3 +33,36 @@ def test_a_copy_made_while_the_daemon_watches_catches_up_its_own_hand_edits(
         assert copied._context.last_catch_up["how"] != "watcher"
     assert brain(daemon, "daemon", "status").returncode == 0  # the original's daemon carries on
     stop_daemon(copy)
+
+
+def recall_in(folder: Path, chosen: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """`brain recall` typed in `folder` with BRAIN_VAULT naming `chosen`."""
+    return subprocess.run(
+        [sys.executable, "-m", "brain", "recall", "dentist"],
+        capture_output=True,
+        text=True,
+        env=env(BRAIN_VAULT=str(chosen), **extra),
+        cwd=folder,
+        timeout=300,
+    )
+
+
+def test_brain_vault_naming_another_vault_than_the_one_a_command_runs_in_is_said_on_stderr(
+    daemon: Path, tmp_path: Path
+) -> None:
+    brain(daemon, "remember", "My dentist is Dr Silva")
+    work = new_vault(tmp_path / "work", daemon=NO_AUTOSTART)
+    inside = work / "main" / "Knowledge"
+    said = (
+        f"note: this command uses the vault at {daemon} (BRAIN_VAULT), not the one at {work} "
+        f"where it runs; --vault {work} uses that one\n"
+    )
+    for way in ({}, {"BRAIN_DAEMON": "off"}):  # the fast path through the daemon, and in process
+        done = recall_in(inside, daemon, **way)
+        assert done.returncode == 0, done.stderr
+        assert "My dentist is Dr Silva" in done.stdout  # BRAIN_VAULT still chooses
+        assert done.stderr == said
+    outside = recall_in(tmp_path, daemon)
+    assert outside.stderr == "" and "My dentist is Dr Silva" in outside.stdout
+    within = recall_in(daemon / "main", daemon)  # inside the vault BRAIN_VAULT names: nothing
+    assert within.stderr == ""
