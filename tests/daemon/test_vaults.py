@@ -10,6 +10,7 @@ import pytest
 
 from brain._brain import open_vault
 from brain._indexes import catchup
+from brain._processes import stopped
 from brain.testing import NO_AUTOSTART, new_vault
 from tests.daemon.conftest import brain, env, stop_daemon, until
 
@@ -33,6 +34,11 @@ def test_a_copy_made_while_the_daemon_watches_catches_up_its_own_hand_edits(
         assert copied._context.last_catch_up["how"] != "watcher"
     assert brain(daemon, "daemon", "status").returncode == 0  # the original's daemon carries on
     stop_daemon(copy)
+
+
+def ended(pid: int) -> bool:
+    """Whether a process has ended (a zombie not yet reaped has ended too)."""
+    return not Path(f"/proc/{pid}").exists() or stopped(pid, or_dead=True)
 
 
 def recall_in(folder: Path, chosen: Path, **extra: str) -> subprocess.CompletedProcess[str]:
@@ -66,3 +72,32 @@ def test_brain_vault_naming_another_vault_than_the_one_a_command_runs_in_is_said
     assert outside.stderr == "" and "My dentist is Dr Silva" in outside.stdout
     within = recall_in(daemon / "main", daemon)  # inside the vault BRAIN_VAULT names: nothing
     assert within.stderr == ""
+
+
+def test_a_serve_whose_daemon_ended_between_two_calls_runs_the_next_call_anew(
+    daemon: Path,
+) -> None:
+    import anyio
+
+    from brain._daemon.client import McpForwarder
+    from brain._mcp_server import TOOLS
+
+    forward = McpForwarder(daemon, env(), "01SESSION0000000000000000A", "main", TOOLS)
+
+    async def local(**_kw: object) -> dict[str, object]:
+        raise AssertionError("a daemon can be started, so nothing runs here")
+
+    async def main() -> None:
+        made = await forward("remember", {"text": "Kayak trip in June"}, local)
+        first = forward.client
+        assert first is not None and first.pid is not None
+        stop_daemon(daemon)  # as when its vault moved, or an upgrade had it step down
+        until(lambda: ended(first.pid), "the daemon's process to end")
+        hits = await forward("recall", {"query": "kayak", "k": 5, "node": None}, local)
+        assert hits["hits"][0]["id"] == made["id"]
+        assert forward.client is not first
+
+    try:
+        anyio.run(main)
+    finally:
+        forward.close()
