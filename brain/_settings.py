@@ -139,6 +139,13 @@ def load(root: Path) -> Settings:
             "BRAIN_VAULT",
         )
     if not path.is_file():
+        if not root.exists():  # moved or renamed (`mv ~/brain ~/Notes/brain`), or never made
+            raise VaultMissing(
+                f"no vault at {root}: there is no such folder",
+                "a vault moved or renamed is named by its new path: --vault PATH or "
+                "BRAIN_VAULT, and `brain mcp-config HOST --write --vault PATH` for an "
+                "assistant (cron lines too); `brain init` makes a new one",
+            )
         raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
     try:
         text = path.read_text(encoding="utf-8")
