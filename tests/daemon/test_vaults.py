@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,16 @@ def test_a_serve_whose_daemon_ended_between_two_calls_runs_the_next_call_anew(
         anyio.run(main)
     finally:
         forward.close()
+
+
+def test_doctor_names_a_vault_moved_into_a_folder_of_another(vault: Path, tmp_path: Path) -> None:
+    inner = new_vault(tmp_path / "Projects vault", daemon=NO_AUTOSTART)
+    brain(inner, "remember", "Otters hold hands while they sleep", BRAIN_DAEMON="off")
+    inner.rename(vault / "main" / "Knowledge" / "Projects")  # mv, as a person tidies folders
+    done = brain(vault, "doctor", "--json", BRAIN_DAEMON="off")
+    assert done.returncode == 1, done.stderr
+    assert [line.split(":")[0] for line in json.loads(done.stdout)["nested"]] == [
+        "main/Knowledge/Projects"
+    ]
+    text = brain(vault, "doctor", BRAIN_DAEMON="off").stdout
+    assert "vault    main/Knowledge/Projects: another vault (its brain.yaml)" in text
