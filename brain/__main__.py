@@ -88,18 +88,20 @@ def answered(argv: Sequence[str]) -> bool:
     from brain._daemon import daemon_off
     from brain._daemon.client import DaemonClient
     from brain._errors import BrainError, TurnedAway, boundary
-    from brain._settings import find_vault
+    from brain._settings import find_vault, passed_over
 
     try:
         if daemon_off(os.environ):
             return False
         explicit = parsed.pop("vault", None)
-        root, _how = find_vault(
+        root, how = find_vault(
             Path(explicit) if explicit else None, os.environ, Path.cwd(), Path.home()
         )
         client = DaemonClient.connect(root)
     except BrainError:
         return False
+    if (said := passed_over(root, how, Path.cwd())) is not None:
+        sys.stderr.write(f"note: {said}\n")  # as the full command line says it
     as_json = parsed.pop("json", False)
     try:
         with boundary(lambda message: print(f"error: {message}", file=sys.stderr)):

@@ -137,8 +137,51 @@ def claude_mcp_add_http(url: str, token: str) -> str:
 
 
 def merged(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
-    """The settings file's text with brain's entry set under mcpServers; every other key and
-    server kept as it was. `current` None: the file does not exist yet."""
+    """The settings file's text with brain's entry set under mcpServers (named by
+    `server_name`); every other key and server kept as it was. `current` None: the file does
+    not exist yet."""
+    data = _settings_data(current, where)
+    servers = data.get("mcpServers", {})
+    data = {**data, "mcpServers": {**servers, server_name(servers, entry): dict(entry)}}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def name_in(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
+    """The name brain's entry takes in this settings file (`server_name`)."""
+    return server_name(_settings_data(current, where).get("mcpServers", {}), entry)
+
+
+def server_name(servers: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+    """The name of brain's entry among a host's servers: the one that serves this vault
+    already, else `brain`, unless `brain` serves another vault still there (a person with a
+    work and a personal vault in one host): then `brain-<folder>`, so both stay."""
+    vault = served_vault(entry)
+    if vault is None:
+        return SERVER_NAME
+    for name, other in servers.items():
+        if name.startswith(SERVER_NAME) and served_vault(other) == vault:
+            return name
+    taken = served_vault(servers.get(SERVER_NAME))
+    if taken is None or not (Path(taken) / "brain.yaml").is_file():
+        return SERVER_NAME  # free, or its vault moved or is gone: this one takes its place
+    folder = re.sub(r"[^a-z0-9]+", "-", Path(vault).name.lower()).strip("-") or "vault"
+    name, n = f"{SERVER_NAME}-{folder}", 2
+    while name in servers:
+        name, n = f"{SERVER_NAME}-{folder}-{n}", n + 1
+    return name
+
+
+def served_vault(entry: Any) -> str | None:
+    """The vault a server entry runs `brain serve --vault PATH` on, if it is one."""
+    args = entry.get("args") if isinstance(entry, Mapping) else None
+    if not isinstance(args, list) or "serve" not in args or "--vault" not in args[:-1]:
+        return None
+    found = args[args.index("--vault") + 1]
+    return found if isinstance(found, str) else None
+
+
+def _settings_data(current: str | None, where: Path) -> dict[str, Any]:
+    """The settings file's JSON object, its mcpServers checked."""
     data: Any = {}
     if current is not None and current.strip():
         try:
@@ -154,8 +197,7 @@ def merged(current: str | None, where: Path, entry: Mapping[str, Any]) -> str:
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidInput(f"{where}: mcpServers is not an object; nothing was written")
-    data = {**data, "mcpServers": {**servers, SERVER_NAME: dict(entry)}}
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return data
 
 
 def settings_text(where: Path) -> str | None:

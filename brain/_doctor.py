@@ -15,6 +15,7 @@ from brain._indexes.copies import Holders
 from brain._indexes.rows import FileRow
 from brain._model import KINDS, STATUSES, Note, Visibility, content_hash, is_id, parse_iso
 from brain._notes import relations
+from brain._settings import SETTINGS_FILE
 from brain._sources import documents
 from brain._upkeep import dictionaries
 from brain._vault import editors, leftovers, portable, synced
@@ -51,6 +52,7 @@ class DoctorReport:
     synced: tuple[str, ...] = ()  # file-sync tools copying `.brain/` to other machines
     sync_copies: tuple[str, ...] = ()  # a sync tool's conflict copies: both machines changed it
     unportable: tuple[str, ...] = ()  # names a clone on macOS or Windows cannot hold
+    nested: tuple[str, ...] = ()  # another vault (its brain.yaml) in a folder of this one
 
     @property
     def ok(self) -> bool:
@@ -73,6 +75,7 @@ class DoctorReport:
             or self.synced
             or self.sync_copies
             or self.unportable
+            or self.nested
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -99,12 +102,14 @@ class DoctorReport:
             "synced": list(self.synced),
             "sync_copies": list(self.sync_copies),
             "unportable": list(self.unportable),
+            "nested": list(self.nested),
         }
 
 
 def examine(brain: Context) -> DoctorReport:
     """Look without touching: broken notes, files the caches don't know, stale caches."""
-    found = catchup.compare(brain.store, brain.caches.catalog)
+    walked: list[tuple[str, os.stat_result]] = []
+    found = catchup.compare(brain.store, brain.caches.catalog, folders=walked)
     broken, unknown, changed = [], [], []
     seen = {rel for rel, _st, _row in found.on_disk}
     parsed = []
@@ -182,7 +187,21 @@ def examine(brain: Context) -> DoctorReport:
         tuple(synced.exposed(brain.root)),
         tuple(synced.conflict_copies(copies_of)),
         tuple(portable.names(brain.root)),
+        tuple(_nested(brain.root, walked)),
     )
+
+
+def _nested(root: Path, walked: list[tuple[str, os.stat_result]]) -> list[str]:
+    """Another vault moved, copied or cloned into a folder of this one (`brain init` refuses
+    to make one there): its notes are read as this vault's, and each vault's brain would
+    write them under its own lock. One stat per folder the walk went into."""
+    return [
+        f"{rel}: another vault (its {SETTINGS_FILE}) inside this one; its notes are read as "
+        "this vault's and both vaults' brain write them: move it out of this vault, then "
+        "`brain reindex` here"
+        for rel, _st in walked
+        if rel and (root / rel / SETTINGS_FILE).is_file()
+    ]
 
 
 def _not_files(brain: Context) -> list[str]:

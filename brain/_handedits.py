@@ -147,11 +147,13 @@ class HandEdits:
         """This process's watcher follows the vault from now on (after its own full walk),
         or stopped: while on, other processes' catch-ups trust it instead of looking."""
         catalog = self.caches.catalog
-        mark = process_mark(os.getpid()) if on else None
-        if mark:
-            if catalog.info(catchup.WATCHER) != mark:  # no write when it is there
-                catalog.set_info(catchup.WATCHER, mark)
-        elif catalog.info(catchup.WATCHER) == process_mark(os.getpid()):
+        mine = catchup.watcher_mark(os.getpid(), self.store.root)
+        if on and mine:
+            if catalog.info(catchup.WATCHER) != mine:  # no write when it is there
+                catalog.set_info(catchup.WATCHER, mine)
+        elif not on and (catalog.info(catchup.WATCHER) or "").startswith(
+            f"{process_mark(os.getpid())} "
+        ):
             catalog.drop_info(catchup.WATCHER)
 
     def paths(self, rels: Iterable[str], *, defer: bool = False) -> CatchUp:

@@ -87,6 +87,28 @@ def find_vault(
     return _utf8(home / "brain", "the default location")
 
 
+def passed_over(root: Path, how: str, cwd: Path) -> str | None:
+    """What to say when BRAIN_VAULT chose `root` while the command runs inside another vault's
+    folder (a person with a work and a personal vault): which vault answers, and how to ask
+    the other; None when they are the same vault or the choice was not BRAIN_VAULT's."""
+    if how != VAULT_ENV:
+        return None
+    here = next((f for f in (cwd, *cwd.parents) if (f / SETTINGS_FILE).is_file()), None)
+    if here is None or _same_folder(here, root):
+        return None
+    return (
+        f"this command uses the vault at {root} (BRAIN_VAULT), not the one at {here} where it "
+        f"runs; --vault {here} uses that one"
+    )
+
+
+def _same_folder(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
+
+
 def _utf8(root: Path, how: str) -> tuple[Path, str]:
     # A name in another encoding reaches Python as lone surrogates, which no note, index or
     # message can hold: every command would end in a traceback.
@@ -123,6 +145,13 @@ def load(root: Path) -> Settings:
             "BRAIN_VAULT",
         )
     if not path.is_file():
+        if not root.exists():  # moved or renamed (`mv ~/brain ~/Notes/brain`), or never made
+            raise VaultMissing(
+                f"no vault at {root}: there is no such folder",
+                "a vault moved or renamed is named by its new path: --vault PATH or "
+                "BRAIN_VAULT, and `brain mcp-config HOST --write --vault PATH` for an "
+                "assistant (cron lines too); `brain init` makes a new one",
+            )
         raise VaultMissing(f"no vault at {root}", "run `brain init` to create one")
     try:
         text = path.read_text(encoding="utf-8")

@@ -201,9 +201,16 @@ def _root(
 
 
 def vault_path(explicit: Path | None) -> tuple[Path, str]:
-    from brain._settings import find_vault
+    """The vault a command works on and how it was found; a choice by BRAIN_VAULT while the
+    command runs inside another vault is said once on stderr (stdout stays the answer's)."""
+    from brain._settings import find_vault, passed_over
 
-    return find_vault(explicit, os.environ, Path.cwd(), Path.home())
+    root, how = find_vault(explicit, os.environ, Path.cwd(), Path.home())
+    said = passed_over(root, how, Path.cwd())
+    if said is not None and not _state.get("told"):
+        _state["told"] = True
+        err.print(f"[yellow]note:[/yellow] {escape(said)}")
+    return root, how
 
 
 def open_brain(explicit: Path | None) -> Brain:

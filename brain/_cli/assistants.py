@@ -124,6 +124,7 @@ def _write(host: Host, entry: dict[str, Any]) -> None:
     where = assistants.settings_target(where)
     current = assistants.settings_text(where)
     new = assistants.merged(current, where, entry)
+    name = assistants.name_in(current, where, entry)
     if current == new:
         out.print(f"{escape(str(where))} already runs brain this way; nothing changed.")
         return
@@ -153,3 +154,9 @@ def _write(host: Host, entry: dict[str, Any]) -> None:
     where.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where, new)
     out.print(f"Wrote {escape(str(where))}; restart {host.label} to load brain.")
+    if name != assistants.SERVER_NAME:
+        other = assistants.served_vault(json.loads(new)["mcpServers"][assistants.SERVER_NAME])
+        out.print(
+            f"This vault's server is named {escape(name)}: {escape(assistants.SERVER_NAME)} "
+            f"still serves the vault at {escape(str(other))}."
+        )

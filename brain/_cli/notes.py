@@ -331,6 +331,7 @@ def doctor(
             ("[yellow]synced[/yellow]  ", report.synced, ""),
             ("[red]conflict[/red]", report.sync_copies, ""),
             ("[yellow]name[/yellow]    ", report.unportable, ""),
+            ("[red]vault[/red]   ", report.nested, ""),
         ]
         for label, items, why in findings:
             for item in items:

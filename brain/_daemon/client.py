@@ -122,6 +122,8 @@ class DaemonClient:
 
     def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
         """Send one request and wait for its reply; a BrainError reply is raised here."""
+        if _hung_up(self.sock):  # it ended since the last reply (moved vault, step down, stop)
+            raise DaemonUnavailable("the daemon closed the connection before this request")
         try:
             send(self.sock, {"v": VERSION, "op": op, "args": args or {}})
         except OSError as exc:
@@ -171,6 +173,19 @@ class DaemonClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def _hung_up(sock: socket.socket) -> bool:
+    """Whether the daemon closed this connection while it was idle: nothing sent now would
+    be read, so the request may go to a fresh daemon instead, never done twice."""
+    if not _answers(sock, 0):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # reset by a daemon that ended
 
 
 def _answers(sock: socket.socket, seconds: float) -> bool:

@@ -21,6 +21,8 @@ from brain._vault.paths import COLD_DIR
 from brain._vault.store import RESERVED_TOP
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from brain._clock import Clock
     from brain._vault.store import Folders
 
@@ -66,7 +68,7 @@ def look(store: NotesPort, catalog: CatalogPort, now: datetime, *, force: bool) 
     """The files out of step, found as cheaply as may be trusted: nothing while a live watcher
     keeps the caches in step; the folders changed since a recent full walk (above
     QUICK_ABOVE files); otherwise, or when forced, the full walk."""
-    if not force and watched(catalog):
+    if not force and watched(catalog, store.root):
         return Look([], [], "watcher", 0, 0, lambda: None)
     quick = look_by_folders(store, catalog) if not force and walked_lately(catalog, now) else None
     if quick is not None:
@@ -201,14 +203,30 @@ def record_walk(
 WATCHER = "watcher"  # info key: the live process whose watcher keeps the caches in step
 
 
-def watched(catalog: CatalogPort) -> bool:
+def watcher_mark(pid: int, root: Path) -> str | None:
+    """The mark a live watcher leaves in the catalog: its process (pid and start time) and the
+    vault folder it follows (device and inode), so a copy of the vault (`cp -r work personal`,
+    its catalog copied with the mark) is not taken as followed by the original's daemon."""
+    mark = process_mark(pid)
+    try:
+        st = root.stat()
+    except OSError:
+        return None
+    return None if mark is None else f"{mark} {st.st_dev}:{st.st_ino}"
+
+
+def watched(catalog: CatalogPort, root: Path) -> bool:
     """Whether a live watcher (the daemon's) keeps the caches in step with the files: then
     it is authoritative and a catch-up has nothing to look for (within its quiet spell)."""
     mark = catalog.info(WATCHER)
     if not mark:
         return False
     pid = mark.partition(" ")[0]
-    return pid.isdigit() and process_mark(int(pid)) == mark and not stopped(int(pid), or_dead=True)
+    return (
+        pid.isdigit()
+        and watcher_mark(int(pid), root) == mark
+        and not stopped(int(pid), or_dead=True)
+    )
 
 
 def record_folders(catalog: CatalogPort, check: FolderCheck) -> None:

@@ -104,7 +104,7 @@ def test_a_hand_edit_made_while_the_daemon_is_stopped_is_seen(daemon: Path) -> N
     assert pid is not None
     catalog = Catalog(daemon / ".brain" / "catalog.sqlite")
     try:  # its watcher follows the files: other processes trust it while it lives
-        until(lambda: catchup.watched(catalog), "the daemon's watcher to follow the vault")
+        until(lambda: catchup.watched(catalog, daemon), "the daemon's watcher to follow the vault")
     finally:
         catalog.close()
     note = next((daemon / "main").rglob("the lighthouse keeper's log.md"))

@@ -120,7 +120,9 @@ def test_calls_are_served_before_the_walk_which_then_finds_an_edit_in_place(
         assert watch.walked_on == ["watch"]
         assert _hash(walked, rel_edited) != before
         assert any("Greenhouse note" in s for s in _found(walked, "greenhouse"))
-        assert walked._context.walks == 1 and catchup.watched(walked._context.caches.catalog)
+        assert walked._context.walks == 1 and catchup.watched(
+            walked._context.caches.catalog, walked.root
+        )
         assert watch.watcher.last_catch_up["how"] == "walk aside"
         assert watch.watcher.last_catch_up["changed"] == 1
         assert watch.watcher.ready.wait(WAIT)
@@ -155,7 +157,9 @@ def test_a_small_vault_is_walked_before_any_call(
         watch.run_next()
         assert watch.walked_on == [threading.current_thread().name]  # on the Brain's thread
         assert watch.watcher.last_catch_up["how"] == "walk"
-        assert walked._context.walks == 1 and catchup.watched(walked._context.caches.catalog)
+        assert walked._context.walks == 1 and catchup.watched(
+            walked._context.caches.catalog, walked.root
+        )
 
 
 def test_a_vault_whose_folders_were_never_recorded_is_walked_before_any_call(
@@ -205,4 +209,4 @@ def test_a_walk_aside_that_fails_is_made_where_the_brain_lives(
         assert "could not walk the vault aside" in errors[0].message
         assert watch.walked_on == [threading.current_thread().name]
         assert any("Greenhouse note" in s for s in _found(walked, "greenhouse"))
-        assert catchup.watched(walked._context.caches.catalog)
+        assert catchup.watched(walked._context.caches.catalog, walked.root)

@@ -202,14 +202,14 @@ def test_a_running_watcher_is_trusted_and_stops_being_when_it_ends(
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
     assert eventually(lambda: bool(box)) and box[0].ready.wait(WAIT)
-    assert eventually(lambda: catchup.watched(brain._context.caches.catalog))
+    assert eventually(lambda: catchup.watched(brain._context.caches.catalog, vault))
     counted.update(walks=0, read=0, listed=0, lstat=0)
     assert brain._context.catch_up() == catchup.CatchUp()
     assert brain._context.last_catch_up["how"] == "watcher"
     assert counted == {"walks": 0, "read": 0, "listed": 0, "lstat": 0}
     stop.set()
     thread.join(WAIT)
-    assert not catchup.watched(brain._context.caches.catalog)
+    assert not catchup.watched(brain._context.caches.catalog, vault)
     brain._context.catch_up()
     assert brain._context.last_catch_up["how"] in ("walk", "folders")
 
@@ -217,13 +217,13 @@ def test_a_running_watcher_is_trusted_and_stops_being_when_it_ends(
 def test_a_watchers_mark_from_a_process_gone_is_not_trusted(brain: Brain) -> None:
     catalog = brain._context.caches.catalog
     catalog.set_info(catchup.WATCHER, "999999999 12345")
-    assert not catchup.watched(catalog)
+    assert not catchup.watched(catalog, brain.root)
     mark = process_mark(os.getpid())
     assert mark is not None
     pid, start = mark.split()
     catalog.set_info(catchup.WATCHER, f"{pid} {int(start) + 1}")  # the same pid, another process
-    assert not catchup.watched(catalog)
+    assert not catchup.watched(catalog, brain.root)
     brain._context.watched(True)
-    assert catchup.watched(catalog)
+    assert catchup.watched(catalog, brain.root)
     brain._context.watched(False)
     assert catalog.info(catchup.WATCHER) is None

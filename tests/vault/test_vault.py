@@ -77,8 +77,22 @@ def test_finding_the_vault_in_order(tmp_path: Path) -> None:
 
 
 def test_a_missing_vault_says_run_init(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     with pytest.raises(VaultMissing, match=r"no vault at .*run `brain init`"):
-        open_vault(tmp_path / "nowhere")
+        open_vault(tmp_path / "empty")
+
+
+def test_a_vault_moved_away_says_how_to_name_its_new_place_before_making_a_new_one(
+    vault: Path, tmp_path: Path
+) -> None:
+    vault.rename(tmp_path / "Notes")  # mv ~/brain ~/Notes: a cron line or a host still says ~/brain
+    with pytest.raises(VaultMissing) as said:
+        open_vault(vault)
+    assert said.value.message == f"no vault at {vault}: there is no such folder"
+    assert said.value.hint is not None and said.value.hint.startswith(
+        "a vault moved or renamed is named by its new path: --vault PATH or BRAIN_VAULT"
+    )
+    assert not vault.exists()  # nothing made in its old place
 
 
 HAND_EDITED = """---

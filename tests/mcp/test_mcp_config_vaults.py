@@ -1,0 +1,37 @@
+"""`brain mcp-config --write` for a person with two vaults in one host: both stay served."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from brain.testing import NO_AUTOSTART, new_vault
+from tests.mcp.test_mcp_config import _write_in_pty
+
+
+def test_a_second_vault_written_to_the_same_host_gets_its_own_server_and_the_first_stays(
+    vault: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    settings = home / ".cursor" / "mcp.json"
+    personal = new_vault(tmp_path / "Personal Notes", daemon=NO_AUTOSTART)
+
+    assert _write_in_pty(vault, home, "yes")[0] == 0
+    code, shown = _write_in_pty(personal, home, "yes")
+    assert code == 0, shown
+    servers = json.loads(settings.read_text())["mcpServers"]
+    assert servers["brain"]["args"] == ["serve", "--vault", str(vault)]
+    assert servers["brain-personal-notes"]["args"] == ["serve", "--vault", str(personal)]
+    assert f"brain still serves the vault at {vault}" in " ".join(shown.split())
+
+    again = _write_in_pty(personal, home, "yes")  # the same vault again: nothing changes
+    assert again[0] == 0 and "nothing changed" in again[1]
+    assert json.loads(settings.read_text())["mcpServers"] == servers
+
+    moved = tmp_path / "elsewhere"
+    shutil.move(vault, moved)  # the first vault moved: its entry is the one brought up to date
+    assert _write_in_pty(moved, home, "yes")[0] == 0
+    servers = json.loads(settings.read_text())["mcpServers"]
+    assert servers["brain"]["args"] == ["serve", "--vault", str(moved)]
+    assert sorted(servers) == ["brain", "brain-personal-notes"]
