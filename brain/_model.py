@@ -157,6 +157,15 @@ def paragraphs(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def holds(body: str, text: str) -> bool:
+    """Whether a note's body already holds the text as whole paragraphs, whatever their case,
+    spacing or closing full stop: a fact said again is the same memory, not a second note."""
+    said, held = paragraphs(text), paragraphs(body)
+    return bool(said) and any(
+        held[i : i + len(said)] == said for i in range(len(held) - len(said) + 1)
+    )
+
+
 @dataclass(frozen=True)
 class Relation:
     """A typed edge from one note to another, stored in the source's front-matter."""

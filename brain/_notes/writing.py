@@ -18,10 +18,10 @@ from brain._model import (
     Kind,
     Note,
     Visibility,
+    holds,
     iso,
     new_id,
     normalise_title,
-    paragraphs,
 )
 from brain._notes import defining
 from brain._notes.levers import hidden_path
@@ -196,7 +196,7 @@ def _titled(
     found = _find_title(request, catalog, node, title)
     if found is not None:
         note = read_in_the_way(request, store, found.path)  # broken since the catalog saw it?
-        if _holds(note.body, request.text):  # the same memory again: no copy, no "X 2.md"
+        if holds(note.body, request.text):  # the same memory again: no copy, no "X 2.md"
             return Written(_touch(note, now, request.tags), UNCHANGED)
         if request.title is not None:  # the same title adds to its note
             _check_not_a_board(note)
@@ -207,15 +207,6 @@ def _titled(
     path = _free_path(request, store, f"{request.partition}/{node}", file_stem(title))
     return Written(
         new_note(request, path, title, "titled", request.text.strip() + "\n", now), CREATED
-    )
-
-
-def _holds(body: str, text: str) -> bool:
-    """Whether a note's body already holds the text as whole paragraphs, whatever their case,
-    spacing or closing full stop: a fact said again is the same memory, not a second note."""
-    said, held = paragraphs(text), paragraphs(body)
-    return bool(said) and any(
-        held[i : i + len(said)] == said for i in range(len(held) - len(said) + 1)
     )
 
 
