@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -60,6 +60,14 @@ def day_of(stamp: str, zone: tzinfo | None) -> date | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(zone).date() if zone is not None else moment.date()
+
+
+def utc_days(day: date, zone: tzinfo | None) -> list[str]:
+    """The UTC days (`YYYY-MM-DD`, as stored times begin) that a calendar day in `zone`
+    spans: one in UTC, two elsewhere. A stored time's own day is then `day_of` it."""
+    start = datetime.combine(day, time(), zone or UTC)
+    last = start + timedelta(days=1) - timedelta(seconds=1)
+    return list(dict.fromkeys(m.astimezone(UTC).strftime("%Y-%m-%d") for m in (start, last)))
 
 
 def stamp(now: datetime) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from brain._clock import day_of
+from brain._clock import day_of, utc_days
 from brain._errors import BrokenNote, InvalidInput
 from brain._indexes.catalog import ObjectRow
-from brain._model import LOCAL_ONLY, Note, Status, Visibility, iso, parse_iso
+from brain._model import LOCAL_ONLY, Note, Status, Visibility, parse_iso
 from brain._notes.writing import SINGLETONS, THREADS, Request, check_text, plan
 from brain._vault.archive import check_writable
 
@@ -220,7 +220,7 @@ class Gate:
         day, zone = now.date(), now.tzinfo
         catalog = self.brain.caches.catalog
         found: dict[str, ObjectRow] = {}
-        for utc_day in dict.fromkeys(iso(moment)[:10] for moment in _day_bounds(now)):
+        for utc_day in utc_days(day, zone):
             for row in catalog.created_or_touched_on(
                 self.brain.partition, utc_day, normal_only=self.brain.for_model
             ):
@@ -259,9 +259,3 @@ def _brief(row: ObjectRow) -> dict[str, Any]:
 def _session_of(row: ObjectRow) -> str | None:
     value = row.source.get("session") if isinstance(row.source, dict) else None
     return str(value) if value else None
-
-
-def _day_bounds(now: datetime) -> tuple[datetime, datetime]:
-    """The first and last moment of `now`'s calendar day in its own zone."""
-    start = datetime.combine(now.date(), time(), now.tzinfo)
-    return start, start + timedelta(days=1) - timedelta(seconds=1)

@@ -136,3 +136,15 @@ def test_an_evening_correction_in_los_angeles_is_among_the_days_reflection_cues(
     clock.set(datetime(2026, 12, 7, 21, 0, tzinfo=LOS_ANGELES))
     cues = brain.gate().cues()
     assert [c["id"] for c in cues["corrected_today"]] == [fixed.id]
+
+
+def test_an_evening_in_los_angeles_is_logged_on_its_own_day_by_that_nights_sleep(
+    brain: Brain, clock: FixedClock, vault: Path
+) -> None:
+    clock.set(datetime(2026, 12, 7, 20, 0, tzinfo=LOS_ANGELES))  # 04:00 on the 8th in UTC
+    brain.remember("Dinner with the kayak club at the harbour", title="Kayak dinner")
+    clock.set(datetime(2026, 12, 7, 23, 0, tzinfo=LOS_ANGELES))
+    brain.sleep()
+    logs = vault / "main/Insights/Logs"
+    assert "Kayak dinner" in (logs / "2026-12-07.md").read_text(encoding="utf-8")
+    assert not (logs / "2026-12-08.md").exists()  # no log of a day that has not begun here
