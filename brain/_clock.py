@@ -62,6 +62,14 @@ def day_of(stamp: str, zone: tzinfo | None) -> date | None:
     return moment.astimezone(zone).date() if zone is not None else moment.date()
 
 
+def day_shown(stamp: str, zone: tzinfo | None) -> str:
+    """The day a stored time is shown as (`brain list`, recall's lines): its calendar day in
+    the reader's zone, so a note written on the 8th in Auckland (the 7th in UTC) reads as the
+    8th there; a time that does not parse is shown as written."""
+    day = day_of(stamp, zone)
+    return day.isoformat() if day is not None else stamp[:10]
+
+
 def stamp(now: datetime) -> str:
     """A dated note's block heading time: the person's clock time and its offset
     (`23:30:00-08:00`), `Z` for UTC, so a day's blocks read and merge in time order."""
