@@ -43,7 +43,7 @@ def _lines(hits: Sequence[Mapping[str, Any]], zone: tzinfo | None) -> list[Line]
     for n, hit in enumerate(hits, 1):
         strength = hit.get("band", "weak")  # a daemon of an older brain sends none
         weak = strength == "weak"
-        where = f"{day_shown(hit['created'], zone)} · {hit['path']} · {hit['id']}"
+        where = f"{_when(hit, zone)} · {hit['path']} · {hit['id']}"
         head: Line = [
             (f"{n}. {hit['title']}", "dim" if weak else "bold"),
             ("  ", ""),
@@ -63,6 +63,14 @@ def _lines(hits: Sequence[Mapping[str, Any]], zone: tzinfo | None) -> list[Line]
         if hit.get("explain") is not None:  # recall --explain (recall/explain.py)
             lines.append([("   ", ""), (f"why: {describe(hit['explain'])}", "dim")])
     return lines
+
+
+def _when(hit: Mapping[str, Any], zone: tzinfo | None) -> str:
+    """The day a memory was written, and the day it was last added to or said again when that
+    was another day: "lives in Berlin" said again after "moved to Lisbon" reads as newer."""
+    created = day_shown(hit["created"], zone)
+    updated = day_shown(hit.get("updated") or hit["created"], zone)  # an older daemon: none
+    return created if updated == created else f"{created}, updated {updated}"
 
 
 def describe(why: Mapping[str, Any]) -> str:

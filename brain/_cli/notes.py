@@ -124,7 +124,7 @@ _OUTCOMES = {
     "created": "Remembered {} (a new note)",
     "appended": "Added to {}",
     "replaced": "Replaced the text of {}",
-    "unchanged": "Already remembered: {} holds this text (touched, nothing added)",
+    "unchanged": "Already remembered: {} holds this text (nothing added; updated: said again now)",
 }
 
 
@@ -225,7 +225,8 @@ def expand(
     title, path = escape(shown(note.title)), escape(shown(note.path))
     out.print(f"[bold]{title}[/bold]  [dim]{note.id} · {path}[/dim]")
     out.print(
-        f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
+        f"[dim]{note.kind} · {note.status} · created {note.created} · updated {note.updated} · "
+        f"touched {note.touched}[/dim]"
     )
     out.print(escape(shown(note.body.rstrip())))  # a note's escape codes are not played
     print_links(links)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from brain._brain import Brain
 from brain._cli import _register, app
 from brain._clock import FixedClock
+from brain._mcp_tools import hit_json
 
 _register()
 
@@ -35,3 +36,44 @@ def test_a_note_written_on_the_eighth_in_auckland_lists_and_recalls_as_the_eight
     monkeypatch.setenv("TZ", "Pacific/Auckland")
     as_json = cli.invoke(app, ["list", "--json"]).output
     assert '"created": "2026-12-07T19:00:00Z"' in as_json
+
+
+def test_a_fact_said_again_after_it_changed_reads_as_the_current_one(
+    brain: Brain, clock: FixedClock, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock.set(datetime(2026, 1, 1, 12, tzinfo=UTC))
+    berlin = brain.remember("Anna lives in Berlin")
+    clock.set(datetime(2026, 1, 20, 12, tzinfo=UTC))
+    lisbon = brain.remember("Anna moved to Lisbon, she lives in Lisbon now")
+    clock.set(datetime(2026, 2, 9, 12, tzinfo=UTC))
+    again = brain.remembered("Anna lives in Berlin.")
+    assert (again.outcome, again.note.id) == ("unchanged", berlin.id)
+    clock.set(datetime(2026, 2, 10, 12, tzinfo=UTC))
+    brain.expand(berlin.id)  # a read touches the note but says nothing new
+    hits = {h.id: h for h in brain.recall("where does Anna live", k=5)}
+    assert hits[berlin.id].created == "2026-01-01T12:00:00Z"
+    assert hits[berlin.id].updated == "2026-02-09T12:00:00Z"
+    assert hits[lisbon.id].to_json()["updated"] == "2026-01-20T12:00:00Z"
+    assert hit_json(hits[berlin.id])["updated"] == "2026-02-09T12:00:00Z"
+    monkeypatch.setenv("TZ", "UTC")
+    shown = cli.invoke(app, ["recall", "where does Anna live"]).output
+    assert f"2026-01-01, updated 2026-02-09 · {berlin.path}" in shown, shown
+    assert f"2026-01-20 · {lisbon.path}" in shown, shown
+
+
+def test_a_titled_note_added_to_on_day_forty_says_so_beside_day_one(
+    brain: Brain, clock: FixedClock
+) -> None:
+    clock.set(datetime(2026, 1, 1, 9, tzinfo=UTC))
+    note = brain.remember("Ferns need shade", title="Garden")
+    clock.set(datetime(2026, 2, 9, 9, tzinfo=UTC))
+    added = brain.remembered("Tomatoes need full sun", title="Garden")
+    assert added.outcome == "appended"
+    assert added.note.meta["updated"] == "2026-02-09T09:00:00Z"
+    listed = {r.id: r for r in brain.list(node="Knowledge/Inbox")}
+    assert (listed[note.id].created, listed[note.id].updated) == (
+        "2026-01-01T09:00:00Z",
+        "2026-02-09T09:00:00Z",
+    )
+    [hit] = [h for h in brain.recall("tomatoes sun", k=3) if h.id == note.id]
+    assert hit.updated == "2026-02-09T09:00:00Z"
