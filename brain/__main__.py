@@ -146,10 +146,11 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def _print_hits(hits: list[dict[str, Any]], root: Path) -> None:
+    from brain._clock import local_zone
     from brain._hitview import hit_lines
 
     on = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    for line in hit_lines(hits, str(root)):
+    for line in hit_lines(hits, str(root), local_zone()):
         print("".join(_styled(text, style, on) for text, style in line))
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+import re
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from brain._errors import InvalidInput
@@ -20,10 +23,62 @@ class Clock(Protocol):
 class SystemClock:
     """The real time, in the machine's own zone: a dated note, a daily log and "yesterday" in
     a query are the person's calendar day, not UTC's (docs/lab/probe-timezones.md). Stored
-    times stay UTC (`model.iso`)."""
+    times stay UTC (`model.iso`). `zone`, set for one call (`zoned`), is the zone of whoever
+    asked: the daemon serves commands run with their own TZ."""
+
+    def __init__(self) -> None:
+        self.zone: tzinfo | None = None
 
     def now(self) -> datetime:
-        return datetime.now(UTC).astimezone(local_zone())
+        return datetime.now(UTC).astimezone(self.zone or local_zone())
+
+
+@contextlib.contextmanager
+def zoned(clock: Clock, name: Any) -> Iterator[None]:
+    """For one call, a SystemClock tells the time in the zone a client named (`zone_name`); no
+    name (a client of an older brain) leaves it in the machine's. Another clock is left alone."""
+    if name is None or not isinstance(clock, SystemClock):
+        yield
+        return
+    clock.zone = zone_named(name)
+    try:
+        yield
+    finally:
+        clock.zone = None
+
+
+_OFFSET = re.compile(r"([+-])(\d\d):(\d\d)")
+
+
+def zone_name(zone: tzinfo | None = None) -> str:
+    """A zone as a client sends it to the daemon: its IANA name (`Pacific/Auckland`), or its
+    offset of the moment (`+05:30`) for a zone without one (a POSIX TZ rule)."""
+    zone = zone or local_zone()
+    key = getattr(zone, "key", None)
+    if isinstance(key, str) and key:
+        return key
+    minutes = round(
+        (datetime.now(UTC).astimezone(zone).utcoffset() or timedelta()) / timedelta(minutes=1)
+    )
+    sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def zone_named(name: Any) -> tzinfo:
+    """The zone `zone_name` named; a clear error for anything else."""
+    found = _OFFSET.fullmatch(name) if isinstance(name, str) else None
+    if found and int(found[2]) < 24 and int(found[3]) < 60:
+        offset = timedelta(hours=int(found[2]), minutes=int(found[3]))
+        return timezone(-offset if found[1] == "-" else offset)
+    try:
+        if isinstance(name, str) and name:
+            return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        pass
+    raise InvalidInput(
+        f"request field 'zone' {name!r} is not a time zone",
+        "an IANA name such as Europe/Berlin, or an offset such as +05:30",
+    )
 
 
 def local_zone() -> tzinfo:
@@ -68,6 +123,14 @@ def utc_days(day: date, zone: tzinfo | None) -> list[str]:
     start = datetime.combine(day, time(), zone or UTC)
     last = start + timedelta(days=1) - timedelta(seconds=1)
     return list(dict.fromkeys(m.astimezone(UTC).strftime("%Y-%m-%d") for m in (start, last)))
+
+
+def day_shown(stamp: str, zone: tzinfo | None) -> str:
+    """The day a stored time is shown as (`brain list`, recall's lines): its calendar day in
+    the reader's zone, so a note written on the 8th in Auckland (the 7th in UTC) reads as the
+    8th there; a time that does not parse is shown as written."""
+    day = day_of(stamp, zone)
+    return day.isoformat() if day is not None else stamp[:10]
 
 
 def stamp(now: datetime) -> str:

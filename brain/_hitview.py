@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from datetime import tzinfo
 from typing import Any
+
+from brain._clock import day_shown
 
 Piece = tuple[str, str]
 Line = list[Piece]
@@ -24,20 +27,23 @@ def adds(snippet: str, title: str, heading_path: Sequence[str] = ()) -> bool:
     return bool(said) and said not in _plain(" ".join([title, *heading_path]))
 
 
-def hit_lines(hits: Sequence[Mapping[str, Any]], vault: str) -> list[Line]:
+def hit_lines(
+    hits: Sequence[Mapping[str, Any]], vault: str, zone: tzinfo | None = None
+) -> list[Line]:
     """Every line `brain recall` prints for these hits (JSON form), in order. A hit's band is
-    the core's (recall/relevance.py): how much of the question it holds, not its rank."""
+    the core's (recall/relevance.py): how much of the question it holds, not its rank. Dates
+    are the days in `zone`, the reader's (the JSON keeps the stored UTC times)."""
     if not hits:  # nothing cleared the relevance floor
         return [[(f"nothing relevant in {vault}", "")]]
-    return [[(_printable(text), style) for text, style in line] for line in _lines(hits)]
+    return [[(_printable(text), style) for text, style in line] for line in _lines(hits, zone)]
 
 
-def _lines(hits: Sequence[Mapping[str, Any]]) -> list[Line]:
+def _lines(hits: Sequence[Mapping[str, Any]], zone: tzinfo | None) -> list[Line]:
     lines: list[Line] = []
     for n, hit in enumerate(hits, 1):
         strength = hit.get("band", "weak")  # a daemon of an older brain sends none
         weak = strength == "weak"
-        where = f"{hit['created'][:10]} · {hit['path']} · {hit['id']}"
+        where = f"{_when(hit, zone)} · {hit['path']} · {hit['id']}"
         head: Line = [
             (f"{n}. {hit['title']}", "dim" if weak else "bold"),
             ("  ", ""),
@@ -57,6 +63,14 @@ def _lines(hits: Sequence[Mapping[str, Any]]) -> list[Line]:
         if hit.get("explain") is not None:  # recall --explain (recall/explain.py)
             lines.append([("   ", ""), (f"why: {describe(hit['explain'])}", "dim")])
     return lines
+
+
+def _when(hit: Mapping[str, Any], zone: tzinfo | None) -> str:
+    """The day a memory was written, and the day it was last added to or said again when that
+    was another day: "lives in Berlin" said again after "moved to Lisbon" reads as newer."""
+    created = day_shown(hit["created"], zone)
+    updated = day_shown(hit.get("updated") or hit["created"], zone)  # an older daemon: none
+    return created if updated == created else f"{created}, updated {updated}"
 
 
 def describe(why: Mapping[str, Any]) -> str:

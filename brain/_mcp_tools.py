@@ -90,12 +90,13 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
         """Store a memory in the current partition. Returns the note's id, title and folder,
         and `outcome`: created, appended (added to the note of that title), replaced (a
         singleton's text) or unchanged (the memory was already there: the same text again,
-        whatever its case or spacing, with no title or the same one, writes nothing).
+        whatever its case or spacing, with no title or the same one, adds nothing and dates
+        the memory `updated` now).
 
         There is no tool to edit a memory. When a fact changes (the person moved, changed
         their mind), remember the new fact and say what changed ("moved from Berlin to
-        Lisbon"): the old memory stays as history, and recall dates every memory, so the
-        newer one shows which is current. Use `forget` only when the person asks."""
+        Lisbon"): the old memory stays as history, and recall dates every memory (`updated`),
+        so the newer one shows which is current. Use `forget` only when the person asks."""
         written = brain.remembered(
             text, title=title, node=node, tags=tags, kind=kind, source=source
         )
@@ -126,9 +127,11 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
         and how much of the query each holds (`relevance` 0-1, `band` strong | fair | weak).
         `nothing_relevant` is true, with no hits, when no memory is about the query.
 
-        `created` is when a memory was written: where two disagree, the newer one is current
-        (the older is kept as history). A snippet is at most 200 characters of the memory;
-        `more` is true when the memory holds more, which `expand` with its id reads whole.
+        `created` is when a memory was first written; `updated` when it was last added to or
+        said again (the same as `created` if never). Where two disagree, the one with the newer
+        `updated` is current (the older is kept as history). A snippet is at most 200
+        characters of the memory; `more` is true when the memory holds more, which `expand`
+        with its id reads whole.
         """
         hits = brain.recall(query, k=k, node=node)
         # Nothing cleared the relevance floor: said outright, so a model does not take an
@@ -154,6 +157,7 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
             "kind": note.kind,
             "status": note.status,
             "created": note.created,
+            "updated": note.updated,
             "touched": note.touched,
             "node": note.node,
             "tags": list(note.tags),
@@ -188,6 +192,7 @@ def memory_tools(tool: Register, brain: Brain, source: dict[str, str], text_fiel
                     "kind": r.kind,
                     "status": r.status,
                     "created": r.created,
+                    "updated": r.updated,
                     "node": r.node,
                     "tags": list(r.tags),
                 }
@@ -297,6 +302,7 @@ def hit_json(hit: Hit) -> Result:
         "title": hit.title,
         "snippet": hit.snippet,
         "created": hit.created,
+        "updated": hit.updated or hit.created,
         "source": dict(hit.source),
         "flags": list(hit.flags),
         "kind": hit.kind,

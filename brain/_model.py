@@ -231,6 +231,12 @@ class Note:
         return _stored_time(self.meta.get("touched")) if "touched" in self.meta else self.created
 
     @property
+    def updated(self) -> str:
+        """When its text was last written or said again (`remember`): unlike `touched`, which
+        a read sets too, this is what a reader compares to know which memory is current."""
+        return _stored_time(self.meta.get("updated")) if "updated" in self.meta else self.created
+
+    @property
     def tags(self) -> tuple[str, ...]:
         tags = self.meta.get("tags") or []
         return tuple(str(t) for t in tags) if isinstance(tags, list) else (str(tags),)
@@ -357,6 +363,7 @@ class Hit:
     relevance: float = 0.0
     band: str = "weak"
     more: bool = False  # the memory says more than its snippet: `expand` reads it whole
+    updated: str = ""  # its text last written or said again (Note.updated); "": as created
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -364,6 +371,7 @@ class Hit:
             "title": self.title,
             "snippet": self.snippet,
             "created": self.created,
+            "updated": self.updated or self.created,
             "source": dict(self.source),
             "path": self.path,
             "score": round(self.score, 6),

@@ -23,6 +23,7 @@ from brain._cli.app import (
 )
 from brain._cli.corrections import print_traces
 from brain._cli.daemon import open_backend
+from brain._clock import day_shown, local_zone
 from brain._daemon.backend import note_from_json
 from brain._errors import BrainError
 from brain._hitview import shown
@@ -123,7 +124,7 @@ _OUTCOMES = {
     "created": "Remembered {} (a new note)",
     "appended": "Added to {}",
     "replaced": "Replaced the text of {}",
-    "unchanged": "Already remembered: {} holds this text (touched, nothing added)",
+    "unchanged": "Already remembered: {} holds this text (nothing added; updated: said again now)",
 }
 
 
@@ -183,9 +184,10 @@ def recall(
 
 def render_hits(hits: list[dict[str, Any]], root: Path) -> None:
     """Recall's text output (the fast path prints the same lines, brain/_hitview.py)."""
+    from brain._clock import local_zone
     from brain._hitview import hit_lines
 
-    for line in hit_lines(hits, str(root)):
+    for line in hit_lines(hits, str(root), local_zone()):
         out.print("".join(f"[{s}]{escape(t)}[/{s}]" if s else escape(t) for t, s in line))
 
 
@@ -223,7 +225,8 @@ def expand(
     title, path = escape(shown(note.title)), escape(shown(note.path))
     out.print(f"[bold]{title}[/bold]  [dim]{note.id} · {path}[/dim]")
     out.print(
-        f"[dim]{note.kind} · {note.status} · created {note.created} · touched {note.touched}[/dim]"
+        f"[dim]{note.kind} · {note.status} · created {note.created} · updated {note.updated} · "
+        f"touched {note.touched}[/dim]"
     )
     out.print(escape(shown(note.body.rstrip())))  # a note's escape codes are not played
     print_links(links)
@@ -262,10 +265,12 @@ def list_notes(
         emit_json({"notes": rows, "total": total, "limit": limit})
         return
     # Two plain lines a note, never a table: a table fits the terminal's width by cutting
-    # ids and paths, and piped output has no width to fit.
+    # ids and paths, and piped output has no width to fit. The date is the person's day where
+    # they are (`created` in --json stays the stored UTC time).
+    zone = local_zone()
     for r in rows:
         out.print(
-            f"{r['id']}  {r['created'][:10]}  {r['kind']} · {r['status']}  "
+            f"{r['id']}  {day_shown(r['created'], zone)}  {r['kind']} · {r['status']}  "
             f"[bold]{escape(shown(r['title']))}[/bold]"
         )
         out.print(f"    [dim]{escape(shown(r['path']))}[/dim]")

@@ -228,6 +228,7 @@ def hit_from_json(data: Json) -> Hit:
         relevance=data.get("relevance", 0.0),
         band=data.get("band", "weak"),
         more=data.get("more", False),
+        updated=data.get("updated", ""),  # a daemon of an older brain sends none
     )
 
 
@@ -239,6 +240,7 @@ def row_to_json(row: ObjectRow) -> Json:
         "status": row.status,
         "created": row.created,
         "touched": row.touched,
+        "updated": row.updated,
         "path": row.path,
         "node": row.node,
         "tags": list(row.tags),

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from brain._clock import zone_name
 from brain._daemon import daemon_off, log_path, pid_path, socket_path
 from brain._daemon.wire import (
     VERSION,
@@ -125,7 +126,9 @@ class DaemonClient:
         if _hung_up(self.sock):  # it ended since the last reply (moved vault, step down, stop)
             raise DaemonUnavailable("the daemon closed the connection before this request")
         try:
-            send(self.sock, {"v": VERSION, "op": op, "args": args or {}})
+            # The zone this command runs in rides along: the daemon's clock tells the time
+            # there for this call (a dated note, "yesterday"), whatever zone it started in.
+            send(self.sock, {"v": VERSION, "op": op, "args": args or {}, "zone": zone_name()})
         except OSError as exc:
             raise DaemonUnavailable(f"the daemon closed the connection: {exc}") from None
         try:

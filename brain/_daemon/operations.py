@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from brain._clock import zoned
 from brain._daemon.backend import OPERATIONS, LocalBackend
 from brain._daemon.follow import Follower
 from brain._errors import BrainError, InvalidInput
@@ -46,7 +47,12 @@ class Operations:
         # brain.yaml may change under the daemon (by hand, `brain git enable`, `partition use`).
         self.follower = Follower(brain, on_daemon or (lambda _config: None), on_connectors)
 
-    def run(self, op: str, args: Any) -> Any:
+    def run(self, op: str, args: Any, zone: Any = None) -> Any:
+        """One request; its clock in the client's zone (`zone`: clock.zone_name) if it sent one."""
+        with zoned(self.brain.clock, zone):
+            return self._run(op, args)
+
+    def _run(self, op: str, args: Any) -> Any:
         self.follower.check()
         self.brain.running().follow_git()
         if not isinstance(args, dict):

@@ -279,7 +279,7 @@ class Daemon:
             return reply_ok({"stopping": True})
         args = message.get("args", {})
         try:
-            return reply_ok(self.submit(lambda: self._run(op, args)))
+            return reply_ok(self.submit(lambda: self._run(op, args, message.get("zone"))))
         except BrainError as exc:
             return reply_error(exc)
         except Exception as exc:  # a bug must not take the daemon down with it
@@ -299,11 +299,11 @@ class Daemon:
         self.stopping.set()
         return {"stepping_down": True}
 
-    def _run(self, op: str, args: Any) -> Any:
+    def _run(self, op: str, args: Any, zone: Any = None) -> Any:
         self.requests += 1
         self.doing = f"answering {op!r}"
         try:
-            return self.ops.run(op, args)
+            return self.ops.run(op, args, zone)
         finally:
             self.doing = ""
 

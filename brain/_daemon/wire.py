@@ -1,7 +1,8 @@
 """The daemon's wire format and the peer check.
 
 A message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON: an object
-carrying `v` (the protocol version). Requests are `{"v", "op", "args"}`; replies are
+carrying `v` (the protocol version). Requests are `{"v", "op", "args", "zone"}` (`zone`: the
+client's time zone, clock.zone_name; a client of an older brain sends none); replies are
 `{"v", "ok": true, "result"}` or `{"v", "ok": false, "error": {"type", "message", "hint"}}`.
 A length over MAX_MESSAGE, bytes that are not JSON, or another version are refused.
 """

@@ -206,6 +206,12 @@ def _version_7() -> list[str]:
     return list(glyphs.SQL_FUNCTIONS_7)
 
 
+def _version_8() -> list[str]:
+    # When a memory's text was last written or said again (Note.updated), which recall's hits
+    # show; NULL in a row an older server wrote reads as its `created` (ObjectRow.from_sql).
+    return [f"ALTER TABLE objects ADD COLUMN IF NOT EXISTS updated text {C}"]
+
+
 TENANT_TABLES = (*_BEFORE_3, "write_marks")  # every table whose rows are one tenant's
 
 # Version → its statements; a new version never edits an old one.
@@ -217,6 +223,7 @@ MIGRATIONS = {
     5: _version_5,
     6: _version_6,
     7: _version_7,
+    8: _version_8,
 }
 # A rolling upgrade runs servers of two versions on one database. A version that only adds
 # (a table, a nullable column, an index, a function) leaves the database usable by the servers
@@ -226,8 +233,9 @@ MIGRATIONS = {
 # only adds a table a server of 3 never reads (its writes do not count for the replicas:
 # turn `--db-read` on once no server of 3 is left; docs/hosted.md, "Read replicas"). Version 5
 # only adds a generated column older servers neither write nor read; so does version 6.
-# Version 7 only makes two functions faster, their output unchanged.
-SERVES_FROM: dict[int, int] = {4: 3, 5: 3, 6: 3, 7: 3}
+# Version 7 only makes two functions faster, their output unchanged. Version 8 only adds a
+# nullable column older servers neither write nor read.
+SERVES_FROM: dict[int, int] = {4: 3, 5: 3, 6: 3, 7: 3, 8: 3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

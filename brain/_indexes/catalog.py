@@ -21,7 +21,7 @@ from brain._vault.files import owner_only
 
 __all__ = ["SCHEMA_VERSION", "Brief", "Catalog", "FileRow", "ObjectRow", "RelationRow"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: objects.updated
 REBUILDING = "rebuilding"  # info key: a rebuild from the files began and has not ended
 UNREADABLE = "unreadable"  # the REBUILDING mark of a catalog made anew over a damaged one
 MARKS = {"new": "the catalog is new", UNREADABLE: "the catalog could not be read"}  # doctor's
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS objects (
     kind TEXT NOT NULL, status TEXT NOT NULL, visibility TEXT NOT NULL,
     created TEXT NOT NULL, touched TEXT NOT NULL, parent TEXT, supersedes TEXT,
     defining TEXT, tags TEXT NOT NULL, source TEXT NOT NULL, heading_path TEXT NOT NULL,
-    text_hash TEXT NOT NULL
+    text_hash TEXT NOT NULL, updated TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS text_queue (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, doc TEXT
@@ -301,7 +301,7 @@ class Catalog(Holding):
     # objects
     def put_objects(self, rows: Iterable[ObjectRow]) -> None:
         self.db.executemany(
-            f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * 19)})",
+            f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * 20)})",
             [row.values() for row in rows],
         )
 

@@ -7,7 +7,7 @@ from typing import Protocol
 # An object row's columns, in the order ObjectRow.from_sql reads them.
 OBJECT_COLUMNS = (
     "id, note_id, path, partition, node, title, norm_title, kind, status, visibility, created, "
-    "touched, parent, supersedes, defining, tags, source, heading_path, text_hash"
+    "touched, parent, supersedes, defining, tags, source, heading_path, text_hash, updated"
 )
 
 

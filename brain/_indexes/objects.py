@@ -45,6 +45,7 @@ def objects_of(note: Note, text_hash: str) -> list[IndexObject]:
         source=dict(note.source),
         heading_path=(),
         text_hash=text_hash,
+        updated=note.updated,
     )
     if note.kind not in SECTIONED_KINDS:
         return [IndexObject(row, readable(note.body))]

@@ -32,6 +32,7 @@ class ObjectRow:
     source: dict[str, Any]
     heading_path: tuple[str, ...]
     text_hash: str
+    updated: str = ""  # Note.updated: its text last written or said again ("": as created)
 
     def values(self) -> tuple[Any, ...]:
         return (
@@ -54,6 +55,7 @@ class ObjectRow:
             json.dumps(self.source, sort_keys=True),
             json.dumps(list(self.heading_path)),
             self.text_hash,
+            self.updated or self.created,
         )
 
     @classmethod
@@ -62,6 +64,7 @@ class ObjectRow:
         values[15] = tuple(json.loads(values[15]))
         values[16] = json.loads(values[16])
         values[17] = tuple(json.loads(values[17]))
+        values[19] = values[19] or values[10]  # a hosted row from before `updated`: created
         return cls(*values)
 
 

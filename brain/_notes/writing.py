@@ -51,8 +51,7 @@ CREATED, APPENDED, REPLACED, UNCHANGED = "created", "appended", "replaced", "unc
 
 @dataclass(frozen=True)
 class Written:
-    """A remember's note as saved, and what the write did: created it, appended to it,
-    replaced its text (a singleton), or found the memory already there (`unchanged`: touched)."""
+    """A remember's note as saved, and what the write did (any but `created` dates it `updated`)."""
 
     note: Note
     outcome: str
@@ -186,7 +185,7 @@ def new_note(
 
 def _touch(note: Note, now: datetime, tags: Sequence[str]) -> Note:
     merged = list(note.tags) + [t for t in tags if t not in note.tags]
-    return note.with_meta(touched=iso(now), tags=merged or None)
+    return note.with_meta(touched=iso(now), updated=iso(now), tags=merged or None)
 
 
 def _titled(

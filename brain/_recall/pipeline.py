@@ -139,7 +139,7 @@ def recall(
         hit = to_hit(rows[oid], score, bodies[oid], question.terms, flags.get(oid, ()), held[oid])
         if oid in why:
             why[oid]["relevance"] = round(held[oid], 4)
-        hits.append(dataclasses.replace(hit, explain=why[oid]) if oid in why else hit)
+        hits.append(dataclasses.replace(hit, explain=why.get(oid), updated=rows[oid].updated))
     return hits
 
 

@@ -111,7 +111,7 @@ def _meta(
             value = one
         elif one == was:
             value = other
-        elif key == "touched" and _GONE not in (one, other):
+        elif key in ("touched", "updated") and _GONE not in (one, other):
             value = max(str(one), str(other))
         elif key in _LISTS and all(isinstance(v, list) for v in (one, other)):
             value = _list(was if isinstance(was, list) else [], one, other)

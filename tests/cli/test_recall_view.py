@@ -19,6 +19,7 @@ HIT_KEYS = {
     "title",
     "snippet",
     "created",
+    "updated",
     "source",
     "path",
     "score",

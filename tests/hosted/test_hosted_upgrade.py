@@ -122,7 +122,7 @@ def test_texts_written_before_the_glyph_and_word_columns_are_found_by_them_after
         for function in ("brain_glyphs", "brain_apart", "brain_glyph_terms"):
             conn.execute(f"DROP FUNCTION {function}(text)")
         conn.execute("DELETE FROM brain_migrations WHERE version >= 5")
-    assert init(db) == N == 7
+    assert init(db) == N == 8
     brain = open_tenant(db, "alice", clock=clock)
     try:
         for query, title in (("桜", "Tokyo diary"), ("python", "Data analysis"), ("แมว", "Cats")):
@@ -131,5 +131,25 @@ def test_texts_written_before_the_glyph_and_word_columns_are_found_by_them_after
         with psycopg.connect(db) as conn:  # version 5's column, for its servers: computed too
             row = conn.execute("SELECT count(*) FROM texts WHERE glyphs <> ''::tsvector")
             assert row.fetchone() == (2,)
+    finally:
+        brain.close()
+
+
+def test_a_memory_an_older_server_wrote_is_dated_updated_as_created_after_version_8(
+    pg_dsn: str, vault: Path, clock: FixedClock
+) -> None:
+    """Version 8 adds objects.updated; a row written without it (NULL) reads as `created`."""
+    db = fresh_database(pg_dsn)
+    init(db)
+    seeding = open_vault(vault, clock=clock)
+    note = seeding.remember("The harbour ferry leaves at nine", title="Ferry")
+    seeding.close()
+    pushed(db, vault, clock, user="alice").close()
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute("UPDATE objects SET updated = NULL")
+    brain = open_tenant(db, "alice", clock=clock)
+    try:
+        [hit] = [h for h in brain.recall("harbour ferry") if h.id == note.id]
+        assert hit.updated == hit.created == note.created
     finally:
         brain.close()

@@ -63,7 +63,7 @@ def test_the_tools_tell_a_model_how_to_keep_a_changed_fact_and_read_a_long_one(
             for t in (await client.list_tools()).tools
         }
         assert "no tool to edit a memory" in tools["remember"]
-        assert "the newer one is current" in tools["recall"]
+        assert "the newer `updated` is current" in tools["recall"]
         assert "`more`" in tools["recall"] and "`expand`" in tools["recall"]
         assert "Only when the person asks" in tools["forget"]
 
