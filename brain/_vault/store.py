@@ -15,7 +15,7 @@ from brain._model import Note
 from brain._streams import held
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, hot_path, is_cold
-from brain._vault.editors import template_folders
+from brain._vault.editors import template_folders, top_folders
 from brain._vault.files import (
     atomic_write,
     discard,
@@ -34,8 +34,9 @@ class NoteStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
-        # The editor's templates (vault/editors.py): moulds of notes, never walked as notes.
-        self.tree = Tree(root, template_folders(root))
+        # The editor's templates (vault/editors.py): moulds of notes, never walked as notes;
+        # its attachments and drawings folders: never partitions. Read once, at the open.
+        self.tree = Tree(root, template_folders(root), top_folders(root))
         # Inside `grouped()`: the notes written and not yet renamed into place, by path, each
         # with its temp file and the path it goes to.
         self._group: dict[str, tuple[Path, Path]] | None = None

@@ -1,8 +1,10 @@
 """The vault's folders as every walk sees them: partitions, the note files below, what is set
 aside. Folders are listed and files stat'ed here; no note is read or written.
 
-Left out of every walk: names starting with a dot, symbolic links (never followed), and the
-editor's own folders (vault/editors.py).
+Left out of every walk: names starting with a dot, symbolic links (never followed), the
+editor's own folders (vault/editors.py), and a folder holding a `brain.yaml` of its own below
+the vault's top: another vault moved, copied or cloned in, whose notes are its brain's, not
+this one's (`brain doctor` names it).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain._model import LOCAL_ONLY
+from brain._settings import SETTINGS_FILE
 from brain._vault.editors import aside, drawing_name
 from brain._vault.paths import CACHE_DIR, COLD_DIR
 
@@ -26,9 +29,11 @@ Walked = Iterator[tuple[str, os.stat_result]]  # note files, each with its stat
 class Tree:
     """The folders of one vault, addressed by vault-relative POSIX paths."""
 
-    def __init__(self, root: Path, aside: tuple[str, ...]):
+    def __init__(self, root: Path, aside: tuple[str, ...], not_partitions: tuple[str, ...]):
         self.root = root
         self.aside = aside  # the editor's templates and scripts: never walked, at any depth
+        # Top-level folders the editor fills with its own files (attachments, drawings).
+        self.not_partitions = not_partitions
 
     def partitions(self) -> list[str]:
         return sorted(
@@ -38,7 +43,18 @@ class Tree:
             and not entry.name.startswith(".")
             and entry.name not in RESERVED_TOP
             and not aside(entry.name, self.aside)
+            and not self._editors(entry.name)
+            and not self.vault_at(entry.name)
         )
+
+    def _editors(self, name: str) -> bool:
+        """Whether a top-level folder is one the editor keeps its attachments or drawings in.
+        A partition brain made there (its `Knowledge` folder) stays one: its notes are read."""
+        return name in self.not_partitions and not (self.root / name / "Knowledge").is_dir()
+
+    def vault_at(self, rel: str) -> bool:
+        """Whether a folder below the vault's top holds another vault (its own brain.yaml)."""
+        return bool(rel) and (self.root / rel / SETTINGS_FILE).is_file()
 
     def walk(self, folders: Folders | None = None) -> Walked:
         """Every note file with its stat, in a stable order (NoteStore.walk)."""
@@ -73,6 +89,10 @@ class Tree:
             if folders is not None and folders and folders[-1][0] == rel:
                 folders.pop()
             return
+        # Another vault's folder: recorded (a brain.yaml taken away changes its mtime, and the
+        # check by folders then lists it), never entered. Its listing costs no extra stat.
+        if _holds_vault(rel, entries):
+            return
         for entry in entries:
             if entry.name.startswith("."):
                 continue
@@ -88,11 +108,13 @@ class Tree:
                 yield child, entry.stat(follow_symlinks=False)
 
     def entries(self, rel: str) -> list[os.DirEntry[str]]:
-        """One folder's entries, names starting with a dot left out (as every walk does)."""
+        """One folder's entries as every walk sees them: names starting with a dot left out,
+        and none at all in another vault's folder."""
         try:
-            return [e for e in os.scandir(self.root / rel) if not e.name.startswith(".")]
+            found = list(os.scandir(self.root / rel))
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return []
+        return [] if _holds_vault(rel, found) else [e for e in found if not e.name.startswith(".")]
 
     def links(self) -> list[tuple[str, str]]:
         """Symbolic links in the vault's folders, each with whether it leads `inside` or
@@ -120,6 +142,8 @@ class Tree:
         try:
             entries = list(os.scandir(self.root / rel))
         except OSError:
+            return []
+        if _holds_vault(rel, entries):  # another vault's links are its own
             return []
         found = []
         for entry in sorted(entries, key=lambda e: e.name):
@@ -160,17 +184,26 @@ class Tree:
 
     def stat_note(self, rel: str) -> os.stat_result | None:
         """The stat of one file as `walk()` would see it: None when it is gone, not a regular
-        file, or reached through a symbolic link (no link is followed, file or folder)."""
+        file, reached through a symbolic link (no link is followed, file or folder), or in
+        another vault's folder. Two stats per folder on the way: the watcher's cost follows
+        the change, not the vault."""
         folder = rel.rpartition("/")[0]
         try:
             if folder and (self.linked(folder) or aside(folder, self.aside)):
                 return None
             if drawing_name(rel):  # an Excalidraw drawing (vault/editors.py): not a note
                 return None
+            if folder and self._in_vault(folder):
+                return None
             st = os.lstat(self.root / rel)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return None
         return st if stat.S_ISREG(st.st_mode) else None
+
+    def _in_vault(self, folder: str) -> bool:
+        """Whether this folder, or one on the way to it, holds another vault."""
+        parts = folder.split("/")
+        return any(self.vault_at("/".join(parts[: i + 1])) for i in range(len(parts)))
 
     def stat_folder(self, rel: str) -> os.stat_result | None:
         """A folder's own stat (no link followed): None when it is gone or not a folder."""
@@ -179,3 +212,10 @@ class Tree:
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return None
         return st if stat.S_ISDIR(st.st_mode) else None
+
+
+def _holds_vault(rel: str, entries: list[os.DirEntry[str]]) -> bool:
+    """Whether a listed folder below the vault's top holds a brain.yaml file (another vault)."""
+    return bool(rel) and any(
+        e.name == SETTINGS_FILE and e.is_file(follow_symlinks=False) for e in entries
+    )
