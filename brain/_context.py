@@ -37,7 +37,8 @@ from brain._vault.archive import check_writable
 from brain._vault.cold import is_cold
 from brain._vault.files import deferred_dir_sync
 from brain._vault.journal import Event
-from brain._vault.store import Folders, free_hot_path
+from brain._vault.store import free_hot_path
+from brain._vault.tree import Folders
 
 Progress = Callable[[int, int], None]
 REINDEX_BATCH = 1000  # files indexed per catalog commit by `reindex`

@@ -53,6 +53,7 @@ class DoctorReport:
     sync_copies: tuple[str, ...] = ()  # a sync tool's conflict copies: both machines changed it
     unportable: tuple[str, ...] = ()  # names a clone on macOS or Windows cannot hold
     nested: tuple[str, ...] = ()  # another vault (its brain.yaml) in a folder of this one
+    daily: tuple[str, ...] = ()  # the editor's daily notes in a partition of their own (no problem)
 
     @property
     def ok(self) -> bool:
@@ -103,6 +104,7 @@ class DoctorReport:
             "sync_copies": list(self.sync_copies),
             "unportable": list(self.unportable),
             "nested": list(self.nested),
+            "daily": list(self.daily),
         }
 
 
@@ -188,20 +190,49 @@ def examine(brain: Context) -> DoctorReport:
         tuple(synced.conflict_copies(copies_of)),
         tuple(portable.names(brain.root)),
         tuple(_nested(brain.root, walked)),
+        tuple(_daily(brain)),
     )
 
 
 def _nested(root: Path, walked: list[tuple[str, os.stat_result]]) -> list[str]:
     """Another vault moved, copied or cloned into a folder of this one (`brain init` refuses
-    to make one there): its notes are read as this vault's, and each vault's brain would
-    write them under its own lock. One stat per folder the walk went into."""
+    to make one there). Every walk leaves it out (vault/tree.py), so its notes are neither
+    recalled nor written here; an editor opened on this vault still shows them as its own.
+    One stat per folder the walk went into, and per top-level folder (never walked then)."""
+    try:
+        top = [e.name for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        top = []
+    shown = sorted(n for n in top if not n.startswith("."))
+    folders = dict.fromkeys([*shown, *(rel for rel, _st in walked)])
     return [
-        f"{rel}: another vault (its {SETTINGS_FILE}) inside this one; its notes are read as "
-        "this vault's and both vaults' brain write them: move it out of this vault, then "
-        "`brain reindex` here"
-        for rel, _st in walked
+        f"{rel}: another vault (its {SETTINGS_FILE}) inside this one; this vault leaves its "
+        "files alone (none is recalled or written here), but an editor opened here shows "
+        "them as this vault's: move it out of this vault"
+        for rel in folders
         if rel and (root / rel / SETTINGS_FILE).is_file()
     ]
+
+
+def _daily(brain: Context) -> list[str]:
+    """The editor's daily-notes folder at the vault's top, in a folder of its own: every
+    top-level folder is a partition, so its notes are recalled only from that partition."""
+    if not brain.capabilities.hand_edits:
+        return []
+    said = []
+    partitions = brain.store.partitions()
+    for folder, setting in editors.daily_folders(brain.root):
+        top = folder.split("/")[0]
+        if top not in partitions or (brain.root / top / "Knowledge").is_dir():
+            continue  # not there yet, or in a partition brain made (`main/Daily`): recalled
+        said.append(
+            f"{folder}: the editor's daily notes folder ({setting}) is a partition of its own, "
+            f"{top!r}: recall in {brain.settings.default_partition!r} never finds its notes. "
+            f"To recall them with the rest, set the folder to "
+            f"{brain.settings.default_partition}/{folder} in Obsidian (Settings → Daily notes → "
+            f"New file location) and move the notes there; or ask with `--partition {top}`"
+        )
+    return said
 
 
 def _not_files(brain: Context) -> list[str]:

@@ -25,8 +25,8 @@ from brain._sources import connectors
 from brain._vault.archive import ARCHIVED_MARK, check_recallable, is_archived
 from brain._vault.files import fsync_dir
 from brain._vault.paths import check_segment
-from brain._vault.store import RESERVED_TOP
 from brain._vault.template import TEMPLATE_PARTITION, stamp_notes, template_dir
+from brain._vault.tree import RESERVED_TOP
 
 if TYPE_CHECKING:
     from brain._context import Context

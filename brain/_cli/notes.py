@@ -337,6 +337,7 @@ def doctor(
             ("[red]conflict[/red]", report.sync_copies, ""),
             ("[yellow]name[/yellow]    ", report.unportable, ""),
             ("[red]vault[/red]   ", report.nested, ""),
+            ("daily   ", report.daily, ""),
         ]
         for label, items, why in findings:
             for item in items:

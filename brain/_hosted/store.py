@@ -16,7 +16,8 @@ from brain._model import Note
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, is_cold
 from brain._vault.paths import CACHE_DIR, spelled_as
-from brain._vault.store import RESERVED_TOP, Folders, broken_with_id, parse_markdown, rendered
+from brain._vault.store import broken_with_id, parse_markdown, rendered
+from brain._vault.tree import RESERVED_TOP, Folders
 
 
 def clean(rel: str) -> str:

@@ -18,13 +18,13 @@ from brain._model import LOCAL_ONLY, Note, content_hash, iso, parse_iso
 from brain._processes import process_mark, stopped
 from brain._vault import editors, forgotten
 from brain._vault.paths import COLD_DIR
-from brain._vault.store import RESERVED_TOP
+from brain._vault.tree import RESERVED_TOP
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from brain._clock import Clock
-    from brain._vault.store import Folders
+    from brain._vault.tree import Folders
 
 
 @dataclass(frozen=True)

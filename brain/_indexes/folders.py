@@ -11,7 +11,7 @@ from brain._vault.paths import COLD_DIR
 
 if TYPE_CHECKING:
     from brain._indexes.ports import CatalogPort, NotesPort
-    from brain._vault.store import Folders
+    from brain._vault.tree import Folders
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from brain._indexes.nodestats import ENTITY, KEYWORD, NodeStats, NoteStats
 from brain._indexes.ports import NotesPort, SqlCatalogPort
 from brain._indexes.rows import Settled
 from brain._model import LOCAL_ONLY, Status, Visibility
+from brain._settings import SETTINGS_FILE
 from brain._vault.files import atomic_write, remove_file
 from brain._vault.paths import inside
 
@@ -307,8 +308,12 @@ class IndexFolders:
         _tidy((self.root / rel).parent, self.root / partition)
 
     def listing(self, partition: str) -> Iterator[str]:
-        """Hidden folders and symlinks are not followed."""
+        """Hidden folders and symlinks are not followed, nor another vault's folder (its own
+        brain.yaml): its index files are its brain's."""
         for folder, dirs, files in os.walk(self.root / partition):
+            if SETTINGS_FILE in files:
+                dirs.clear()
+                continue
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             if INDEX_FILE in files:
                 yield Path(folder, INDEX_FILE).relative_to(self.root).as_posix()

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from brain._model import Note, Steps
     from brain._vault.cold import ColdCodec
     from brain._vault.journal import Event
-    from brain._vault.store import Folders
+    from brain._vault.tree import Folders
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+from brain._settings import SETTINGS_FILE
 from brain._vault import synced
 from brain._vault.paths import CACHE_DIR
 
@@ -28,6 +29,9 @@ def find(root: Path, now: float, min_age: float = LEFTOVER_AGE) -> list[str]:
         rel = here.relative_to(root)
         if rel == Path():
             dirs[:] = [d for d in dirs if d != ".git"]
+        elif SETTINGS_FILE in files:  # another vault's folder: its leftovers are its brain's
+            dirs.clear()
+            continue
         # A sync tool's copy is whole when it appears (and brain may have just renewed its id).
         found += [p for f in files if synced.generated_copy(p := (rel / f).as_posix())]
         candidates = [f for f in files if _TEMP.match(f)]

@@ -1,4 +1,4 @@
-"""Note files on disk: find, read, write atomically, delete. No caches here."""
+"""Note files on disk: read, write atomically, delete (the walks: vault/tree.py). No caches."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Protocol
 
 from brain._errors import BrokenNote, InvalidInput
-from brain._model import LOCAL_ONLY, Note
+from brain._model import Note
 from brain._streams import held
 from brain._vault import notefile
 from brain._vault.cold import ColdCodec, hot_path, is_cold
-from brain._vault.editors import aside, drawing_name, template_folders
+from brain._vault.editors import template_folders, top_folders
 from brain._vault.files import (
     atomic_write,
     discard,
@@ -24,11 +24,8 @@ from brain._vault.files import (
     remove_file,
     write_temp,
 )
-from brain._vault.paths import CACHE_DIR, COLD_DIR, inside, spelled_as
-
-# Top-level folders that are not partitions.
-RESERVED_TOP = {CACHE_DIR, COLD_DIR, LOCAL_ONLY}
-Folders = list[tuple[str, os.stat_result]]  # folders a walk looked into, each with its stat
+from brain._vault.paths import inside, spelled_as
+from brain._vault.tree import Folders, Tree, Walked
 
 
 class NoteStore:
@@ -37,8 +34,9 @@ class NoteStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.cold = ColdCodec(root)
-        # The editor's templates (vault/editors.py): moulds of notes, never walked as notes.
-        self.aside = template_folders(root)
+        # The editor's templates (vault/editors.py): moulds of notes, never walked as notes;
+        # its attachments and drawings folders: never partitions. Read once, at the open.
+        self.tree = Tree(root, template_folders(root), top_folders(root))
         # Inside `grouped()`: the notes written and not yet renamed into place, by path, each
         # with its temp file and the path it goes to.
         self._group: dict[str, tuple[Path, Path]] | None = None
@@ -98,16 +96,9 @@ class NoteStore:
         return found[0] if found else None
 
     def partitions(self) -> list[str]:
-        return sorted(
-            entry.name
-            for entry in os.scandir(self.root)
-            if entry.is_dir(follow_symlinks=False)
-            and not entry.name.startswith(".")
-            and entry.name not in RESERVED_TOP
-            and not aside(entry.name, self.aside)
-        )
+        return self.tree.partitions()
 
-    def walk(self, folders: Folders | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    def walk(self, folders: Folders | None = None) -> Walked:
         """Every note file with its stat, in a stable order; symlinks are never followed.
 
         Local-only notes (git-ignored `local-only/<partition>/…`) are part of the vault too,
@@ -116,152 +107,31 @@ class NoteStore:
         its stat, taken before it is listed, so a later change to it always shows.
         """
         self.commit_group()
-        if folders is not None:
-            for rel in ("", LOCAL_ONLY):
-                with contextlib.suppress(OSError):
-                    if stat.S_ISDIR((st := os.lstat(self.root / rel)).st_mode):
-                        folders.append((rel, st))
-        for partition in self.partitions():
-            yield from self._walk_root(partition, ".md", folders)
-            yield from self._walk_root(f"{LOCAL_ONLY}/{partition}", ".md", folders)
-        yield from self._walk_root(COLD_DIR, ".md.zst", folders)
+        yield from self.tree.walk(folders)
 
-    def walk_folder(
-        self, rel: str, folders: Folders | None = None
-    ) -> Iterator[tuple[str, os.stat_result]]:
+    def walk_folder(self, rel: str, folders: Folders | None = None) -> Walked:
         """The note files at any depth below one folder of the vault, as `walk()` finds them."""
         self.commit_group()
-        if aside(rel, self.aside):
-            return
-        yield from self._walk(rel, ".md.zst" if rel.split("/")[0] == COLD_DIR else ".md", folders)
-
-    def _walk_root(
-        self, rel: str, suffix: str, folders: Folders | None
-    ) -> Iterator[tuple[str, os.stat_result]]:
-        # A link where a folder of notes should be (`local-only`, `cold`) is never followed:
-        # what it leads to is not the vault. Below a root, entries are checked one by one.
-        if not self._linked(rel):
-            yield from self._walk(rel, suffix, folders)
+        yield from self.tree.walk_folder(rel, folders)
 
     def links(self) -> list[tuple[str, str]]:
-        """Symbolic links in the vault's folders, each with whether it leads `inside` or
-        `outside` the vault. Every walk skips them; doctor names them."""
-        found: list[str] = []
-        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_symlink():
-                found.append(entry.name)
-            elif entry.is_dir(follow_symlinks=False):
-                found += self._links_below(entry.name)
-        real_root = os.path.realpath(self.root)
-        return [
-            (
-                rel,
-                "inside"
-                if os.path.realpath(self.root / rel).startswith(real_root + os.sep)
-                else "outside",
-            )
-            for rel in sorted(found)
-        ]
-
-    def _links_below(self, rel: str) -> list[str]:
-        try:
-            entries = list(os.scandir(self.root / rel))
-        except OSError:
-            return []
-        found = []
-        for entry in sorted(entries, key=lambda e: e.name):
-            child = f"{rel}/{entry.name}"
-            if entry.is_symlink():
-                found.append(child)
-            elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                found += self._links_below(child)
-        return found
+        return self.tree.links()
 
     def not_files(self) -> list[str]:
-        """What is named as a note (`*.md`, `*.md.zst` in the cold tier) but is no file: a
-        folder (a note replaced by one), a pipe, a device. Walks pass them by; doctor names
-        them. Links are left to `links()`."""
-        roots = [(r, ".md") for p in self.partitions() for r in (p, f"{LOCAL_ONLY}/{p}")]
-        found: list[str] = []
-        for rel, suffix in [*roots, (COLD_DIR, ".md.zst")]:
-            if not self._linked(rel):
-                found += self._not_files_below(rel, suffix)
-        return sorted(found)
-
-    def _not_files_below(self, rel: str, suffix: str) -> list[str]:
-        found = []
-        for entry in self.entries(rel):
-            child = f"{rel}/{entry.name}"
-            if entry.is_symlink() or aside(child, self.aside):
-                continue
-            if entry.name.endswith(suffix) and not entry.is_file(follow_symlinks=False):
-                found.append(child)
-            if entry.is_dir(follow_symlinks=False):
-                found += self._not_files_below(child, suffix)
-        return found
-
-    def _linked(self, rel: str) -> bool:
-        """Whether any folder on the way from the vault root to rel is a symbolic link."""
-        parts = rel.split("/")
-        return any(self.root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
+        return self.tree.not_files()
 
     def stat_note(self, rel: str) -> os.stat_result | None:
-        """The stat of one file as `walk()` would see it: None when it is gone, not a regular
-        file, or reached through a symbolic link (no link is followed, file or folder)."""
+        """The stat of one file as `walk()` would see it (vault/tree.py), the group in place."""
         self.commit_group()
-        folder = rel.rpartition("/")[0]
-        try:
-            if folder and (self._linked(folder) or aside(folder, self.aside)):
-                return None
-            if drawing_name(rel):  # an Excalidraw drawing (vault/editors.py): not a note
-                return None
-            st = os.lstat(self.root / rel)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return None
-        return st if stat.S_ISREG(st.st_mode) else None
+        return self.tree.stat_note(rel)
 
     def stat_folder(self, rel: str) -> os.stat_result | None:
-        """A folder's own stat (no link followed): None when it is gone or not a folder."""
-        try:
-            st = os.lstat(self.root / rel)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return None
-        return st if stat.S_ISDIR(st.st_mode) else None
+        return self.tree.stat_folder(rel)
 
     def entries(self, rel: str) -> list[os.DirEntry[str]]:
-        """One folder's entries, names starting with a dot left out (as every walk does)."""
+        """One folder's entries as every walk sees them, the group in place."""
         self.commit_group()
-        try:
-            return [e for e in os.scandir(self.root / rel) if not e.name.startswith(".")]
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return []
-
-    def _walk(
-        self, rel: str, suffix: str = ".md", folders: Folders | None = None
-    ) -> Iterator[tuple[str, os.stat_result]]:
-        try:
-            if folders is not None:
-                folders.append((rel, os.lstat(self.root / rel)))
-            entries = sorted(os.scandir(self.root / rel), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            if folders is not None and folders and folders[-1][0] == rel:
-                folders.pop()
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            child = f"{rel}/{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                if not aside(child, self.aside):
-                    yield from self._walk(child, suffix, folders)
-            elif (
-                entry.name.endswith(suffix)
-                and not drawing_name(entry.name)  # vault/editors.py: a drawing, not a note
-                and entry.is_file(follow_symlinks=False)
-            ):
-                yield child, entry.stat(follow_symlinks=False)
+        return self.tree.entries(rel)
 
     def path(self, rel: str) -> Path:
         """The absolute path of a note, for any use: the group is in place first."""
