@@ -34,6 +34,21 @@ PURPOSE = (
 )
 
 
+# A partition brain made (from the template, or by a write into it) holds one of these.
+_BRAINS_FOLDERS = ("Master", "LLM", "Memory", "Knowledge", "Insights")
+
+
+def sleeps_in(brain: Context, partition: str) -> bool:
+    """Whether sleep writes its log and graph into a partition: one brain made, not a
+    top-level folder a person or their editor made by hand (Obsidian's `Daily/`), whose notes
+    brain reads but into which it adds no files of its own; nor an archived one."""
+    if is_archived(brain.store, partition):
+        return False
+    if not brain.capabilities.hand_edits:  # a database's partitions are all brain's
+        return True
+    return any(brain.store.is_folder(f"{partition}/{name}") for name in _BRAINS_FOLDERS)
+
+
 def log_path(partition: str, day: str) -> str:
     return f"{partition}/{LOGS}/{day}.md"
 
@@ -86,8 +101,8 @@ def _regenerate_day(
     """One day's log in every partition; `splits` None keeps the suggestions it already has."""
     changed, day = [], when.isoformat()
     for partition in brain.store.partitions():
-        if is_archived(brain.store, partition):
-            continue  # read-only: nothing happens there
+        if not sleeps_in(brain, partition):
+            continue  # read-only, or the person's own folder
         path = log_path(partition, day)
         existing = _existing(brain, path)
         said = _said(existing.body) if existing is not None else {}

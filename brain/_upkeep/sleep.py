@@ -97,11 +97,9 @@ def _node_indexes(brain: Context, now: datetime, report: SleepReport) -> str:
 def _graph(brain: Context, now: datetime, report: SleepReport) -> str:
     if report.dry_run:
         return "skipped (dry run)"
-    from brain._vault.archive import is_archived
-
     drawn = []
     for name in brain.store.partitions():
-        if is_archived(brain.store, name):
+        if not dailylog.sleeps_in(brain, name):
             continue
         at = f"{name}/{graph.GRAPH_NODE}/{graph.GRAPH_FILE}"
         if not brain.store.exists(at) and not brain.caches.catalog.visible_notes(name):

@@ -193,3 +193,17 @@ def test_sleep_draws_no_graph_in_a_folder_without_notes(brain: Brain, vault: Pat
     assert not (vault / "Attachments/Insights").exists()
     assert not (vault / "Excalidraw/Insights").exists()
     assert (vault / "main/Insights/Graph.md").exists()
+
+
+def test_sleep_adds_no_log_or_graph_to_a_daily_notes_folder_made_by_hand(
+    brain: Brain, vault: Path
+) -> None:
+    """Obsidian's daily notes at the top (`Daily/`) are a partition of the person's own: sleep
+    wrote `Daily/Insights/Logs/<day>.md` and a graph among them."""
+    (vault / "Daily").mkdir()
+    (vault / "Daily/2026-12-02.md").write_text("Met Priya at the climbing gym.\n")
+    brain.remember("Hawk watches Kite.", title="Hawk")
+    brain.sleep()
+    assert sorted(p.name for p in (vault / "Daily").iterdir()) == ["2026-12-02.md"]
+    assert list((vault / "main/Insights/Logs").glob("*.md")) != []
+    assert brain.at("Daily").recall("climbing gym")[0].path == "Daily/2026-12-02.md"
