@@ -5,7 +5,7 @@ Where its files live under `.brain/`, and its settings (the `daemon:` section of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,3 +64,41 @@ def pid_path(root: Path) -> Path:
 
 def log_path(root: Path) -> Path:
     return root / CACHE_DIR / LOG_FILE
+
+
+# The daemon's log line of a long job of its opening (the caches rebuilt from the files after
+# an upgrade: ~20 s at 10k notes), which a client waiting for it to start shows (client._started).
+OPENING = "before answering: "
+_UNITS = {"indexing": "files", "embedding": "memories"}
+
+
+class Opening:
+    """The opening's long jobs (model.Steps), each said in the daemon's log as it begins and
+    ends: the socket listens only after them, and its client is left to wait."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.begun: set[str] = set()
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what == "waiting":
+            return  # for the writer lock: not this daemon's work
+        if what not in self.begun and done < total:
+            self.begun.add(what)
+            self.log(f"{OPENING}{what} {total:,} {_UNITS.get(what, 'items')}")
+        elif what in self.begun and done >= total:
+            self.begun.discard(what)
+            self.log(f"{OPENING}{what} done")
+
+
+def opening_said(root: Path, since: int) -> str | None:
+    """The long job a starting daemon is doing before it answers, as its log says after byte
+    `since` (its size when the daemon was started), or None (none, or it ended)."""
+    try:
+        with log_path(root).open("rb") as log:
+            log.seek(since)
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    said = [line.partition(OPENING)[2] for line in text.splitlines() if OPENING in line]
+    return None if not said or said[-1].endswith(" done") else said[-1]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from brain._clock import zone_name
-from brain._daemon import daemon_off, log_path, pid_path, socket_path
+from brain._daemon import daemon_off, log_path, opening_said, pid_path, socket_path
 from brain._daemon.wire import (
     VERSION,
     TooBig,
@@ -290,9 +290,13 @@ def start(root: Path, wait: float = START_WAIT, waiting: Waiting | None = None) 
     except DaemonUnavailable:
         pass
     clean_stale(root)
+    try:
+        since = log_path(root).stat().st_size  # what the new daemon logs comes after
+    except FileNotFoundError:
+        since = 0
     process = spawn(root)
     with contextlib.ExitStack() as told:
-        return _started(root, process, wait, told, waiting)
+        return _started(root, process, wait, told, waiting, since)
 
 
 def _started(
@@ -301,11 +305,15 @@ def _started(
     wait: float,
     told: contextlib.ExitStack,
     waiting: Waiting | None,
+    since: int = 0,
 ) -> DaemonClient:
-    """Connect once the daemon just spawned listens; `told` holds the wait said, if any."""
+    """Connect once the daemon just spawned listens; `told` holds the wait said, if any, and
+    then what the daemon does before it listens (its log after byte `since`), if it says."""
     deadline = time.monotonic() + wait
     slow: float | None = time.monotonic() + SLOW
     delay = 0.01
+    doing: str | None = None
+    read_log = time.monotonic() + SLOW  # a start of a moment says nothing
     while True:
         try:
             return DaemonClient.connect(root, waiting)
@@ -317,6 +325,16 @@ def _started(
             slow = None
             said = f"starting brain's daemon for {root} (its log: {log_path(root)})"
             told.enter_context(waiting(said))
+        late = time.monotonic() > min(read_log, deadline)  # looked at before giving up too
+        if late and (now := opening_said(root, since)) != doing:
+            doing = now
+            if now is not None and waiting is not None:  # one status line at a time
+                told.close()
+                told.enter_context(
+                    waiting(f"brain's daemon is bringing its caches up to date first: {now}")
+                )
+        if doing is not None:  # alive and at work: this process would only wait for its lock
+            deadline = max(deadline, time.monotonic() + SLOW)
         code = process.poll()
         if code is not None and running_pid(root) is None:
             # It exited without a daemon running: another one may have just won the race.

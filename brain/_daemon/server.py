@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brain._daemon import DaemonSettings, daemon_settings, pid_path, socket_path
+from brain._daemon import DaemonSettings, Opening, daemon_settings, pid_path, socket_path
 from brain._daemon.home import claim, fd_identity, identity, listening, rss
 from brain._daemon.operations import Operations
 from brain._daemon.wire import (
@@ -428,7 +428,7 @@ def run(root: Path, log: Log) -> int:
         log("another daemon already runs for this vault")
         return 3
     try:
-        brain = open_vault(root)
+        brain = open_vault(root, steps=Opening(log))  # a rebuild after an upgrade: logged
         config = daemon_settings(brain.settings)
         brain.running().look_every(CATCH_UP_WATCHED if config.watch else CATCH_UP_EVERY)
         daemon = Daemon(brain, config, log)

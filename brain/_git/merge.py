@@ -122,9 +122,16 @@ def _split(body: str) -> tuple[str, list[str], dict[str, list[str]]]:
     for block in blocks:
         if _STAMP.match(block[0]):
             stamped.append("\n".join(block).strip("\n") + "\n")
+            continue
+        heading = _uncounted(block[0][3:])
+        lines = [line for line in block[1:] if line.strip()]
+        if _STAMP.match(f"## {heading}"):
+            # A brain from before offsets (f83eea2 and older) merged a block stamped in a
+            # zone as a named section: `## 09:23:35+09:00 (0)`, put first, blank lines out.
+            # It is a block again, at its moment.
+            stamped.append(f"## {heading}\n\n" + "\n".join(lines) + "\n")
         else:
-            heading = _uncounted(block[0][3:])
-            named[heading] = [line for line in block[1:] if line.strip()]
+            named[heading] = lines
     return "\n".join(preamble), stamped, named
 
 

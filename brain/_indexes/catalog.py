@@ -120,12 +120,26 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.executescript(_SCHEMA)
         if "inode" not in {r[1] for r in db.execute("PRAGMA table_info(files)")}:
             # A catalog of before inodes were kept: 0 is "unknown" and matches any inode.
-            db.execute("ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0")
+            _add_column(db, "files", "inode INTEGER NOT NULL DEFAULT 0")
+        if "updated" not in {r[1] for r in db.execute("PRAGMA table_info(objects)")}:
+            # Schema 2's objects: the column comes last, where the rows' values put it, and
+            # the stale schema mark has every row written again by the rebuild that follows.
+            _add_column(db, "objects", "updated TEXT NOT NULL DEFAULT ''")
         db.execute("SELECT count(*) FROM info").fetchone()  # read at every open: readable?
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
+    """Add a column an older brain's catalog lacks; another process opening it at the same
+    moment may have added it first."""
+    try:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    except sqlite3.OperationalError as error:
+        if "duplicate column" not in str(error):
+            raise
 
 
 def _afresh(path: Path, damaged: int | None) -> sqlite3.Connection:

@@ -148,3 +148,19 @@ def test_an_evening_in_los_angeles_is_logged_on_its_own_day_by_that_nights_sleep
     logs = vault / "main/Insights/Logs"
     assert "Kayak dinner" in (logs / "2026-12-07.md").read_text(encoding="utf-8")
     assert not (logs / "2026-12-08.md").exists()  # no log of a day that has not begun here
+
+
+def test_blocks_an_older_brain_merged_as_sections_are_blocks_again_at_their_moment() -> None:
+    front = "---\nid: 01JE2Z0000000000000000000A\nkind: dated\n---\n# 2026-12-08\n\n"
+    ours = front + "## 00:15:20Z\n\nMorning: the roadmap\n\n## 00:23:37Z\n\nA: the invoices\n"
+    # What a brain of f83eea2 made of two blocks written in Tokyo by a newer one: sections
+    # (a count after the heading), put before the blocks.
+    older = front + (
+        "## 09:23:35+09:00 (0)\n\nB: the venue\n\n## 00:15:20Z\n\nMorning: the roadmap\n\n"
+        "## 00:23:37Z\n\nA: the invoices\n"
+    )
+    theirs = ours + "\n## 00:30:00Z\n\nA: the train\n"
+    merged = merge.merge_dated(ours, older, theirs)
+    stamps = re.findall(r"^## (.+)$", merged, re.M)
+    assert stamps == ["00:15:20Z", "09:23:35+09:00", "00:23:37Z", "00:30:00Z"]  # 00:23:35Z
+    assert "## 09:23:35+09:00\n\nB: the venue\n" in merged
