@@ -11,7 +11,6 @@ import pytest
 
 from brain._brain import open_vault
 from brain._indexes import catchup
-from brain._processes import stopped
 from brain.testing import NO_AUTOSTART, new_vault
 from tests.daemon.conftest import brain, env, stop_daemon, until
 
@@ -38,8 +37,15 @@ def test_a_copy_made_while_the_daemon_watches_catches_up_its_own_hand_edits(
 
 
 def ended(pid: int) -> bool:
-    """Whether a process has ended (a zombie not yet reaped has ended too)."""
-    return not Path(f"/proc/{pid}").exists() or stopped(pid, or_dead=True)
+    """Whether a process has ended: gone, or a zombie not yet reaped whose every thread has
+    ended too (a main thread that returned shows as a zombie while its other threads, and the
+    connections they hold, live on)."""
+    tasks = Path(f"/proc/{pid}/task")
+    try:
+        states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+    except OSError:
+        return True  # gone (or going)
+    return all(state in "ZX" for state in states)
 
 
 def recall_in(folder: Path, chosen: Path, **extra: str) -> subprocess.CompletedProcess[str]:
