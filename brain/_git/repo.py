@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from brain._errors import BrainError
 from brain._model import LOCAL_ONLY
+from brain._settings import SETTINGS_FILE
 from brain._vault.files import atomic_write, owner_only
 from brain._vault.paths import CACHE_DIR
 
@@ -137,10 +138,26 @@ def enable(root: Path) -> str:
     configure_drivers(root)
     if not has_head(root):
         run(root, "add", "-A")
+        if nested := _other_vaults_staged(root):  # their caches and notes are not this vault's
+            run(root, "rm", "-r", "--cached", "-q", "--", *nested)
         commit_paths(root, "brain: start the vault's history", "enable", None)
     else:
         commit_paths(root, "brain: keep the vault under git", "enable", [w for w in written if w])
     return run(root, "rev-parse", "HEAD").strip()
+
+
+def _other_vaults_staged(root: Path) -> list[str]:
+    """The folders of other vaults inside this one (each holds its own brain.yaml, doctor's
+    `nested`) among what `git add -A` staged: their `.brain/` caches, forget records and notes
+    would otherwise enter this vault's history (an embedded repository's link too)."""
+    found = []
+    for entry in run(root, "ls-files", "-s", "-z").split("\0"):
+        meta, _, path = entry.partition("\t")
+        if path.endswith(f"/{SETTINGS_FILE}"):
+            found.append(path.rsplit("/", 1)[0])
+        elif meta.startswith("160000") and (root / path / SETTINGS_FILE).is_file():
+            found.append(path)
+    return found
 
 
 _DRIVERS = (

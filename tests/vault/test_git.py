@@ -24,7 +24,7 @@ from brain._git import repo as gitvault
 from brain._git.merge import merge_dated
 from brain._indexes.nodeindex import render
 from brain._mcp_server import build_server
-from brain.testing import T0, tree_digest
+from brain.testing import NO_AUTOSTART, T0, new_vault, tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 _register()
@@ -102,6 +102,21 @@ def test_enable_on_an_existing_repository_commits_only_its_own_files(vault: Path
     assert files_of(vault) == {".gitignore", ".gitattributes", "brain.yaml"}
     assert "main/Master/Goals.md" in git(vault, "status", "--porcelain")
     assert gitvault.enable(vault) == git(vault, "rev-parse", "HEAD").strip()  # idempotent
+
+
+def test_enable_leaves_another_vault_moved_inside_out_of_the_first_commit(
+    vault: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    inner = new_vault(tmp_path / "Projects vault", clock.now(), daemon=NO_AUTOSTART)
+    b = open_vault(inner, clock=clock)
+    b.remember("Otters hold hands while they sleep", title="Otters")
+    b.close()
+    assert (inner / ".brain/catalog.sqlite").is_file()  # its caches, private to its owner
+    inner.rename(vault / "main/Knowledge/Projects")  # moved in by hand, caches and all
+    gitvault.enable(vault)
+    tracked = git(vault, "ls-files").splitlines()
+    assert "main/Master/Goals.md" in tracked
+    assert [t for t in tracked if t.startswith("main/Knowledge/Projects")] == []
 
 
 def test_without_git_init_and_enable_fail_clearly_and_change_nothing(
