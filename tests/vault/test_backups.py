@@ -12,6 +12,7 @@ from pathlib import Path
 
 from brain._brain import open_vault
 from brain._clock import FixedClock
+from brain._model import Note
 from brain._notes.corrections import history_path, supersede
 from brain._vault import notefile
 
@@ -121,19 +122,29 @@ def test_a_copy_taken_between_a_corrections_two_writes_keeps_the_id_on_the_curre
         brain.close()
 
 
-def test_a_whole_older_backup_restored_with_its_own_caches_brings_no_forgotten_note_back(
-    vault: Path, clock: FixedClock, tmp_path: Path
-) -> None:
+def _backed_up_then_forgotten(vault: Path, clock: FixedClock, backup: Path) -> Note:
+    """The PIN note remembered, the whole vault copied (`.brain/` and its forget records
+    included), then the note forgotten."""
     brain = open_vault(vault, clock=clock)
     pin = brain.remember(PIN, title="PIN hint")
     brain.close()
-    backup = tmp_path / "backup"  # the folder as it was, `.brain/` and its records included
     shutil.copytree(vault, backup, symlinks=True)
     brain = open_vault(vault, clock=clock)
     brain.forget(pin.id)
     brain.close()
+    return pin
+
+
+def _restore(vault: Path, backup: Path) -> None:
     shutil.rmtree(vault)  # the whole vault put back from the backup
     shutil.copytree(backup, vault, symlinks=True)
+
+
+def test_a_whole_older_backup_restored_with_its_own_caches_brings_no_forgotten_note_back(
+    vault: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    pin = _backed_up_then_forgotten(vault, clock, tmp_path / "backup")
+    _restore(vault, tmp_path / "backup")
     brain = open_vault(vault, clock=clock)
     try:
         assert pin.id not in [h.id for h in brain.recall("bank PIN hint cat birthday")]
@@ -150,18 +161,10 @@ def test_a_whole_older_backup_restored_with_its_own_caches_brings_no_forgotten_n
 def test_forgets_recorded_before_the_copy_was_kept_are_copied_at_the_next_opening(
     vault: Path, clock: FixedClock, tmp_path: Path
 ) -> None:
-    brain = open_vault(vault, clock=clock)
-    pin = brain.remember(PIN, title="PIN hint")
-    brain.close()
-    backup = tmp_path / "backup"
-    shutil.copytree(vault, backup, symlinks=True)
-    brain = open_vault(vault, clock=clock)
-    brain.forget(pin.id)
-    brain.close()
+    pin = _backed_up_then_forgotten(vault, clock, tmp_path / "backup")
     shutil.rmtree(tmp_path / "state")  # as an older brain left it: no copy outside the vault
     open_vault(vault, clock=clock).close()  # the next opening copies the records out
-    shutil.rmtree(vault)
-    shutil.copytree(backup, vault, symlinks=True)
+    _restore(vault, tmp_path / "backup")
     brain = open_vault(vault, clock=clock)
     try:
         assert pin.id not in {r.id for r in brain.list()}
