@@ -210,6 +210,7 @@ def recall_note(
     extra = {"turns": len(transcript.turns), **sections_meta(body, sections)}
     if old is not None:
         kept = {**old.meta, "title": transcript.title, "touched": iso(now), "source": source}
+        kept["updated"] = iso(now)  # its text changed (more turns): hits say so
         return Note(meta={**kept, **extra}, body=body, path=old.path)
     meta: dict[str, Any] = {
         "id": new_id(now),

@@ -391,7 +391,7 @@ def _document(
         except (BrokenNote, FileNotFoundError):
             old = None
         if old is not None:
-            kept = {**old.meta, "title": title, "touched": now, "source": source}
+            kept = {**old.meta, "title": title, "touched": now, "updated": now, "source": source}
             kept.update(sections_meta(body, sections))
             return Note(meta=kept, body=body, path=old.path)
     meta: dict[str, Any] = {

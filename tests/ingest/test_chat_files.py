@@ -48,6 +48,7 @@ def test_a_chat_file_that_grew_is_updated_in_place(
     turns = note.body.split("## Transcript", 1)[1]
     assert turns.count("Tram 15E runs") == 1 and "twenty-five minutes" in turns
     assert note.meta["turns"] == 4
+    assert note.updated > note.created  # grown since (the CLI's own clock): its hits say so
     hit = brain.recall("how long is the tram ride to Belém")[0]
     assert note_id in (hit.id, hit.parent)
     again = brain.ingest(chat)  # the grown file is now the stored one

@@ -7,6 +7,7 @@ import codecs
 import json
 import os
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from typer.testing import CliRunner
 
 from brain._brain import Brain
 from brain._cli import _register, app
+from brain._clock import FixedClock
 from brain._errors import InvalidInput, NotFound
+from brain._model import iso
 from brain._sources import connectors as conn
 from brain._sources import documents
 from brain.testing import tree_digest
@@ -151,6 +154,20 @@ def test_sync_rereads_only_changed_files_and_forgets_deleted_ones(
     assert not (brain.root / letter.path).exists()
     assert brain._context.caches.catalog.count("note_id=?", [letter.id]) == 0
     assert not brain.recall("fig jam")
+
+
+def test_a_document_whose_file_changed_is_dated_updated_by_the_sync_that_read_it(
+    brain: Brain, folder: Path, clock: FixedClock
+) -> None:
+    attach(brain, folder)
+    brain.sync()
+    clock.set(clock.now() + timedelta(days=40))
+    (folder / "sub" / "letter.txt").write_text("Dear Ana,\n\nThe fig jam recipe is below.\n")
+    brain.sync()
+    letter, guide = doc_of(brain, "sub/letter.txt"), doc_of(brain, "guide.md")
+    assert letter.updated == iso(clock.now()) and letter.created < letter.updated
+    assert guide.updated == guide.created  # unchanged: not said again
+    assert brain.recall("fig jam")[0].updated == iso(clock.now())
 
 
 def test_forgetting_a_document_keeps_it_out_until_the_file_changes(
