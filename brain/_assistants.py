@@ -33,9 +33,19 @@ class Host:
         found["args"] = [*command[1:], "serve", "--vault", str(vault)]
         return found
 
-    def snippet(self, command: Sequence[str], vault: Path) -> str:
-        """The JSON to paste into the host's settings."""
-        return json.dumps({"mcpServers": {SERVER_NAME: self.entry(command, vault)}}, indent=2)
+    def snippet(self, command: Sequence[str], vault: Path, name: str = "brain") -> str:
+        """The JSON to paste into the host's settings, the server called `name`."""
+        return json.dumps({"mcpServers": {name: self.entry(command, vault)}}, indent=2)
+
+    def name_for(self, entry: Mapping[str, Any]) -> str:
+        """The name the entry would take in this host's settings as they are now (`--write`
+        would use it): a second vault's snippet must not replace the first's when pasted."""
+        if self.settings is None:
+            return SERVER_NAME
+        try:
+            return name_in(settings_text(self.settings), self.settings, entry)
+        except (InvalidInput, OSError):
+            return SERVER_NAME  # unreadable: `--write` says why; the snippet stays of use
 
 
 def host(name: str, platform: str, home: Path, env: Mapping[str, str]) -> Host:
@@ -72,7 +82,7 @@ def brain_command(argv0: str, executable: str, is_file: Callable[[Path], bool]) 
     return [str(python), "-P", "-m", "brain"]
 
 
-def claude_mcp_add(command: Sequence[str], vault: Path) -> str:
+def claude_mcp_add(command: Sequence[str], vault: Path, name: str = "brain") -> str:
     """The `claude mcp add` line that registers the same server from a shell."""
     words = [
         "claude",
@@ -80,7 +90,7 @@ def claude_mcp_add(command: Sequence[str], vault: Path) -> str:
         "add",
         "--scope",
         "user",
-        SERVER_NAME,
+        name,
         "--",
         *command,
         "serve",

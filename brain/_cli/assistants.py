@@ -76,10 +76,11 @@ def mcp_config(
         out.print('Add this to it (merged under "mcpServers"; or run again with --write):')
     else:
         out.print("Give your host this server (most read this JSON shape):")
-    out.print(escape(host.snippet(exe, root)))
+    name = host.name_for(entry)
+    out.print(escape(host.snippet(exe, root, name)))
     if host.name == "claude-code":
         out.print("Or, from a shell:")
-        out.print(escape(assistants.claude_mcp_add(exe, root)))
+        out.print(escape(assistants.claude_mcp_add(exe, root, name)))
     elif host.name == "generic":
         out.print("The command it runs (stdio): " + escape(" ".join([*exe, *entry["args"]])))
 

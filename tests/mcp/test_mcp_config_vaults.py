@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from brain.testing import NO_AUTOSTART, new_vault
-from tests.mcp.test_mcp_config import _write_in_pty
+from tests.mcp.test_mcp_config import ROOT, _write_in_pty
 
 
 def test_a_second_vault_written_to_the_same_host_gets_its_own_server_and_the_first_stays(
@@ -35,3 +38,21 @@ def test_a_second_vault_written_to_the_same_host_gets_its_own_server_and_the_fir
     servers = json.loads(settings.read_text())["mcpServers"]
     assert servers["brain"]["args"] == ["serve", "--vault", str(moved)]
     assert sorted(servers) == ["brain", "brain-personal-notes"]
+
+
+def test_a_second_vaults_snippet_shown_without_write_takes_the_name_write_would(
+    vault: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    personal = new_vault(tmp_path / "Personal Notes", daemon=NO_AUTOSTART)
+    assert _write_in_pty(vault, home, "yes")[0] == 0  # the first vault is in the host already
+    env = {**os.environ, "HOME": str(home), "BRAIN_DAEMON": "off", "PYTHONPATH": str(ROOT)}
+    shown = subprocess.run(
+        [sys.executable, "-m", "brain", "mcp-config", "cursor", "--vault", str(personal)],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "300"},
+        check=True,
+    ).stdout
+    assert '"brain-personal-notes": {' in shown
+    assert '"brain": {' not in shown  # pasted, it would have replaced the first vault's server
