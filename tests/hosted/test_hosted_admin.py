@@ -81,7 +81,7 @@ def test_status_says_the_schema_users_brains_rows_and_size(two: str) -> None:
     found = json.loads(said.stdout)
     # Versions 4 and 5 only added (a table, a column): a server of 3 still runs on them
     # (schema.SERVES_FROM).
-    assert found["schema"] == SCHEMA_VERSION == 7 and found["serves_from"] == 3
+    assert found["schema"] == SCHEMA_VERSION == 8 and found["serves_from"] == 3
     assert found["tenants"] == 2 and found["users_with_tokens"] == 2
     assert found["rows"]["vault_files"] > 0 and found["database_bytes"] > 0
 

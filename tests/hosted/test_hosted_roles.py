@@ -59,7 +59,7 @@ def test_a_database_of_schema_2_is_brought_to_3_and_its_tenants_kept(pg_dsn: str
                 "INSERT INTO info (key, value, tenant) VALUES ('mine', %s, %s)", (tenant, tenant)
             )
         conn.commit()
-    assert schema.init(db) == schema.SCHEMA_VERSION == 7
+    assert schema.init(db) == schema.SCHEMA_VERSION == 8
     with psycopg.connect(db) as owner:
         key = stored_key(owner)
     server = TenantDatabase(make_conninfo(db, user=SERVER_ROLE), "old", key)
