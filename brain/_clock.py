@@ -57,9 +57,12 @@ def zone_name(zone: tzinfo | None = None) -> str:
     key = getattr(zone, "key", None)
     if isinstance(key, str) and key:
         return key
-    minutes = round(
-        (datetime.now(UTC).astimezone(zone).utcoffset() or timedelta()) / timedelta(minutes=1)
-    )
+    return _offset(datetime.now(UTC).astimezone(zone).utcoffset() or timedelta())
+
+
+def _offset(offset: timedelta) -> str:
+    """An offset from UTC as ISO 8601 writes it: `+05:30`, `-08:00`."""
+    minutes = round(offset / timedelta(minutes=1))
     sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
@@ -137,11 +140,7 @@ def stamp(now: datetime) -> str:
     """A dated note's block heading time: the person's clock time and its offset
     (`23:30:00-08:00`), `Z` for UTC, so a day's blocks read and merge in time order."""
     offset = now.utcoffset()
-    if not offset:
-        return now.strftime("%H:%M:%SZ")
-    minutes = round(offset.total_seconds() / 60)
-    sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
-    return f"{now.strftime('%H:%M:%S')}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return now.strftime("%H:%M:%S") + (_offset(offset) if offset else "Z")
 
 
 class FixedClock:

@@ -184,7 +184,6 @@ def recall(
 
 def render_hits(hits: list[dict[str, Any]], root: Path) -> None:
     """Recall's text output (the fast path prints the same lines, brain/_hitview.py)."""
-    from brain._clock import local_zone
     from brain._hitview import hit_lines
 
     for line in hit_lines(hits, str(root), local_zone()):

@@ -197,8 +197,8 @@ def behind(root: Path) -> list[Record]:
         _keep_copy(copy, ours)
     if not theirs or theirs == ours:
         return []
-    known = {str(e.get("salt")) for e in _entries(root / FILE)}
-    return [Record.from_json(e) for e in _entries(copy) if str(e.get("salt")) not in known]
+    known = {str(e.get("salt")) for e in _parsed(ours)}
+    return [Record.from_json(e) for e in _parsed(theirs) if str(e.get("salt")) not in known]
 
 
 def _bytes(path: Path | None) -> bytes:
@@ -214,10 +214,14 @@ def take_in(root: Path) -> None:
 
 
 def _entries(path: Path | None) -> list[dict[str, Any]]:
+    return _parsed(_bytes(path))
+
+
+def _parsed(data: bytes) -> list[dict[str, Any]]:
+    """The records' entries in a file's bytes; none when they are not the records' JSON."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
-        found = data.get("forgotten", [])
-    except (OSError, ValueError, AttributeError):
+        found = json.loads(data.decode("utf-8")).get("forgotten", []) if data else []
+    except (ValueError, AttributeError):  # UnicodeDecodeError is a ValueError
         return []
     return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 
